@@ -1,0 +1,101 @@
+// Distributions of durations and values, sampled from an Rng by our own code.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "sim/rng.hpp"
+
+namespace sim {
+
+class Distribution {
+ public:
+  enum class Kind : std::uint8_t { Const, Exp, Uniform, Normal, Lognormal, Empirical };
+
+  static Distribution constant(double x) { return Distribution(Kind::Const, x, 0); }
+  static Distribution exp(double mean) { return Distribution(Kind::Exp, mean, 0); }
+  static Distribution uniform(double lo, double hi) { return Distribution(Kind::Uniform, lo, hi); }
+  // `truncate_at_zero`: durations cannot be negative, so a normal duration is conditioned on
+  // x >= 0 (rejection; callers keep mean >= 0 so at least half the draws are accepted).
+  static Distribution normal(double mean, double sd, bool truncate_at_zero) {
+    Distribution d(Kind::Normal, mean, sd);
+    d.truncate_ = truncate_at_zero;
+    return d;
+  }
+  // Parameterised as users think of service times: by mean and coefficient of variation.
+  static Distribution lognormal(double mean, double cv) {
+    Distribution d(Kind::Lognormal, mean, cv);
+    const double s2 = std::log1p(cv * cv);
+    d.sigma_ = std::sqrt(s2);
+    d.mu_ = std::log(mean) - s2 / 2.0;
+    return d;
+  }
+  static Distribution empirical(std::vector<double> xs) {
+    Distribution d(Kind::Empirical, 0, 0);
+    d.values_ = std::move(xs);
+    return d;
+  }
+
+  Distribution() = default;
+
+  double sample(Rng& rng) const {
+    switch (kind_) {
+      case Kind::Const: return a_;
+      case Kind::Exp: return rng.exponential(a_);
+      case Kind::Uniform: return a_ + (b_ - a_) * rng.uniform();
+      case Kind::Normal: {
+        double x = a_ + b_ * rng.standard_normal();
+        while (truncate_ && x < 0) x = a_ + b_ * rng.standard_normal();
+        return x;
+      }
+      case Kind::Lognormal: return std::exp(mu_ + sigma_ * rng.standard_normal());
+      case Kind::Empirical: return values_[rng.below(values_.size())];
+    }
+    return a_;
+  }
+
+  // The distribution of `factor * X` (used once, to turn milliseconds into nanoseconds).
+  Distribution scaled(double factor) const {
+    Distribution d = *this;
+    switch (kind_) {
+      case Kind::Const: case Kind::Exp: d.a_ *= factor; break;
+      case Kind::Uniform: case Kind::Normal: d.a_ *= factor; d.b_ *= factor; break;
+      case Kind::Lognormal: d = lognormal(a_ * factor, b_); break;
+      case Kind::Empirical: for (double& v : d.values_) v *= factor; break;
+    }
+    d.truncate_ = truncate_;
+    return d;
+  }
+
+  // Mean of the untruncated distribution (exact for every kind but a truncated normal).
+  double mean() const {
+    switch (kind_) {
+      case Kind::Const: case Kind::Exp: case Kind::Normal: case Kind::Lognormal: return a_;
+      case Kind::Uniform: return (a_ + b_) / 2.0;
+      case Kind::Empirical: {
+        double s = 0;
+        for (double v : values_) s += v;
+        return values_.empty() ? 0.0 : s / static_cast<double>(values_.size());
+      }
+    }
+    return a_;
+  }
+
+  Kind kind() const { return kind_; }
+  bool is_constant() const { return kind_ == Kind::Const; }
+  bool is_zero() const { return kind_ == Kind::Const && a_ == 0.0; }
+  double param_a() const { return a_; }
+  double param_b() const { return b_; }
+  const std::vector<double>& values() const { return values_; }
+
+ private:
+  Distribution(Kind k, double a, double b) : kind_(k), a_(a), b_(b) {}
+  Kind kind_ = Kind::Const;
+  double a_ = 0, b_ = 0;
+  double mu_ = 0, sigma_ = 0;
+  bool truncate_ = false;
+  std::vector<double> values_;
+};
+
+}  // namespace sim

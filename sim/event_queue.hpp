@@ -1,0 +1,104 @@
+// The pending-event set: a binary min-heap of small plain events.
+//
+// Order is (time, priority class, insertion sequence). The priority class lets a model say which
+// of two simultaneous events happens first (a broker expiring its head before it delivers, say);
+// the sequence makes every remaining tie follow insertion order, so a run is reproducible on any
+// machine and standard library.
+//
+// An event names *what* happens by a `kind` (the model's enum) and *to whom* by an index into the
+// model's own pools; it carries no callback, so scheduling never allocates. Cancellation is lazy:
+// the model stores a generation number for each timer and puts it in `tag`; an event whose tag no
+// longer matches is simply ignored when it is popped. Cancelling thus costs one increment.
+//
+// Cost: push and pop are O(log n). Measured on the 2-core development machine (bench/): about
+// 60 ns per hold operation at 1e3 pending events, about 110 ns at 1e5.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace sim {
+
+struct Event {
+  Time time;
+  std::uint64_t order;    // priority class in the top 8 bits, insertion sequence below
+  std::uint32_t kind;     // the model's event kind
+  std::uint32_t target;   // index into the model's pool for that kind
+  std::uint32_t tag;      // generation for lazy cancellation (model-defined)
+  std::uint32_t aux;      // one more small payload (model-defined)
+
+  std::uint8_t priority() const { return static_cast<std::uint8_t>(order >> 56); }
+};
+static_assert(sizeof(Event) == 32, "events are kept small: four fit in a cache line");
+
+inline bool before(const Event& a, const Event& b) {
+  return a.time < b.time || (a.time == b.time && a.order < b.order);
+}
+
+class EventQueue {
+ public:
+  static constexpr std::uint64_t kSeqBits = 56;
+  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
+
+  void push(Time time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
+            std::uint32_t tag = 0, std::uint32_t aux = 0) {
+    Event e{time, (std::uint64_t{priority} << kSeqBits) | (seq_++ & kSeqMask), kind, target, tag,
+            aux};
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
+  }
+
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  const Event& top() const { return heap_.front(); }
+
+  Event pop() {
+    Event e = heap_.front();
+    Event last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) sift_down(last);
+    return e;
+  }
+
+  void clear() {
+    heap_.clear();
+    seq_ = 0;
+  }
+  void reserve(std::size_t n) { heap_.reserve(n); }
+  std::uint64_t pushed() const { return seq_; }
+
+ private:
+  void sift_up(std::size_t i) {
+    Event e = heap_[i];
+    while (i > 0) {
+      std::size_t parent = (i - 1) / 2;
+      if (!before(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+
+  // Floyd's variant: walk the hole to a leaf, then sift the moved element up. Fewer comparisons
+  // than the textbook loop, because the last element usually belongs near the bottom.
+  void sift_down(const Event& e) {
+    const std::size_t n = heap_.size();
+    std::size_t i = 0;
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && before(heap_[child + 1], heap_[child])) ++child;
+      heap_[i] = heap_[child];
+      i = child;
+    }
+    heap_[i] = e;
+    sift_up(i);
+  }
+
+  std::vector<Event> heap_;
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace sim

@@ -1,0 +1,136 @@
+// Streaming statistics in fixed memory.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "sim/time.hpp"
+
+namespace sim {
+
+// Mean and variance by Welford's update: numerically stable in one pass.
+class Welford {
+ public:
+  void add(double x) {
+    ++n_;
+    const double d = x - mean_;
+    mean_ += d / static_cast<double>(n_);
+    m2_ += d * (x - mean_);
+    min_ = std::min(min_, x);
+    max_ = std::max(max_, x);
+  }
+  std::uint64_t count() const { return n_; }
+  double mean() const { return n_ ? mean_ : 0.0; }
+  double variance() const { return n_ > 1 ? m2_ / static_cast<double>(n_ - 1) : 0.0; }
+  double stddev() const { return std::sqrt(variance()); }
+  double min() const { return n_ ? min_ : 0.0; }
+  double max() const { return n_ ? max_ : 0.0; }
+
+ private:
+  std::uint64_t n_ = 0;
+  double mean_ = 0, m2_ = 0;
+  double min_ = std::numeric_limits<double>::infinity();
+  double max_ = -std::numeric_limits<double>::infinity();
+};
+
+// Quantiles of non-negative integers (nanoseconds) in fixed memory, HdrHistogram-style:
+// values below 2^kSubBits are exact; above, each power of two is split into 2^kSubBits buckets,
+// so a bucket is at most 1/64 of its lower bound wide and its midpoint is within 0.8% of any
+// value in it. Bucket index is a couple of bit operations: no log() on the hot path.
+class Histogram {
+ public:
+  static constexpr int kSubBits = 6;
+  static constexpr std::uint64_t kSub = std::uint64_t{1} << kSubBits;
+  static constexpr std::size_t kBuckets = (64 - kSubBits + 1) * kSub;
+
+  void add(std::int64_t v) {
+    const std::uint64_t u = v < 0 ? 0 : static_cast<std::uint64_t>(v);
+    ++counts_[index(u)];
+    ++n_;
+    sum_ += static_cast<double>(u);
+    max_ = std::max(max_, u);
+    min_ = std::min(min_, u);
+  }
+
+  std::uint64_t count() const { return n_; }
+  double mean() const { return n_ ? sum_ / static_cast<double>(n_) : 0.0; }
+  std::int64_t max() const { return n_ ? static_cast<std::int64_t>(max_) : 0; }
+  std::int64_t min() const { return n_ ? static_cast<std::int64_t>(min_) : 0; }
+
+  // Nearest-rank quantile: the smallest recorded value x with at least q*n values <= x,
+  // reported as its bucket's midpoint (clamped to the observed range).
+  double quantile(double q) const {
+    if (n_ == 0) return 0.0;
+    const double target = std::max(1.0, std::ceil(q * static_cast<double>(n_)));
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < kBuckets; ++i) {
+      seen += counts_[i];
+      if (static_cast<double>(seen) >= target) {
+        const double mid = (static_cast<double>(lower(i)) + static_cast<double>(upper(i))) / 2.0;
+        return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+      }
+    }
+    return static_cast<double>(max_);
+  }
+
+  static std::size_t index(std::uint64_t u) {
+    if (u < kSub) return static_cast<std::size_t>(u);
+    const int e = 63 - std::countl_zero(u);  // e >= kSubBits
+    const int shift = e - kSubBits;
+    return static_cast<std::size_t>((shift + 1) * kSub + ((u >> shift) - kSub));
+  }
+  // Inclusive bounds of the values that land in bucket i.
+  static std::uint64_t lower(std::size_t i) {
+    if (i < kSub) return i;
+    const std::size_t shift = i / kSub - 1;
+    return (kSub + i % kSub) << shift;
+  }
+  static std::uint64_t upper(std::size_t i) {
+    if (i < kSub) return i;
+    const std::size_t shift = i / kSub - 1;
+    return ((kSub + i % kSub + 1) << shift) - 1;
+  }
+
+ private:
+  std::array<std::uint64_t, kBuckets> counts_{};
+  std::uint64_t n_ = 0;
+  double sum_ = 0;
+  std::uint64_t max_ = 0;
+  std::uint64_t min_ = std::numeric_limits<std::uint64_t>::max();
+};
+
+// Time-weighted average of a piecewise-constant quantity (a queue length, a busy-slot count).
+class TimeWeighted {
+ public:
+  explicit TimeWeighted(Time start = 0) : last_(start), start_(start) {}
+  void set(Time now, double value) {
+    area_ += value_ * static_cast<double>(now - last_);
+    last_ = now;
+    value_ = value;
+  }
+  void add(Time now, double delta) { set(now, value_ + delta); }
+  // Restart the integral (end of warm-up) without changing the current value.
+  void reset(Time now) {
+    area_ = 0;
+    last_ = now;
+    start_ = now;
+  }
+  double value() const { return value_; }
+  double area(Time now) const { return area_ + value_ * static_cast<double>(now - last_); }
+  double mean(Time now) const {
+    const Time span = now - start_;
+    return span > 0 ? area(now) / static_cast<double>(span) : value_;
+  }
+
+ private:
+  Time last_;
+  Time start_;
+  double value_ = 0;
+  double area_ = 0;
+};
+
+}  // namespace sim
