@@ -91,6 +91,7 @@ struct ConsumerSpec {
   ExecTimeout exec_timeout = ExecTimeout::None;
   Distribution exec_timeout_value;        // ns, when Fixed
   double failure_probability = 0;
+  int priority = 0;                       // x-priority (extension): higher is served first
 };
 
 struct FaultSpec {
