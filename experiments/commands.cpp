@@ -1,0 +1,154 @@
+#include "experiments/commands.hpp"
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "experiments/output_file.hpp"
+#include "experiments/report.hpp"
+#include "experiments/scenario_load.hpp"
+#include "models/simulation.hpp"
+
+namespace po = boost::program_options;
+
+namespace brokersim {
+
+namespace {
+
+constexpr const char* kUsage =
+    "brokersim: discrete-event simulation of broker queues, consumer prefetch and job deadlines\n"
+    "\n"
+    "usage:\n"
+    "  brokersim run SCENARIO.json [--json] [--seed N] [--set PATH=VALUE ...]\n"
+    "                [--trace jobs.csv] [--timeseries series.csv]\n"
+    "  brokersim --help | --version\n"
+    "\n"
+    "Run `brokersim COMMAND --help` for a command's options.\n";
+
+// A usage problem on the command line: reported like a scenario error (exit status 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+po::variables_map parse(const std::vector<std::string>& args, const po::options_description& opts,
+                        const po::positional_options_description& pos) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return vm;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    if (!text.empty() && text[0] != '-') v = std::stoull(text, &used, 10);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw UsageError("--seed: expected an integer >= 0, got \"" + text + "\"");
+  return v;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description opts("brokersim run SCENARIO.json [options]");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("scenario", po::value<std::string>(), "scenario file (JSON)")
+      ("json", "print the result as one JSON object instead of the summary table")
+      ("seed", po::value<std::string>(), "override the scenario's seed")
+      ("replication", po::value<std::string>(), "replication number (selects independent random streams)")
+      ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key (repeatable)")
+      ("trace", po::value<std::string>(), "write one CSV row per job to this file")
+      ("timeseries", po::value<std::string>(), "write the observe.every_ms time series to this CSV file");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const po::variables_map vm = parse(args, opts, pos);
+  if (vm.count("help")) {
+    out << opts << '\n';
+    return 0;
+  }
+  if (!vm.count("scenario")) throw UsageError("run: expected a scenario file, got nothing");
+
+  std::vector<std::string> sets;
+  if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
+  Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), sets);
+  if (vm.count("seed")) scenario.seed = parse_seed(vm["seed"].as<std::string>());
+  if (vm.count("replication")) scenario.replication = parse_seed(vm["replication"].as<std::string>());
+  if (vm.count("timeseries") && !scenario.observe_every)
+    throw UsageError("--timeseries: expected the scenario to set observe.every_ms, got nothing");
+
+  std::optional<OutputFile> trace, series;
+  RunOptions options;
+  if (vm.count("trace")) {
+    trace.emplace(vm["trace"].as<std::string>());
+    trace->stream() << kTraceHeader << '\n';
+    options.trace = &trace->stream();
+  }
+  if (vm.count("timeseries")) {
+    series.emplace(vm["timeseries"].as<std::string>());
+    options.timeseries = &series->stream();
+  }
+  const RunResult result = simulate(scenario, options);
+  if (trace) trace->commit();
+  if (series) series->commit();
+
+  if (vm.count("json"))
+    out << result_json(scenario, result).dump(2) << '\n';
+  else
+    print_summary(out, scenario, result);
+
+  const bool limited = result.stop_reason == "max_in_system" || result.stop_reason == "max_events" ||
+                       result.stop_reason == "zero_time_loop";
+  if (limited) {
+    err << "brokersim: warning: run stopped early (" << result.stop_reason
+        << "): see limits in the README\n";
+    return 3;
+  }
+  return 0;
+}
+
+int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    if (args.empty()) {
+      err << kUsage;
+      return 2;
+    }
+    const std::string& cmd = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      out << kUsage;
+      return 0;
+    }
+    if (cmd == "--version") {
+      out << "brokersim " << BROKERSIM_VERSION << '\n';
+      return 0;
+    }
+    if (cmd == "run") return cmd_run(rest, out, err);
+    err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
+    return 2;
+  } catch (const ScenarioError& e) {
+    err << "brokersim: error: " << e.what() << '\n';
+    return 2;
+  } catch (const UsageError& e) {
+    err << "brokersim: error: " << e.what() << '\n';
+    return 2;
+  } catch (const InvariantError& e) {
+    err << "brokersim: internal error (please report): " << e.what() << '\n';
+    return 1;
+  } catch (const std::exception& e) {
+    err << "brokersim: error: " << e.what() << '\n';
+    return 2;
+  }
+}
+
+}  // namespace brokersim

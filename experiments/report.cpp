@@ -1,0 +1,157 @@
+#include "experiments/report.hpp"
+
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+namespace brokersim {
+
+namespace {
+
+constexpr Outcome kReported[] = {
+    Outcome::RejectedAtPublish, Outcome::ExpiredInQueue,  Outcome::ExpiredInTransit,
+    Outcome::ExpiredBeforeStart, Outcome::CompletedOnTime, Outcome::CompletedLate,
+    Outcome::TimedOut,          Outcome::Failed,          Outcome::Lost,
+    Outcome::DeadLettered,      Outcome::InSystem,
+};
+
+nlohmann::ordered_json wait_json(const sim::Histogram& h) {
+  nlohmann::ordered_json w;
+  w["count"] = h.count();
+  w["mean"] = h.mean() / 1e6;
+  w["p50"] = h.quantile(0.50) / 1e6;
+  w["p95"] = h.quantile(0.95) / 1e6;
+  w["p99"] = h.quantile(0.99) / 1e6;
+  w["max"] = sim::to_ms(h.max());
+  return w;
+}
+
+double per_s(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string grouped(std::uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+}  // namespace
+
+nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario.name;
+  j["seed"] = scenario.seed;
+  j["replication"] = scenario.replication;
+
+  auto& outcomes = j["outcomes"];
+  outcomes["generated"] = r.generated;
+  for (Outcome o : kReported) outcomes[std::string(outcome_name(o))] = r.outcomes[static_cast<std::size_t>(o)];
+  auto& fraction = j["fraction"];
+  for (Outcome o : kReported)
+    fraction[std::string(outcome_name(o))] =
+        r.generated ? static_cast<double>(r.outcomes[static_cast<std::size_t>(o)]) / static_cast<double>(r.generated) : 0.0;
+
+  auto& waits = j["wait_ms"];
+  waits["queue"] = wait_json(r.wait_queue);
+  waits["transit"] = wait_json(r.wait_transit);
+  waits["local"] = wait_json(r.wait_local);
+  waits["service"] = wait_json(r.wait_service);
+  waits["sojourn"] = wait_json(r.sojourn);
+
+  j["throughput_per_s"] = per_s(r.completed, r.measured_s);
+  j["goodput_per_s"] = per_s(r.completed_on_time, r.measured_s);
+  j["slot_utilization"] = r.slot_utilization;
+  j["idle_slots_with_backlog"] = r.idle_slots_with_backlog;
+  j["admitted_but_expired"] = r.admitted_but_expired;
+  j["rejected_but_valid"] = r.rejected_but_valid;
+  j["duplicate_executions"] = r.duplicate_executions;
+  j["redeliveries"] = r.redeliveries;
+
+  auto& queues = j["queues"];
+  for (const auto& q : r.queues) {
+    auto& o = queues[q.name];
+    o["published"] = q.published;
+    o["delivered"] = q.delivered;
+    o["dead_lettered_by_reason"] = {{"expired", q.dl_expired}, {"rejected", q.dl_rejected}, {"maxlen", q.dl_maxlen}};
+    o["max_ready"] = q.max_ready;
+    o["mean_ready"] = q.mean_ready;
+    o["mean_unacked"] = q.mean_unacked;
+    o["ready_at_end"] = q.ready_at_end;
+  }
+
+  auto& run = j["run"];
+  run["simulated_ms"] = sim::to_ms(r.end_time);
+  run["measured_s"] = r.measured_s;
+  run["events"] = r.events;
+  run["peak_in_system"] = r.peak_in_system;
+  run["stop_reason"] = r.stop_reason;
+  return j;
+}
+
+void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
+  out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << s.name << "\", seed " << s.seed
+      << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << r.stop_reason
+      << ")\n\n";
+
+  out << "Outcomes                          jobs        %\n";
+  for (Outcome o : kReported) {
+    const auto n = r.outcomes[static_cast<std::size_t>(o)];
+    const double pct = r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-24s %12s %7.2f%%\n", std::string(outcome_name(o)).c_str(),
+                  grouped(n).c_str(), pct);
+    out << line;
+  }
+  {
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-24s %12s\n\n", "generated", grouped(r.generated).c_str());
+    out << line;
+  }
+
+  out << "Where the waiting happened (ms)         jobs       mean        p50        p95        p99        max\n";
+  auto row = [&](const char* label, const sim::Histogram& h) {
+    char line[192];
+    std::snprintf(line, sizeof line, "  %-32s %10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", label,
+                  grouped(h.count()).c_str(), h.mean() / 1e6, h.quantile(0.5) / 1e6,
+                  h.quantile(0.95) / 1e6, h.quantile(0.99) / 1e6, sim::to_ms(h.max()));
+    out << line;
+  };
+  row("queue    (enqueue -> delivery)", r.wait_queue);
+  row("transit  (delivery -> receipt)", r.wait_transit);
+  row("local    (receipt -> start)", r.wait_local);
+  row("service  (start -> finish)", r.wait_service);
+  row("sojourn  (creation -> outcome)", r.sojourn);
+  out << '\n';
+
+  out << "Throughput " << fmt("%.3f", per_s(r.completed, r.measured_s)) << " jobs/s completed, goodput "
+      << fmt("%.3f", per_s(r.completed_on_time, r.measured_s)) << " jobs/s on time\n";
+  out << "Slot utilisation " << fmt("%.1f", 100 * r.slot_utilization)
+      << "%; slots idle while the broker held ready messages: "
+      << fmt("%.2f", 100 * r.idle_slots_with_backlog) << "% of slot time\n";
+  out << "Clock skew: " << grouped(r.admitted_but_expired) << " admitted though already expired, "
+      << grouped(r.rejected_but_valid) << " rejected though still valid (true time)\n";
+  if (r.redeliveries || r.duplicate_executions)
+    out << "Redeliveries " << grouped(r.redeliveries) << ", duplicate executions "
+        << grouped(r.duplicate_executions) << '\n';
+  out << '\n';
+
+  out << "Queue              published  delivered  dl:expired dl:rejected  dl:maxlen  max_ready mean_ready mean_unacked\n";
+  for (const auto& q : r.queues) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-16s %10s %10s %11s %11s %10s %10s %10.2f %12.2f\n", q.name.c_str(),
+                  grouped(q.published).c_str(), grouped(q.delivered).c_str(), grouped(q.dl_expired).c_str(),
+                  grouped(q.dl_rejected).c_str(), grouped(q.dl_maxlen).c_str(), grouped(q.max_ready).c_str(),
+                  q.mean_ready, q.mean_unacked);
+    out << line;
+  }
+  if (r.stop_reason == "max_in_system" || r.stop_reason == "max_events" || r.stop_reason == "zero_time_loop")
+    out << "\nWARNING: the run was stopped early by a limit (" << r.stop_reason
+        << "); the figures above cover only the simulated part.\n";
+}
+
+}  // namespace brokersim

@@ -1,0 +1,72 @@
+// Which consumer gets the next message: RabbitMQ's rabbit_queue_consumers:deliver/6.
+//
+// Consumers that have credit (unacked < prefetch, or prefetch 0) wait in a ring per priority
+// level. The broker takes the first consumer of the highest level, delivers ONE message, and puts
+// it back at the tail of its level if it still has credit; a consumer at its prefetch limit is
+// out of the ring until an ack returns credit, and then rejoins at the tail. So equal consumers
+// alternate in registration order, and the broker never waits for a blocked high-priority one.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace brokersim {
+
+class Dispatcher {
+ public:
+  bool empty() const { return active_ == 0; }
+
+  void add(int consumer, int priority) {
+    for (auto& level : levels_) {
+      if (level.priority == priority) {
+        level.ring.push_back(consumer);
+        ++active_;
+        return;
+      }
+    }
+    // New level: keep levels sorted, highest priority first.
+    auto it = levels_.begin();
+    while (it != levels_.end() && it->priority > priority) ++it;
+    it = levels_.insert(it, Level{priority, {}});
+    it->ring.push_back(consumer);
+    ++active_;
+  }
+
+  // The consumer to deliver to next; it leaves the ring (the caller re-adds it if it still has
+  // credit, which puts it at the tail).
+  int take() {
+    for (auto& level : levels_) {
+      if (!level.ring.empty()) {
+        const int c = level.ring.front();
+        level.ring.pop_front();
+        --active_;
+        return c;
+      }
+    }
+    return -1;
+  }
+
+  // A consumer detached (crash): O(ring size), which is fine for a rare event.
+  void erase(int consumer) {
+    for (auto& level : levels_) {
+      for (auto it = level.ring.begin(); it != level.ring.end(); ++it) {
+        if (*it == consumer) {
+          level.ring.erase(it);
+          --active_;
+          return;
+        }
+      }
+    }
+  }
+
+ private:
+  struct Level {
+    int priority;
+    std::deque<int> ring;
+  };
+  std::vector<Level> levels_;
+  std::size_t active_ = 0;
+};
+
+}  // namespace brokersim

@@ -1,0 +1,127 @@
+// A job: one unit of business work, from its creation by a producer to its outcome.
+//
+// Jobs live in a pool addressed by index; a slot is reused once the broker has settled the job
+// (acked, dropped or refused), so memory follows the number of jobs in the system, not the run
+// length. A slot's `gen` only ever grows: every event about a job carries the gen it was
+// scheduled under, and an event whose gen no longer matches (the job was requeued after a crash,
+// or its slot was reused) is ignored. That is the whole cancellation mechanism.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace brokersim {
+
+using sim::Time;
+
+// Every job ends in exactly one of these (SCENARIO.md). `None` means no decision yet.
+enum class Outcome : std::uint8_t {
+  None,
+  RejectedAtPublish,
+  ExpiredInQueue,
+  ExpiredInTransit,
+  ExpiredBeforeStart,
+  CompletedOnTime,
+  CompletedLate,
+  TimedOut,
+  Failed,
+  Lost,
+  DeadLettered,
+  InSystem,
+};
+inline constexpr std::size_t kOutcomeCount = 12;
+std::string_view outcome_name(Outcome o);  // the SCENARIO.md key, e.g. "expired_in_queue"
+using OutcomeCounts = std::array<std::uint64_t, kOutcomeCount>;
+
+// Where a job is now; a job is in exactly one place.
+enum class Where : std::uint8_t {
+  Created,    // created, not yet published (publish delay)
+  Ready,      // in a broker queue, ready for delivery
+  Transit,    // sent by the broker, not yet received
+  Local,      // received by a consumer, waiting for a slot
+  Executing,  // running in a slot
+  Settling,   // decided by the consumer; its ack/nack is on its way to the broker
+};
+
+inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
+
+struct Job {
+  std::uint64_t id = 0;          // creation order, from 0
+  std::uint32_t gen = 0;         // see the file comment
+  std::int32_t producer = -1;
+  std::int32_t queue = -1;       // the queue it is in, or was last delivered from
+  std::int32_t consumer = -1;    // the consumer it was last delivered to
+  Where where = Where::Created;
+  Outcome decision = Outcome::None;
+  bool counted = false;          // created after warm-up: enters the statistics
+  bool redelivered = false;      // RabbitMQ's flag: it was delivered before
+  bool settled_resting = false;  // resting, decided, in a queue no consumer reads
+  enum class Ack : std::uint8_t { Ack, Reject, Requeue } ack = Ack::Ack;  // what the consumer sent
+  std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
+  std::uint32_t redeliveries = 0;
+  std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
+  std::uint64_t dead_lettered_from = 0;  // bit q: dead-lettered from queue q (cycle detection)
+  bool rejected_death = false;           // a `rejected` death is in its history
+  std::uint16_t deaths = 0;
+
+  Time created = 0;
+  Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)
+  Time expires_at = sim::kNever; // absolute, producer's clock: what the job carries
+  Time service = 0;              // work it needs, drawn at creation
+  Time message_ttl = -1;         // per-message TTL, -1 = none (stripped when dead-lettered)
+
+  // Broker-side state in its current queue.
+  std::uint64_t seq = 0;         // position: requeue puts it back here
+  Time queue_expiry = sim::kNever;
+  Time ready_since = 0;          // entered (or re-entered) the ready list
+
+  // Lifecycle times for the trace, -1 = did not happen (last occurrence).
+  Time published = -1, delivered = -1, received = -1, started = -1, finished = -1, ended = -1;
+};
+
+class JobPool {
+ public:
+  std::uint32_t allocate() {
+    if (!free_.empty()) {
+      std::uint32_t i = free_.back();
+      free_.pop_back();
+      const std::uint32_t gen = jobs_[i].gen + 1;
+      jobs_[i] = Job{};
+      jobs_[i].gen = gen;
+      ++live_;
+      return i;
+    }
+    jobs_.emplace_back();
+    ++live_;
+    return static_cast<std::uint32_t>(jobs_.size() - 1);
+  }
+  void release(std::uint32_t i) {
+    ++jobs_[i].gen;
+    jobs_[i].where = Where::Created;
+    jobs_[i].decision = Outcome::None;
+    free_.push_back(i);
+    --live_;
+  }
+  Job& operator[](std::uint32_t i) { return jobs_[i]; }
+  const Job& operator[](std::uint32_t i) const { return jobs_[i]; }
+  std::size_t live() const { return live_; }
+  std::size_t capacity() const { return jobs_.size(); }
+  // Visit every live job (end of run). Free slots are recognised by membership in free_.
+  template <class F> void for_each_live(F&& f) {
+    std::vector<bool> is_free(jobs_.size(), false);
+    for (auto i : free_) is_free[i] = true;
+    for (std::uint32_t i = 0; i < jobs_.size(); ++i)
+      if (!is_free[i]) f(i, jobs_[i]);
+  }
+
+ private:
+  std::vector<Job> jobs_;
+  std::vector<std::uint32_t> free_;
+  std::size_t live_ = 0;
+};
+
+}  // namespace brokersim

@@ -1,0 +1,26 @@
+#include "models/queue.hpp"
+
+#include <algorithm>
+
+namespace brokersim {
+
+void ClassicQueue::requeue(const Message& m) {
+  // Requeued messages are usually older than everything ready, so search from the front.
+  auto it = std::upper_bound(ready_.begin(), ready_.end(), m.seq,
+                             [](std::uint64_t s, const Message& x) { return s < x.seq; });
+  ready_.insert(it, m);
+}
+
+std::optional<Time> ClassicQueue::arm_timer(Time now) {
+  if (ready_.empty()) return std::nullopt;
+  const Time expiry = ready_.front().expiry;
+  if (expiry == sim::kNever) return std::nullopt;
+  if (timer_at_ != sim::kNever && expiry >= timer_at_ - sim::kNsPerMs) return std::nullopt;
+  const Time delay = std::max<Time>(0, expiry - now);
+  const Time delay_ms_ceil = (delay + sim::kNsPerMs - 1) / sim::kNsPerMs * sim::kNsPerMs;
+  timer_at_ = now + delay_ms_ceil;
+  ++timer_gen_;
+  return timer_at_;
+}
+
+}  // namespace brokersim

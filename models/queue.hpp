@@ -1,0 +1,83 @@
+// A RabbitMQ classic queue's ready list and its head-expiry timer (SEMANTICS.md part 2, sec. 1).
+//
+// Messages are held in publication order (by a per-queue sequence number); a requeued message
+// goes back to its original position. Expiry is evaluated only at the head: expired messages
+// behind a live head stay in the list and are counted (depth, max-length), exactly as the broker
+// does. The queue itself makes no decisions about jobs; the broker (simulation) asks it for the
+// expired head run and for the next message to deliver.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+#include "models/scenario.hpp"
+#include "sim/stats.hpp"
+
+namespace brokersim {
+
+struct Message {
+  std::uint64_t seq;
+  std::uint32_t job;
+  Time expiry;  // absolute, true clock; kNever = does not expire
+};
+
+class ClassicQueue {
+ public:
+  explicit ClassicQueue(const QueueSpec& spec) : spec_(&spec) {}
+
+  const QueueSpec& spec() const { return *spec_; }
+  std::size_t ready() const { return ready_.size(); }
+  bool empty() const { return ready_.empty(); }
+  const Message& head() const { return ready_.front(); }
+
+  // Expiry stamped once, at enqueue into this queue: now + min(queue TTL, message TTL).
+  Time expiry_for(Time now, Time message_ttl) const {
+    Time ttl = sim::kNever;
+    if (spec_->message_ttl) ttl = *spec_->message_ttl;
+    if (message_ttl >= 0 && message_ttl < ttl) ttl = message_ttl;
+    return sim::add_sat(now, ttl);
+  }
+
+  std::uint64_t enqueue(std::uint32_t job, Time expiry) {
+    const std::uint64_t seq = next_seq_++;
+    ready_.push_back(Message{seq, job, expiry});
+    return seq;
+  }
+
+  // Back to its original position (merge by sequence number), keeping its original expiry.
+  void requeue(const Message& m);
+
+  Message pop_head() {
+    Message m = ready_.front();
+    ready_.pop_front();
+    return m;
+  }
+
+  bool head_expired(Time now) const { return !ready_.empty() && ready_.front().expiry <= now; }
+
+  // The head-expiry timer, as rabbit_amqqueue_process:ensure_ttl_timer/2 keeps it: armed for the
+  // head's expiry with the delay rounded up to whole milliseconds ("always fire later"), and
+  // re-armed only when the new head expires more than 1 ms before the armed time. Returns the
+  // time to schedule a timer event for, or nullopt when the armed timer will do.
+  std::optional<Time> arm_timer(Time now);
+  // The timer event fired (or was superseded): its generation, to ignore stale timer events.
+  std::uint32_t timer_gen() const { return timer_gen_; }
+  void timer_fired() { timer_at_ = sim::kNever; }
+
+  // Statistics, time-weighted from the start of measurement.
+  sim::TimeWeighted ready_tw, unacked_tw;
+  std::uint64_t max_ready = 0;
+  std::uint64_t published = 0, delivered = 0;
+  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
+  std::uint64_t unacked = 0;
+
+ private:
+  const QueueSpec* spec_;
+  std::deque<Message> ready_;
+  std::uint64_t next_seq_ = 0;
+  Time timer_at_ = sim::kNever;
+  std::uint32_t timer_gen_ = 0;
+};
+
+}  // namespace brokersim

@@ -1,0 +1,68 @@
+// One run of a scenario: the broker, its queues, producers and consumers over the event kernel.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/job.hpp"
+#include "models/scenario.hpp"
+#include "sim/stats.hpp"
+
+namespace brokersim {
+
+struct QueueResult {
+  std::string name;
+  std::uint64_t published = 0, delivered = 0;
+  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
+  std::uint64_t max_ready = 0;
+  double mean_ready = 0, mean_unacked = 0;
+  std::uint64_t ready_at_end = 0;
+};
+
+struct ConsumerResult {
+  double utilization = 0;     // busy slot time / slot time while attached
+  double mean_local = 0;      // received, not started
+  std::uint64_t started = 0;
+};
+
+struct RunResult {
+  std::uint64_t generated = 0;   // jobs created after warm-up: the sum of `outcomes`
+  OutcomeCounts outcomes{};
+  // Waits in ns (SCENARIO.md "Outputs"): queue per delivery, transit per receipt, local per
+  // start or rejection, service per finished execution, sojourn per job with an outcome.
+  sim::Histogram wait_queue, wait_transit, wait_local, wait_service, sojourn;
+  std::uint64_t completed = 0, completed_on_time = 0;
+  double measured_s = 0;         // measurement window (end - warm-up), seconds
+  double slot_utilization = 0;
+  double idle_slots_with_backlog = 0;
+  std::uint64_t admitted_but_expired = 0, rejected_but_valid = 0;
+  std::uint64_t duplicate_executions = 0;
+  std::uint64_t redeliveries = 0;
+  std::vector<QueueResult> queues;
+  std::vector<ConsumerResult> consumers;
+  std::uint64_t events = 0;
+  Time end_time = 0;
+  std::uint64_t peak_in_system = 0;
+  // Why the run ended: "time", "jobs" (all requested jobs settled), "drained" (nothing left to
+  // happen), or a limit: "max_in_system", "max_events", "zero_time_loop" (more than 50 million
+  // events at one simulated instant: time stopped moving).
+  std::string stop_reason;
+};
+
+struct RunOptions {
+  std::ostream* trace = nullptr;       // --trace: one CSV row per job, in job order
+  std::ostream* timeseries = nullptr;  // --timeseries: one CSV row per observe.every_ms
+};
+
+// Thrown when a run breaks an invariant (outcomes not adding up, time going backwards): a bug,
+// never a property of the scenario.
+struct InvariantError : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
+RunResult simulate(const Scenario& scenario, const RunOptions& options = {});
+
+}  // namespace brokersim

@@ -1,0 +1,42 @@
+// Producers: when jobs are created, and what each job carries (service demand, deadline, TTL).
+// Each attribute has its own random stream, so changing one (a tighter deadline, say) leaves
+// the arrival times and service demands of every job exactly as they were.
+#pragma once
+
+#include <cstdint>
+
+#include "models/scenario.hpp"
+#include "sim/rng.hpp"
+
+namespace brokersim {
+
+class Producer {
+ public:
+  Producer(const ProducerSpec& spec, int index, std::uint64_t seed, std::uint64_t replication);
+
+  const ProducerSpec& spec() const { return *spec_; }
+
+  // Creation time of the next job (kNever when the workload is exhausted). Call once per job.
+  Time next_arrival();
+
+  struct JobDraw {
+    Time service;
+    Time deadline;       // relative to creation; kNever = none (may be <= 0 from a trace)
+    Time publish_delay;
+    Time message_ttl;    // fixed per-message TTL, -1 = none or computed at publish
+  };
+  // Attributes of the job whose arrival next_arrival() just returned.
+  JobDraw draw();
+
+  Time clock_offset() const { return clock_offset_; }
+
+ private:
+  const ProducerSpec* spec_;
+  sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_;
+  Time clock_offset_ = 0;
+  Time last_ = 0;           // last creation time
+  std::size_t cursor_ = 0;  // at_ms / trace / rate_schedule position
+  bool started_ = false;
+};
+
+}  // namespace brokersim
