@@ -60,7 +60,8 @@ class Rng {
   double uniform_pos() { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }
   // Uniform integer in [0, n), by Lemire's multiply-shift (bias below 2^-64 * n, negligible).
   std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    __extension__ using u128 = unsigned __int128;
+    return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
   }
   bool bernoulli(double p) { return uniform() < p; }
 

@@ -65,7 +65,8 @@ class Histogram {
   // reported as its bucket's midpoint (clamped to the observed range).
   double quantile(double q) const {
     if (n_ == 0) return 0.0;
-    const double target = std::max(1.0, std::ceil(q * static_cast<double>(n_)));
+    // The small slack keeps q = k/n at rank k despite rounding in q * n.
+    const double target = std::max(1.0, std::ceil(q * static_cast<double>(n_) - 1e-9));
     std::uint64_t seen = 0;
     for (std::size_t i = 0; i < kBuckets; ++i) {
       seen += counts_[i];

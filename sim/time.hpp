@@ -13,9 +13,9 @@ using Time = std::int64_t;
 inline constexpr Time kNever = std::numeric_limits<Time>::max();
 inline constexpr Time kNsPerMs = 1'000'000;
 
-// Largest duration a scenario may name, in ms (about 290 years). Keeps every sum of two times
-// far from int64 overflow.
-inline constexpr double kMaxMs = 9.0e12 / 1000.0;
+// Largest duration or time a scenario may name, in ms (about 31.7 years, 1e18 ns). int64
+// nanoseconds reach 9.2e18, so sums of a few such times cannot overflow.
+inline constexpr double kMaxMs = 1.0e12;
 
 inline Time from_ms(double ms) { return static_cast<Time>(std::llround(ms * 1e6)); }
 inline constexpr double to_ms(Time t) { return static_cast<double>(t) / 1e6; }

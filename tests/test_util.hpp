@@ -1,0 +1,81 @@
+// Helpers for tests: build a scenario from JSON text, run it, read the per-job trace back.
+#pragma once
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/report.hpp"
+#include "experiments/scenario_load.hpp"
+#include "models/simulation.hpp"
+
+namespace brokersim::test {
+
+struct TraceRow {
+  std::map<std::string, std::string> cells;
+  const std::string& operator[](const std::string& k) const { return cells.at(k); }
+  double ms(const std::string& k) const { return std::stod(cells.at(k)); }
+  bool empty(const std::string& k) const { return cells.at(k).empty(); }
+};
+
+struct Run {
+  Scenario scenario;
+  RunResult result;
+  std::vector<TraceRow> trace;
+  std::vector<std::map<std::string, double>> series;
+  nlohmann::ordered_json json() const { return result_json(scenario, result); }
+  std::uint64_t outcome(Outcome o) const { return result.outcomes[static_cast<std::size_t>(o)]; }
+  const QueueResult& queue(const std::string& name) const {
+    for (const auto& q : result.queues)
+      if (q.name == name) return q;
+    throw std::runtime_error("no queue " + name);
+  }
+};
+
+inline std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+inline Run run_scenario(const std::string& json_text, const std::vector<std::string>& sets = {}) {
+  nlohmann::json doc = parse_json_text(json_text, "test");
+  for (const auto& s : sets) apply_set(doc, s);
+  Run run{load_scenario(doc, "."), {}, {}, {}};
+  std::ostringstream trace, series;
+  trace << kTraceHeader << '\n';
+  RunOptions opt;
+  opt.trace = &trace;
+  if (run.scenario.observe_every) opt.timeseries = &series;
+  run.result = simulate(run.scenario, opt);
+
+  std::istringstream tin(trace.str());
+  std::string line;
+  std::getline(tin, line);
+  const auto header = split_csv_line(line);
+  while (std::getline(tin, line)) {
+    const auto cells = split_csv_line(line);
+    TraceRow row;
+    for (std::size_t i = 0; i < header.size(); ++i) row.cells[header[i]] = i < cells.size() ? cells[i] : "";
+    run.trace.push_back(row);
+  }
+  std::istringstream sin(series.str());
+  if (std::getline(sin, line)) {
+    const auto cols = split_csv_line(line);
+    while (std::getline(sin, line)) {
+      const auto cells = split_csv_line(line);
+      std::map<std::string, double> row;
+      for (std::size_t i = 0; i < cols.size(); ++i) row[cols[i]] = std::stod(cells.at(i));
+      run.series.push_back(row);
+    }
+  }
+  return run;
+}
+
+}  // namespace brokersim::test
