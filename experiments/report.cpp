@@ -98,6 +98,22 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << r.stop_reason
       << ")\n\n";
 
+  // The answer first, in one paragraph: how much work went stale, and where it waited.
+  auto pct = [&](Outcome o) {
+    return r.generated ? 100.0 * static_cast<double>(r.outcomes[static_cast<std::size_t>(o)]) /
+                             static_cast<double>(r.generated)
+                       : 0.0;
+  };
+  const double stale = pct(Outcome::ExpiredInQueue) + pct(Outcome::ExpiredInTransit) + pct(Outcome::ExpiredBeforeStart);
+  out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time; "
+      << fmt("%.2f", stale) << "% expired before they started (" << fmt("%.2f", pct(Outcome::ExpiredInQueue))
+      << "% in the broker queue, " << fmt("%.2f", pct(Outcome::ExpiredInTransit)) << "% in transit, "
+      << fmt("%.2f", pct(Outcome::ExpiredBeforeStart)) << "% waiting at the consumer); "
+      << fmt("%.2f", pct(Outcome::CompletedLate) + pct(Outcome::TimedOut)) << "% started but finished late or timed out.\n"
+      << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / 1e6) << " ms in the broker queue, "
+      << fmt("%.1f", r.wait_transit.mean() / 1e6) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / 1e6)
+      << " ms in the consumers' prefetch buffers.\n\n";
+
   out << "Outcomes                          jobs        %\n";
   for (Outcome o : kReported) {
     const auto n = r.outcomes[static_cast<std::size_t>(o)];
