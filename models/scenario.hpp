@@ -1,6 +1,6 @@
 // A scenario as plain data, after validation. Durations are in nanoseconds (sim::Time) or, for
 // distributions, already scaled to nanoseconds; rates per nanosecond are avoided (arrivals keep
-// their own units). Produced by load_scenario() (models/scenario_load.cpp) from JSON.
+// their own units). Produced by load_scenario() (experiments/scenario_load.cpp) from JSON.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,7 @@ struct BrokerSpec {
   std::string version = "4.2";
   Distribution delivery_latency;  // broker -> consumer, ns
   Distribution ack_latency;       // consumer -> broker, ns
-  std::vector<QueueSpec> queues;  // in the order the file names them
+  std::vector<QueueSpec> queues;  // sorted by name (JSON objects are), so indices are deterministic
 };
 
 struct ArrivalSpec {
@@ -55,7 +55,7 @@ struct ArrivalSpec {
   Time every = 0;                        // Periodic
   std::vector<Time> at;                  // AtTimes, sorted ascending
   struct Step { Time from; double rate_per_s; };
-  std::vector<Step> schedule;            // RateSchedule, from ascending, first from == 0
+  std::vector<Step> schedule;            // RateSchedule, from strictly ascending, first from >= 0 (no arrivals before it)
   struct TraceRow { Time publish; std::optional<Time> deadline; std::optional<Time> service; };
   std::vector<TraceRow> trace;           // Trace, publish ascending
   std::string trace_path;                // as resolved, for messages
@@ -79,7 +79,7 @@ enum class OnExpired : std::uint8_t { Ack, Reject, Requeue };
 struct ConsumerSpec {
   int queue = 0;
   int count = 1;
-  int prefetch = 1;                       // 0 = unlimited
+  int prefetch = 1;                       // 0 = unlimited (a scenario file's default: 0, as RabbitMQ)
   int slots = 1;
   Time start = 0;
   Distribution clock_offset;              // drawn once per consumer, ns (may be negative)
