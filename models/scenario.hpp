@@ -79,7 +79,7 @@ enum class OnExpired : std::uint8_t { Ack, Reject, Requeue };
 struct ConsumerSpec {
   int queue = 0;
   int count = 1;
-  int prefetch = 1;                       // 0 = unlimited (a scenario file's default: 0, as RabbitMQ)
+  int prefetch = 0;                       // 0 = unlimited (RabbitMQ default) (a scenario file's default: 0, as RabbitMQ)
   int slots = 1;
   Time start = 0;
   Distribution clock_offset;              // drawn once per consumer, ns (may be negative)
