@@ -23,6 +23,10 @@ constexpr const char* kUsage =
     "usage:\n"
     "  brokersim run SCENARIO.json [--json] [--seed N] [--set PATH=VALUE ...]\n"
     "                [--trace jobs.csv] [--timeseries series.csv]\n"
+    "  brokersim sweep SCENARIO.json --vary PATH=LIST ... [--replications R] [--threads T]\n"
+    "                [--out results.csv] [--shard K/N] [--resume] [--progress]\n"
+    "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
+    "  brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [--cost EXPR] [--json]\n"
     "  brokersim --help | --version\n"
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
@@ -134,6 +138,9 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
       return 0;
     }
     if (cmd == "run") return cmd_run(rest, out, err);
+    if (cmd == "sweep") return cmd_sweep(rest, out, err);
+    if (cmd == "merge") return cmd_merge(rest, out, err);
+    if (cmd == "plan") return cmd_plan(rest, out, err);
     err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
     return 2;
   } catch (const ScenarioError& e) {

@@ -13,4 +13,9 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// Parameter sweeps, shard merging and capacity planning (experiments/sweep.cpp, plan.cpp).
+int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace brokersim

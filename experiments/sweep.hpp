@@ -1,0 +1,132 @@
+// Parameter sweeps (brokersim sweep / merge / plan): the grid, the thread pool that runs
+// (scenario, replication) tasks, the metrics a run is reduced to, and their statistics.
+//
+// The pieces are separate so that `sweep` (every point of a grid, CSV out) and `plan` (a search
+// over the same grid for the cheapest point that meets a target) share one implementation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/scenario.hpp"
+
+namespace brokersim {
+
+// One varied scenario path and its values, in the order given. `labels` are the CSV cells: the
+// value as the user wrote it (list items verbatim, range values in shortest round-trip form,
+// JSON values as compact JSON, strings bare).
+struct SweepAxis {
+  std::string path;
+  std::vector<nlohmann::json> values;
+  std::vector<std::string> labels;
+};
+
+// "PATH=LIST": LIST is `1,2,4,8` (each item JSON if it parses, else a string), an inclusive range
+// `start:stop:step` (numbers, floats allowed; integers stay integers), or a JSON array
+// `[{"const": 1}, {"exp": {"mean": 2}}]` for values that contain commas. ScenarioError (exit 2)
+// naming --vary and what was given on anything else.
+SweepAxis parse_vary(const std::string& spec);
+
+// The scenario file's "sweep" block: {"PATH": [values...], ...}, axes in the order nlohmann::json
+// iterates (sorted by path).
+std::vector<SweepAxis> axes_from_block(const nlohmann::json& block);
+
+// Grid points are numbered 0..size-1 in row-major order: the first axis varies slowest.
+std::size_t grid_size(const std::vector<SweepAxis>& axes);
+std::vector<std::size_t> grid_coords(const std::vector<SweepAxis>& axes, std::size_t point);
+
+// The scenario document (after --set, "sweep" removed), its folder, the seed override and the
+// axes: everything needed to build the scenario of any grid point.
+struct SweepSpace {
+  nlohmann::json base;
+  std::string base_dir;
+  std::optional<std::uint64_t> seed;
+  std::vector<SweepAxis> axes;
+
+  std::size_t size() const { return grid_size(axes); }
+  nlohmann::json point_doc(std::size_t point) const;
+  Scenario point_scenario(std::size_t point) const;  // validated; ScenarioError names the point
+  std::string point_label(std::size_t point) const;  // "consumers.0.prefetch=4, consumers.0.count=3"
+  std::uint64_t effective_seed() const;
+};
+
+// read the file, apply `sets`, take the axes from `varies` or else from the file's sweep block.
+SweepSpace load_sweep_space(const std::string& path, const std::vector<std::string>& sets,
+                            const std::vector<std::string>& varies, std::optional<std::uint64_t> seed);
+
+// Every point must validate before anything runs: each axis value alone first (error
+// "--vary PATH=VALUE: <loader message>"), then every combination ("grid point I (P=V, ...): ...").
+// Returns the scenarios of `keep` points (empty: none kept), in the order of `keep`.
+std::vector<Scenario> validate_points(const SweepSpace& space, const std::vector<std::size_t>& keep);
+
+// 64-bit FNV-1a, printed as 16 hex digits.
+std::string hash_hex(const std::string& text);
+
+// The metrics of a run: every numeric leaf of result_json() flattened with dots, except `seed`
+// and `replication`, in result_json's order. The names depend only on the scenario's queues.
+std::vector<std::string> metric_names(const Scenario& scenario);
+
+struct RunTask {
+  const Scenario* scenario;
+  std::uint64_t replication;  // Scenario::replication for this run (the seed is kept)
+};
+
+using TaskDone = std::function<void(std::size_t, const std::vector<std::vector<double>>&)>;
+
+struct TaskRunStats {
+  std::size_t limited = 0;  // runs stopped early at a limit (max_in_system, max_events, zero-time loop)
+};
+
+// Run `tasks` on `threads` threads (a shared counter over the task list, so tasks start in list
+// order) and return one metric row per task, in task order, each matching `names`.
+// `on_done(i, rows)` is called once per finished task, serialised under a mutex, after rows[i] is
+// stored; rows of tasks already reported are safe to read there. The first exception thrown by a run stops the pool and
+// is rethrown.
+std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, unsigned threads,
+                                           const std::vector<std::string>& names,
+                                           const TaskDone& on_done = {},
+                                           TaskRunStats* stats = nullptr);
+
+// Mean and 95% confidence half-width (Student t, n-1 degrees of freedom) of each column of the
+// replication rows; ci95 is NaN when there is a single replication.
+struct Summary {
+  std::vector<double> mean, ci95;
+};
+Summary summarize(const std::vector<const std::vector<double>*>& replications);
+double student_t975(std::size_t degrees_of_freedom);
+
+// Shortest round-trip decimal form (std::to_chars); NaN prints as an empty string.
+std::string format_number(double v);
+
+// A CSV cell, quoted (RFC 4180) when it contains a comma, quote or line break.
+std::string csv_cell(const std::string& s);
+
+// Number of worker threads from --threads (default: hardware_concurrency, at least 1).
+unsigned thread_count(const std::optional<std::string>& option);
+
+// An integer option >= `min` ("--replications: expected an integer >= 1, got \"0\"").
+std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min);
+
+// Progress on stderr: points done / total, rate and time left, at most a few times a second.
+class Progress {
+ public:
+  Progress(std::ostream* err, std::size_t total, std::string what);
+  void update(std::size_t done);
+  void finish();
+
+ private:
+  std::ostream* err_;
+  std::size_t total_;
+  std::string what_;
+  double start_ = 0, last_ = -1;
+  std::size_t base_ = 0, printed_ = static_cast<std::size_t>(-1);
+  bool started_ = false, tty_;
+};
+
+}  // namespace brokersim
