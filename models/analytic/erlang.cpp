@@ -47,28 +47,29 @@ double erlang_c_from_log_inv_b(double rho, double L) {
 //                                                  = X e^Y Y^{-X} gamma(X, Y).
 // Preferred route: Boost's regularised P(X, Y) and its x-derivative e^{-Y} Y^{X-1} / Gamma(X),
 // whose ratio is exactly A * Y / X. When the derivative underflows (|X - Y| >> sqrt(X)) we
-// switch: for Y < X the power series above converges geometrically (ratio < Y/X = rho < 1);
+// switch: for Y < X the power series converges geometrically (ratio < Y/X = rho < 1);
 // for Y >= X, P(X, Y) >= ~1/2 so log A = log X + log P - log Y - log d with log d from lgamma is
 // accurate enough (A is then astronomically large and only 1/A, which is ~0, enters results).
 double log_erlang_a_function(double X, double Y) {
+  double P = kNaN, d = kNaN;
+  try {
+    P = boost::math::gamma_p(X, Y);
+    d = boost::math::gamma_p_derivative(X, Y);
+  } catch (const std::exception&) {
+    d = 0.0;  // overflow/evaluation error: use the fallbacks below
+  }
+  if (std::isfinite(d) && d > 1e-290 && std::isfinite(P) && P > 1e-290)
+    return std::log(X) + std::log(P) - std::log(Y) - std::log(d);
   if (Y < X) {
-    // Series: cheap unless rho ~ 1 and theta ~ 0 simultaneously; capped.
+    // Series; terms shrink at least like rho^m, and like exp(-m^2/2X), so this terminates fast
+    // except when rho ~ 1 and theta ~ 0 together (capped; then the lgamma route below is used).
     double term = 1.0, sum = 1.0;
     for (long m = 1; m < 200'000'000L; ++m) {
       term *= Y / (X + static_cast<double>(m));
       sum += term;
       if (term < 1e-17 * sum) return std::log(sum);
     }
-    // fall through to Boost if the cap was hit
   }
-  double P = kNaN, d = kNaN;
-  try {
-    P = boost::math::gamma_p(X, Y);
-    d = boost::math::gamma_p_derivative(X, Y);
-  } catch (const std::exception&) {
-    d = 0.0;
-  }
-  if (std::isfinite(d) && d > 1e-290 && P > 0) return std::log(X) + std::log(P) - std::log(Y) - std::log(d);
   const double log_d = -Y + (X - 1.0) * std::log(Y) - std::lgamma(X);
   const double log_P = (std::isfinite(P) && P > 0) ? std::log(P) : 0.0;
   return std::log(X) + log_P - std::log(Y) - log_d;

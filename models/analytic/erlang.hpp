@@ -75,7 +75,9 @@ struct ErlangA {
 //   P(W>0)  = A B / (1 + (A - 1) B),     B = ErlangB(c, lambda/mu)
 //   P(Ab|W>0) = 1/(rho A) + 1 - 1/rho,   E[W] = P(Ab)/theta.
 // theta == 0 falls back to Erlang C (requires rho < 1, else throws std::domain_error).
-// E[W | served] has no incomplete-gamma closed form; it is a convergent series (see .cpp).
+// E[W | served] has no incomplete-gamma closed form; it is an exact convergent series (see .cpp)
+// whose length grows like (lambda - c mu)/theta; if that exceeds ~2e8 terms (heavy overload with
+// tiny theta) mean_wait_served and mean_wait_abandoned are NaN.
 ErlangA erlang_a(double lambda, double mu, int c, double theta);
 
 // Cross-check: the same model solved as a birth-death chain on the number in system truncated at
