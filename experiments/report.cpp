@@ -71,6 +71,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   j["rejected_but_valid"] = r.rejected_but_valid;
   j["duplicate_executions"] = r.duplicate_executions;
   j["redeliveries"] = r.redeliveries;
+  j["consumer_timeouts"] = r.consumer_timeouts;
 
   auto& queues = j["queues"];
   for (const auto& q : r.queues) {
@@ -82,6 +83,10 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["mean_ready"] = q.mean_ready;
     o["mean_unacked"] = q.mean_unacked;
     o["ready_at_end"] = q.ready_at_end;
+    o["max_bytes"] = q.max_bytes;
+    o["mean_bytes"] = q.mean_bytes;
+    o["byte_seconds"] = q.byte_seconds;
+    o["deletions"] = q.deletions;
   }
 
   auto& run = j["run"];
@@ -151,9 +156,10 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << fmt("%.2f", 100 * r.idle_slots_with_backlog) << "% of slot time\n";
   out << "Clock skew: " << grouped(r.admitted_but_expired) << " admitted though already expired, "
       << grouped(r.rejected_but_valid) << " rejected though still valid (true time)\n";
-  if (r.redeliveries || r.duplicate_executions)
+  if (r.redeliveries || r.duplicate_executions || r.consumer_timeouts)
     out << "Redeliveries " << grouped(r.redeliveries) << ", duplicate executions "
-        << grouped(r.duplicate_executions) << '\n';
+        << grouped(r.duplicate_executions) << ", channels closed by consumer_timeout "
+        << grouped(r.consumer_timeouts) << '\n';
   out << '\n';
 
   out << "Queue              published  delivered  dl:expired dl:rejected  dl:maxlen  max_ready mean_ready mean_unacked\n";

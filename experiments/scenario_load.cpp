@@ -512,7 +512,8 @@ bool valid_queue_name(const std::string& name) {
 BrokerSpec load_broker(const json& v, Context& context) {
   const std::string path = "broker";
   object_at(v, path);
-  check_keys(v, path, {"kind", "version", "delivery_latency_ms", "ack_latency_ms", "queues"});
+  check_keys(v, path,
+             {"kind", "version", "delivery_latency_ms", "ack_latency_ms", "consumer_timeout_ms", "expiry_slack_ms", "queues"});
   BrokerSpec broker;
   if (has(v, "kind")) {
     // All other kinds of SCENARIO.md (and any unknown name) get the same answer: not simulated.
@@ -531,6 +532,15 @@ BrokerSpec load_broker(const json& v, Context& context) {
   }
   broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
   broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
+  broker.expiry_slack = optional_distribution(v, "expiry_slack_ms", path, Range::Duration);
+  if (has(v, "consumer_timeout_ms")) {
+    const json& t = v["consumer_timeout_ms"];
+    if (t.is_null()) {
+      broker.consumer_timeout.reset();
+    } else {
+      broker.consumer_timeout = ms_positive(t, join(path, "consumer_timeout_ms"));
+    }
+  }
 
   const json& queues = member(v, "queues");
   if (!queues.is_object() || queues.empty()) fail("broker.queues", "a non-empty object of queues by name", queues);
@@ -543,7 +553,10 @@ BrokerSpec load_broker(const json& v, Context& context) {
   for (auto it = queues.begin(); it != queues.end(); ++it) {
     const std::string at = join("broker.queues", it.key());
     const json& q = object_at(it.value(), at, "an object (the queue's arguments)");
-    check_keys(q, at, {"message_ttl_ms", "dead_letter_to", "max_length", "overflow", "expires_ms"}, kForeignQueueKeys);
+    check_keys(q, at,
+               {"message_ttl_ms", "dead_letter_to", "max_length", "max_length_bytes", "overflow", "expires_ms",
+                "declare_every_ms"},
+               kForeignQueueKeys);
     QueueSpec queue;
     queue.name = it.key();
     if (has(q, "message_ttl_ms") && !q["message_ttl_ms"].is_null()) {
@@ -557,6 +570,13 @@ BrokerSpec load_broker(const json& v, Context& context) {
     if (has(q, "max_length") && !q["max_length"].is_null()) {
       queue.max_length = integer(q["max_length"], join(at, "max_length"), 0, std::numeric_limits<std::int64_t>::max(),
                                  "an integer >= 0 or null");
+    }
+    if (has(q, "max_length_bytes") && !q["max_length_bytes"].is_null()) {
+      queue.max_length_bytes = integer(q["max_length_bytes"], join(at, "max_length_bytes"), 0,
+                                       std::numeric_limits<std::int64_t>::max(), "an integer >= 0 or null");
+    }
+    if (has(q, "declare_every_ms") && !q["declare_every_ms"].is_null()) {
+      queue.declare_every = ms_positive(q["declare_every_ms"], join(at, "declare_every_ms"));
     }
     if (has(q, "overflow")) {
       constexpr Overflow kOverflows[] = {Overflow::DropHead, Overflow::RejectPublish, Overflow::RejectPublishDlx};
@@ -628,10 +648,25 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
   return arrivals;
 }
 
+void check_max_bytes(const sim::Distribution& d, const std::string& path, const json& given) {
+  constexpr double kMaxMessageBytes = 536870912.0;
+  double largest = d.param_a();
+  switch (d.kind()) {
+    case sim::Distribution::Kind::Uniform: largest = d.param_b(); break;
+    case sim::Distribution::Kind::Empirical:
+      for (double x : d.values()) largest = std::max(largest, x);
+      break;
+    case sim::Distribution::Kind::Normal: largest = d.param_a() + 6 * d.param_b(); break;
+    default: break;
+  }
+  if (largest > kMaxMessageBytes) fail(path, "message sizes of at most 536870912 bytes (512 MiB)", given);
+}
+
 ProducerSpec load_producer(const json& v, const std::string& path, const Context& context) {
   object_at(v, path);
   check_keys(v, path,
-             {"queue", "arrivals", "deadline_ms", "expiration_ms", "service_ms", "publish_delay_ms", "clock_offset_ms"},
+             {"queue", "arrivals", "deadline_ms", "expiration_ms", "service_ms", "publish_delay_ms", "clock_offset_ms",
+              "message_bytes", "persistent"},
              kForeignProducerKeys);
   ProducerSpec producer;
   producer.queue = queue_index(member(v, "queue"), join(path, "queue"), context);
@@ -654,6 +689,15 @@ ProducerSpec load_producer(const json& v, const std::string& path, const Context
   producer.service = distribution(member(v, "service_ms"), join(path, "service_ms"), Range::Duration);
   producer.publish_delay = optional_distribution(v, "publish_delay_ms", path, Range::Duration);
   producer.clock_offset = optional_distribution(v, "clock_offset_ms", path, Range::Signed);
+  if (has(v, "message_bytes")) {
+    // Sizes are counts, not durations: no ms -> ns scaling. RabbitMQ's largest message is 512 MiB.
+    producer.message_bytes = distribution(v["message_bytes"], join(path, "message_bytes"), Range::Duration).scaled(1e-6);
+    check_max_bytes(producer.message_bytes, join(path, "message_bytes"), v["message_bytes"]);
+  }
+  if (has(v, "persistent")) {
+    if (!v["persistent"].is_boolean()) fail(join(path, "persistent"), "true or false", v["persistent"]);
+    producer.persistent = v["persistent"].get<bool>();
+  }
   return producer;
 }
 

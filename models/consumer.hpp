@@ -51,6 +51,12 @@ class Consumer {
   std::deque<std::uint32_t> local;  // received, not started, in arrival order
   int busy = 0;
   Time stalled_until = 0;
+  // Channel state: `epoch` grows whenever the channel closes, voiding its pending ticks; the
+  // consumer-timeout tick runs every 60 s from `attached_at` while deliveries are unacked.
+  std::uint32_t epoch = 0;
+  Time attached_at = 0;
+  bool ticking = false;
+  bool reconnect_when_broker_up = false;
 
   sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
   sim::TimeWeighted busy_tw, local_tw;

@@ -67,6 +67,8 @@ struct Job {
   std::uint64_t dead_lettered_from = 0;  // bit q: dead-lettered from queue q (cycle detection)
   bool rejected_death = false;           // a `rejected` death is in its history
   std::uint16_t deaths = 0;
+  bool persistent = false;               // survives a broker restart
+  std::uint32_t bytes = 0;               // message body size
 
   Time created = 0;
   Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)

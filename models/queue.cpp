@@ -9,6 +9,7 @@ void ClassicQueue::requeue(const Message& m) {
   auto it = std::upper_bound(ready_.begin(), ready_.end(), m.seq,
                              [](std::uint64_t s, const Message& x) { return s < x.seq; });
   ready_.insert(it, m);
+  ready_bytes_ += m.bytes;
 }
 
 std::optional<Time> ClassicQueue::arm_timer(Time now) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "models/scenario.hpp"
 #include "sim/stats.hpp"
@@ -19,6 +20,7 @@ namespace brokersim {
 struct Message {
   std::uint64_t seq;
   std::uint32_t job;
+  std::uint32_t bytes;
   Time expiry;  // absolute, true clock; kNever = does not expire
 };
 
@@ -39,11 +41,15 @@ class ClassicQueue {
     return sim::add_sat(now, ttl);
   }
 
-  std::uint64_t enqueue(std::uint32_t job, Time expiry) {
+  std::uint64_t enqueue(std::uint32_t job, std::uint32_t bytes, Time expiry) {
     const std::uint64_t seq = next_seq_++;
-    ready_.push_back(Message{seq, job, expiry});
+    ready_.push_back(Message{seq, job, bytes, expiry});
+    ready_bytes_ += bytes;
     return seq;
   }
+  // A sequence number for a message handed to a consumer without entering the ready list, so
+  // that a requeue can still put it back where it belongs.
+  std::uint64_t take_seq() { return next_seq_++; }
 
   // Back to its original position (merge by sequence number), keeping its original expiry.
   void requeue(const Message& m);
@@ -51,7 +57,24 @@ class ClassicQueue {
   Message pop_head() {
     Message m = ready_.front();
     ready_.pop_front();
+    ready_bytes_ -= m.bytes;
     return m;
+  }
+  std::uint64_t ready_bytes() const { return ready_bytes_; }
+
+  // Would one more message of `bytes` exceed max-length or max-length-bytes?
+  bool full_for(std::uint64_t bytes) const {
+    return (spec_->max_length && ready_.size() + 1 > static_cast<std::uint64_t>(*spec_->max_length)) ||
+           (spec_->max_length_bytes && ready_bytes_ + bytes > static_cast<std::uint64_t>(*spec_->max_length_bytes));
+  }
+  bool over_limit() const {
+    return (spec_->max_length && ready_.size() > static_cast<std::uint64_t>(*spec_->max_length)) ||
+           (spec_->max_length_bytes && ready_bytes_ > static_cast<std::uint64_t>(*spec_->max_length_bytes));
+  }
+  // Queue deletion (x-expires): every ready message goes with it.
+  std::deque<Message> take_all() {
+    ready_bytes_ = 0;
+    return std::exchange(ready_, {});
   }
 
   bool head_expired(Time now) const { return !ready_.empty() && ready_.front().expiry <= now; }
@@ -71,10 +94,20 @@ class ClassicQueue {
   std::uint64_t published = 0, delivered = 0;
   std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
   std::uint64_t unacked = 0;
+  std::uint64_t unacked_bytes = 0;
+  // Bytes held (ready + unacked bodies, as RabbitMQ's message_bytes): time-weighted and peak.
+  sim::TimeWeighted bytes_tw;
+  std::uint64_t max_bytes = 0;
+  // x-expires: consumers attached, the lease timer's generation, and whether it is deleted.
+  int consumers = 0;
+  std::uint32_t lease_gen = 0;
+  bool deleted = false;
+  std::uint64_t deletions = 0;
 
  private:
   const QueueSpec* spec_;
   std::deque<Message> ready_;
+  std::uint64_t ready_bytes_ = 0;
   std::uint64_t next_seq_ = 0;
   Time timer_at_ = sim::kNever;
   std::uint32_t timer_gen_ = 0;

@@ -37,7 +37,9 @@ struct QueueSpec {
   int dead_letter_index = -1;             // resolved index into Scenario::queues, -1 = drop
   std::optional<std::int64_t> max_length;
   Overflow overflow = Overflow::DropHead;
-  std::optional<Time> expires;            // x-expires (issue: faults/fidelity)
+  std::optional<Time> expires;            // x-expires: deleted after being unused that long
+  std::optional<std::int64_t> max_length_bytes;  // max-length-bytes (sum of ready message bodies)
+  std::optional<Time> declare_every;      // a client re-declares the queue this often (extension)
 };
 
 struct BrokerSpec {
@@ -45,6 +47,9 @@ struct BrokerSpec {
   std::string version = "4.2";
   Distribution delivery_latency;  // broker -> consumer, ns
   Distribution ack_latency;       // consumer -> broker, ns
+  // Delivery acknowledgement timeout (RabbitMQ consumer_timeout, default 30 min); nullopt = off.
+  std::optional<Time> consumer_timeout = Time{1'800'000} * sim::kNsPerMs;
+  Distribution expiry_slack;      // added to every head-expiry timer firing, ns (default 0)
   std::vector<QueueSpec> queues;  // sorted by name (JSON objects are), so indices are deterministic
 };
 
@@ -71,6 +76,8 @@ struct ProducerSpec {
   Distribution service;                   // ns
   Distribution publish_delay;             // creation -> publish, ns (extension; default 0)
   Distribution clock_offset;              // producer clock - true clock, ns (extension; default 0)
+  Distribution message_bytes;             // body size in bytes (default 0)
+  bool persistent = false;                // delivery_mode 2: survives a broker restart
 };
 
 enum class Admission : std::uint8_t { None, CheckBeforeStart, CheckAtReceiveAndStart };

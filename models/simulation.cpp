@@ -23,19 +23,26 @@ namespace {
 // Event kinds, in the order simultaneous events run (the enum value is the priority class).
 // The order is written down once, here, with its reasons:
 //  - Warmup first: statistics restart before anything at that instant is counted.
-//  - Faults next: a stall or crash "at t" must hold for everything else at t.
-//  - Attach: a consumer that attaches at t is there for messages published at t.
+//  - Faults next: a stall or crash "at t" must hold for everything else at t; a broker restart
+//    likewise.
+//  - Attach: a consumer that attaches at t is there for messages published at t. Declare and
+//    QueueLease (x-expires) after it: a consumer attaching at the lease's end keeps the queue.
 //  - QueueTimer before deliveries: a message whose TTL ends at t is not delivered at t.
-//  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t.
+//  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
+//    before ChannelTick too: an ack arriving at the tick is in time.
 //  - Publish (after a publish delay), then Arrival (creation; publishes at once without delay).
 //  - Receive, ExecDone, StallEnd: the consumer side; their mutual order does not change results.
 //  - Observe last: a sample at t shows the state after everything that happened at t.
 enum class Ev : std::uint32_t {
   Warmup,
   Fault,
+  BrokerUp,
   Attach,
+  Declare,
+  QueueLease,
   QueueTimer,
   AckArrive,
+  ChannelTick,
   Publish,
   Arrival,
   Receive,
@@ -45,6 +52,9 @@ enum class Ev : std::uint32_t {
 };
 
 enum class ExecResult : std::uint32_t { Completed, TimedOut, Failed };
+
+// rabbit_channel's channel_tick_interval: the consumer timeout is evaluated once per tick.
+constexpr Time kChannelTick = Time{60'000} * sim::kNsPerMs;
 
 class Simulation {
  public:
@@ -88,6 +98,12 @@ class Simulation {
   void send_ack(Consumer& c, std::uint32_t j, Job::Ack what);
   void on_fault(const FaultSpec& f);
   void crash(Consumer& c);
+  void on_channel_tick(Consumer& c, std::uint32_t epoch);
+  void broker_down(Time duration);
+  void broker_up();
+  void declare(int q);
+  void restart_lease(int q);
+  void on_lease_end(int q, std::uint32_t gen);
 
   // --- bookkeeping
   void decide(Job& job, Outcome o) {
@@ -98,6 +114,8 @@ class Simulation {
   void count_outcome(const Job& job, Outcome o);
   void update_resting(Job& job);
   void ready_changed(int q);
+  void unacked_changed(int q, std::int64_t messages, std::int64_t bytes);
+  void bytes_changed(int q);
   void busy_changed(Consumer& c, int delta);
   void refresh_backlog(int q);
   void on_observe();
@@ -119,6 +137,10 @@ class Simulation {
   std::vector<bool> queue_read_;  // some consumer group reads it
   std::vector<Producer> producers_;
   std::vector<Consumer> consumers_;
+  sim::Rng broker_rng_;
+  bool consumer_timeout_on_ = false;
+  bool broker_down_ = false;
+  Time broker_up_at_ = 0;
 
   std::uint64_t created_total_ = 0;  // including warm-up
   std::uint64_t unsettled_ = 0;      // alive and not resting decided in an unread queue
@@ -158,11 +180,18 @@ Simulation::Simulation(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) 
   }
   r_.consumers.resize(consumers_.size());
   events_.reserve(1024);
+  broker_rng_ = sim::Rng(s.seed, s.replication, "broker.expiry_slack");
+  // RabbitMQ 4.3 no longer evaluates consumer timeouts for classic queues (SEMANTICS.md D2).
+  consumer_timeout_on_ = s.broker.consumer_timeout.has_value() && s.broker.version != "4.3";
 }
 
 RunResult Simulation::run() {
   if (s_.warmup > 0) at(s_.warmup, Ev::Warmup, 0);
   for (std::uint32_t f = 0; f < s_.faults.size(); ++f) at(s_.faults[f].at, Ev::Fault, f);
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    restart_lease(static_cast<int>(q));  // declared at time 0
+    if (const auto& every = queues_[q].spec().declare_every) at(*every, Ev::Declare, static_cast<std::uint32_t>(q));
+  }
   for (auto& c : consumers_) at(c.spec().start, Ev::Attach, static_cast<std::uint32_t>(c.index()));
   for (std::uint32_t p = 0; p < producers_.size(); ++p) {
     const Time t = producers_[p].next_arrival();
@@ -207,9 +236,16 @@ RunResult Simulation::run() {
     switch (static_cast<Ev>(ev.kind)) {
       case Ev::Warmup: on_warmup(); break;
       case Ev::Fault: on_fault(s_.faults[ev.target]); break;
+      case Ev::BrokerUp:
+        if (broker_down_ && now_ >= broker_up_at_) broker_up();
+        break;
       case Ev::Attach: on_attach(static_cast<int>(ev.target)); break;
+      case Ev::Declare: declare(static_cast<int>(ev.target)); break;
+      case Ev::QueueLease: on_lease_end(static_cast<int>(ev.target), ev.tag); break;
+      case Ev::ChannelTick: on_channel_tick(consumers_[ev.target], ev.tag); break;
       case Ev::QueueTimer:
-        if (ev.tag == queues_[ev.target].timer_gen()) {
+        // While the broker is down its queue processes are gone; the restart runs the pass.
+        if (!broker_down_ && ev.tag == queues_[ev.target].timer_gen()) {
           queues_[ev.target].timer_fired();
           drop_expired(static_cast<int>(ev.target));
           dispatch(static_cast<int>(ev.target));
@@ -255,6 +291,8 @@ void Simulation::on_arrival(std::uint32_t p) {
   job.created = now_;
   job.service = d.service;
   job.message_ttl = d.message_ttl;
+  job.bytes = static_cast<std::uint32_t>(std::llround(prod.spec().message_bytes.sample(prod.size_rng())));
+  job.persistent = prod.spec().persistent;
   if (d.deadline != sim::kNever) {
     job.deadline = now_ + d.deadline;
     // The job carries its deadline in the producer's clock: that is all a consumer can see.
@@ -300,10 +338,15 @@ void Simulation::broker_publish(std::uint32_t j, int q, bool dead_letter) {
   const QueueSpec& spec = Q.spec();
   Job& job = jobs_[j];
   job.queue = q;
+  if (broker_down_ || Q.deleted) {
+    // No broker to take it, or no queue to route it to (the default exchange drops it).
+    decide(job, broker_down_ && !dead_letter ? Outcome::RejectedAtPublish : Outcome::Lost);
+    leave(j);
+    return;
+  }
   if (job.counted) ++Q.published;
 
-  if (spec.max_length && spec.overflow != Overflow::DropHead &&
-      Q.ready() >= static_cast<std::size_t>(*spec.max_length)) {
+  if (spec.overflow != Overflow::DropHead && Q.full_for(job.bytes)) {
     if (dead_letter) {
       // Dead-letter republishing has no publisher confirms: a refusing target loses the message.
       decide(job, Outcome::Lost);
@@ -323,8 +366,7 @@ void Simulation::broker_publish(std::uint32_t j, int q, bool dead_letter) {
   if (Q.empty() && !dispatchers_[q].empty()) {
     // attempt_delivery before enqueue: this is also why expiration 0 is delivered when (and
     // only when) a consumer can take the message at once.
-    job.seq = Q.enqueue(j, job.queue_expiry);
-    Q.pop_head();
+    job.seq = Q.take_seq();
     deliver(j, q);
     return;
   }
@@ -335,12 +377,12 @@ void Simulation::broker_publish(std::uint32_t j, int q, bool dead_letter) {
     leave(j);
     return;
   }
-  job.seq = Q.enqueue(j, job.queue_expiry);
+  job.seq = Q.enqueue(j, job.bytes, job.queue_expiry);
   job.where = Where::Ready;
   update_resting(job);
   bool head_dropped = false;
-  if (spec.max_length && spec.overflow == Overflow::DropHead) {
-    while (Q.ready() > static_cast<std::size_t>(*spec.max_length)) {
+  if (spec.overflow == Overflow::DropHead) {
+    while (Q.over_limit()) {
       // An already-expired head is dropped as maxlen, not expired (SEMANTICS.md D8).
       const Message m = Q.pop_head();
       head_dropped = true;
@@ -374,8 +416,13 @@ void Simulation::deliver(std::uint32_t j, int q) {
     r_.wait_queue.add(now_ - job.ready_since);
   }
   c.track(jobs_, j);
-  ++Q.unacked;
-  Q.unacked_tw.set(now_, static_cast<double>(Q.unacked));
+  unacked_changed(q, +1, job.bytes);
+  if (consumer_timeout_on_ && !c.ticking) {
+    // Ticks keep their phase from the channel's opening, so the timeout fires in [T, T + 60 s].
+    const Time k = (now_ - c.attached_at) / kChannelTick + 1;
+    at(c.attached_at + k * kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(ci), c.epoch);
+    c.ticking = true;
+  }
   if (c.has_credit()) {
     dispatchers_[q].add(ci, c.spec().priority);
     c.in_ring = true;
@@ -384,6 +431,7 @@ void Simulation::deliver(std::uint32_t j, int q) {
 }
 
 void Simulation::dispatch(int q) {
+  if (broker_down_) return;
   ClassicQueue& Q = queues_[q];
   bool fetched = false;
   while (!Q.empty() && !dispatchers_[q].empty()) {
@@ -414,7 +462,11 @@ void Simulation::drop_expired(int q) {
 }
 
 void Simulation::arm_timer(int q) {
-  if (auto t = queues_[q].arm_timer(now_)) at(*t, Ev::QueueTimer, static_cast<std::uint32_t>(q), queues_[q].timer_gen());
+  if (auto t = queues_[q].arm_timer(now_)) {
+    // Real brokers fire a few ms late (scheduling); expiry_slack_ms models that lateness.
+    const Time slack = s_.broker.expiry_slack.is_zero() ? 0 : sample_ns(s_.broker.expiry_slack, broker_rng_);
+    at(*t + slack, Ev::QueueTimer, static_cast<std::uint32_t>(q), queues_[q].timer_gen());
+  }
 }
 
 void Simulation::expire(std::uint32_t j, int q) {
@@ -457,12 +509,12 @@ void Simulation::requeue(std::uint32_t j) {
   Job& job = jobs_[j];
   const int q = job.queue;
   ClassicQueue& Q = queues_[q];
-  Q.requeue(Message{job.seq, j, job.queue_expiry});
+  Q.requeue(Message{job.seq, j, job.bytes, job.queue_expiry});
   job.where = Where::Ready;
   job.ready_since = now_;
   update_resting(job);
   ready_changed(q);
-  drop_expired(q);
+  if (!broker_down_) drop_expired(q);
 }
 
 void Simulation::give_credit(Consumer& c) {
@@ -479,8 +531,7 @@ void Simulation::on_ack_arrive(std::uint32_t j, std::uint32_t gen) {
   const int q = job.queue;
   ClassicQueue& Q = queues_[q];
   c.untrack(jobs_, j);
-  --Q.unacked;
-  Q.unacked_tw.set(now_, static_cast<double>(Q.unacked));
+  unacked_changed(q, -1, -static_cast<std::int64_t>(job.bytes));
   switch (job.ack) {
     case Job::Ack::Ack: leave(j); break;
     case Job::Ack::Reject: dead_letter(j, q, 1); break;
@@ -495,7 +546,20 @@ void Simulation::on_ack_arrive(std::uint32_t j, std::uint32_t gen) {
 void Simulation::on_attach(int ci) {
   Consumer& c = consumers_[ci];
   if (c.attached) return;
+  if (broker_down_) {
+    c.reconnect_when_broker_up = true;  // nothing to connect to yet
+    return;
+  }
   c.attached = true;
+  c.attached_at = now_;
+  c.ticking = false;
+  ClassicQueue& Q = queues_[c.queue()];
+  if (Q.deleted) {
+    // Clients declare the queue they consume from: consuming re-creates a deleted queue.
+    Q.deleted = false;
+  }
+  ++Q.consumers;
+  ++Q.lease_gen;  // a queue with a consumer does not expire
   c.busy_tw.set(now_, 0);
   attached_slots_.add(now_, c.slots());
   backlog_[c.queue()].idle_slots += c.slots();
@@ -625,9 +689,105 @@ void Simulation::on_fault(const FaultSpec& f) {
       if (f.restart) at(now_ + f.duration, Ev::Attach, static_cast<std::uint32_t>(f.consumer));
       break;
     }
-    case FaultSpec::Kind::BrokerDown:
-      throw ScenarioError("faults: broker_down_ms is not simulated by this version of brokersim");
+    case FaultSpec::Kind::BrokerDown: broker_down(f.duration); break;
   }
+}
+
+// The broker stops. Connections drop: every consumer's unacked deliveries are back in their
+// queues (the broker never saw the acks). Transient messages die with the broker; persistent
+// ones are on disk. Expiry is absolute wall-clock time, so TTLs keep running meanwhile.
+void Simulation::broker_down(Time duration) {
+  broker_up_at_ = std::max(broker_up_at_, now_ + duration);
+  at(broker_up_at_, Ev::BrokerUp, 0);
+  if (broker_down_) return;
+  broker_down_ = true;
+  for (auto& c : consumers_) {
+    if (!c.attached) continue;
+    crash(c);
+    c.reconnect_when_broker_up = true;
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    ClassicQueue& Q = queues_[q];
+    for (const Message& m : Q.take_all()) {
+      Job& job = jobs_[m.job];
+      if (job.persistent) {
+        Q.requeue(m);
+      } else {
+        decide(job, Outcome::Lost);
+        leave(m.job);
+      }
+    }
+    ready_changed(static_cast<int>(q));
+  }
+}
+
+// Recovery: process_args_policy runs drop_expired_msgs on every queue (the overdue head run
+// goes), queue-expiry leases restart, and clients reconnect.
+void Simulation::broker_up() {
+  broker_down_ = false;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    queues_[q].timer_fired();
+    drop_expired(static_cast<int>(q));
+    restart_lease(static_cast<int>(q));
+  }
+  for (auto& c : consumers_) {
+    if (!c.reconnect_when_broker_up) continue;
+    c.reconnect_when_broker_up = false;
+    on_attach(c.index());
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) dispatch(static_cast<int>(q));
+}
+
+// Delivery acknowledgement timeout (RabbitMQ <= 4.2): once per channel tick, the oldest unacked
+// delivery is checked; past consumer_timeout the channel is closed with PRECONDITION_FAILED and
+// all its unacked deliveries are requeued. The client opens a new channel at once.
+void Simulation::on_channel_tick(Consumer& c, std::uint32_t epoch) {
+  if (epoch != c.epoch || !c.attached) return;
+  if (c.unacked_jobs().empty()) {
+    c.ticking = false;  // restarted, in phase, by the next delivery
+    return;
+  }
+  Time oldest = sim::kNever;
+  for (std::uint32_t j : c.unacked_jobs()) oldest = std::min(oldest, jobs_[j].delivered);
+  if (now_ - oldest > *s_.broker.consumer_timeout) {
+    ++r_.consumer_timeouts;
+    crash(c);
+    at(now_, Ev::Attach, static_cast<std::uint32_t>(c.index()));
+    return;
+  }
+  at(now_ + kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(c.index()), c.epoch);
+}
+
+// queue.declare (passive or not) renews the x-expires lease and re-creates a deleted queue.
+void Simulation::declare(int q) {
+  ClassicQueue& Q = queues_[q];
+  if (!broker_down_) {
+    Q.deleted = false;
+    restart_lease(q);
+  }
+  const Time next = now_ + *Q.spec().declare_every;
+  if (!events_.empty() && (!s_.stop_time || next <= *s_.stop_time)) at(next, Ev::Declare, static_cast<std::uint32_t>(q));
+}
+
+void Simulation::restart_lease(int q) {
+  ClassicQueue& Q = queues_[q];
+  if (!Q.spec().expires) return;
+  ++Q.lease_gen;
+  if (Q.consumers == 0) at(now_ + *Q.spec().expires, Ev::QueueLease, static_cast<std::uint32_t>(q), Q.lease_gen);
+}
+
+// The queue was unused for expires_ms: it is deleted, and its messages with it. They are not
+// dead-lettered (dlx.md): lost.
+void Simulation::on_lease_end(int q, std::uint32_t gen) {
+  ClassicQueue& Q = queues_[q];
+  if (broker_down_ || gen != Q.lease_gen || Q.consumers > 0 || Q.deleted) return;
+  Q.deleted = true;
+  ++Q.deletions;
+  for (const Message& m : Q.take_all()) {
+    decide(jobs_[m.job], Outcome::Lost);
+    leave(m.job);
+  }
+  ready_changed(q);
 }
 
 // The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
@@ -635,6 +795,8 @@ void Simulation::on_fault(const FaultSpec& f) {
 void Simulation::crash(Consumer& c) {
   const int q = c.queue();
   c.attached = false;
+  ++c.epoch;
+  c.ticking = false;
   if (c.in_ring) dispatchers_[q].erase(c.index());
   c.in_ring = false;
   busy_changed(c, -c.busy);
@@ -648,11 +810,11 @@ void Simulation::crash(Consumer& c) {
   for (std::uint32_t j : unacked) {
     c.untrack(jobs_, j);
     ++jobs_[j].gen;  // its pending receive / completion / ack events are void now
-    --Q.unacked;
+    unacked_changed(q, -1, -static_cast<std::int64_t>(jobs_[j].bytes));
     requeue(j);
   }
-  Q.unacked_tw.set(now_, static_cast<double>(Q.unacked));
   refresh_backlog(q);
+  if (--Q.consumers == 0) restart_lease(q);
   dispatch(q);
 }
 
@@ -690,7 +852,23 @@ void Simulation::ready_changed(int q) {
   ClassicQueue& Q = queues_[q];
   Q.ready_tw.set(now_, static_cast<double>(Q.ready()));
   Q.max_ready = std::max<std::uint64_t>(Q.max_ready, Q.ready());
+  bytes_changed(q);
   refresh_backlog(q);
+}
+
+void Simulation::unacked_changed(int q, std::int64_t messages, std::int64_t bytes) {
+  ClassicQueue& Q = queues_[q];
+  Q.unacked = static_cast<std::uint64_t>(static_cast<std::int64_t>(Q.unacked) + messages);
+  Q.unacked_bytes = static_cast<std::uint64_t>(static_cast<std::int64_t>(Q.unacked_bytes) + bytes);
+  Q.unacked_tw.set(now_, static_cast<double>(Q.unacked));
+  if (bytes != 0) bytes_changed(q);
+}
+
+void Simulation::bytes_changed(int q) {
+  ClassicQueue& Q = queues_[q];
+  const std::uint64_t held = Q.ready_bytes() + Q.unacked_bytes;
+  Q.bytes_tw.set(now_, static_cast<double>(held));
+  Q.max_bytes = std::max(Q.max_bytes, held);
 }
 
 void Simulation::busy_changed(Consumer& c, int delta) {
@@ -712,7 +890,9 @@ void Simulation::on_warmup() {
   for (auto& Q : queues_) {
     Q.ready_tw.reset(now_);
     Q.unacked_tw.reset(now_);
+    Q.bytes_tw.reset(now_);
     Q.max_ready = Q.ready();
+    Q.max_bytes = Q.ready_bytes() + Q.unacked_bytes;
   }
   for (auto& c : consumers_) {
     c.busy_tw.reset(now_);
@@ -810,6 +990,10 @@ void Simulation::finish(RunResult& r) {
     qr.mean_ready = Q.ready_tw.mean(now_);
     qr.mean_unacked = Q.unacked_tw.mean(now_);
     qr.ready_at_end = Q.ready();
+    qr.max_bytes = Q.max_bytes;
+    qr.mean_bytes = Q.bytes_tw.mean(now_);
+    qr.byte_seconds = Q.bytes_tw.area(now_) / 1e9;
+    qr.deletions = Q.deletions;
     r_.queues.push_back(qr);
   }
   for (const auto& c : consumers_) {

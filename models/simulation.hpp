@@ -20,6 +20,10 @@ struct QueueResult {
   std::uint64_t max_ready = 0;
   double mean_ready = 0, mean_unacked = 0;
   std::uint64_t ready_at_end = 0;
+  std::uint64_t max_bytes = 0;    // peak bytes held (ready + unacked bodies)
+  double mean_bytes = 0;          // time-weighted
+  double byte_seconds = 0;        // storage cost: bytes held integrated over time
+  std::uint64_t deletions = 0;    // times deleted by x-expires
 };
 
 struct ConsumerResult {
@@ -41,6 +45,7 @@ struct RunResult {
   std::uint64_t admitted_but_expired = 0, rejected_but_valid = 0;
   std::uint64_t duplicate_executions = 0;
   std::uint64_t redeliveries = 0;
+  std::uint64_t consumer_timeouts = 0;  // channels closed by the delivery acknowledgement timeout
   std::vector<QueueResult> queues;
   std::vector<ConsumerResult> consumers;
   std::uint64_t events = 0;

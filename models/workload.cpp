@@ -18,6 +18,7 @@ Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,
   deadline_rng_ = sim::Rng(seed, replication, base + "deadline");
   ttl_rng_ = sim::Rng(seed, replication, base + "expiration");
   delay_rng_ = sim::Rng(seed, replication, base + "publish_delay");
+  size_rng_ = sim::Rng(seed, replication, base + "message_bytes");
   sim::Rng clock_rng(seed, replication, base + "clock");
   clock_offset_ = to_time(spec.clock_offset.sample(clock_rng));
 }

@@ -29,10 +29,11 @@ class Producer {
   JobDraw draw();
 
   Time clock_offset() const { return clock_offset_; }
+  sim::Rng& size_rng() { return size_rng_; }
 
  private:
   const ProducerSpec* spec_;
-  sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_;
+  sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_, size_rng_;
   Time clock_offset_ = 0;
   Time last_ = 0;           // last creation time
   std::size_t cursor_ = 0;  // at_ms / trace / rate_schedule position
