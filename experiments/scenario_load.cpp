@@ -555,7 +555,7 @@ BrokerSpec load_broker(const json& v, Context& context) {
     const json& q = object_at(it.value(), at, "an object (the queue's arguments)");
     check_keys(q, at,
                {"message_ttl_ms", "dead_letter_to", "max_length", "max_length_bytes", "overflow", "expires_ms",
-                "declare_every_ms"},
+                "declare_every_ms", "declare_at_ms"},
                kForeignQueueKeys);
     QueueSpec queue;
     queue.name = it.key();
@@ -577,6 +577,12 @@ BrokerSpec load_broker(const json& v, Context& context) {
     }
     if (has(q, "declare_every_ms") && !q["declare_every_ms"].is_null()) {
       queue.declare_every = ms_positive(q["declare_every_ms"], join(at, "declare_every_ms"));
+    }
+    if (has(q, "declare_at_ms")) {
+      const json& d = q["declare_at_ms"];
+      const std::string dp = join(at, "declare_at_ms");
+      if (!d.is_array()) fail(dp, "an array of times >= 0", d);
+      for (std::size_t i = 0; i < d.size(); ++i) queue.declare_at.push_back(ms_non_negative(d[i], join(dp, i)));
     }
     if (has(q, "overflow")) {
       constexpr Overflow kOverflows[] = {Overflow::DropHead, Overflow::RejectPublish, Overflow::RejectPublishDlx};

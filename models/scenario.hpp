@@ -40,6 +40,7 @@ struct QueueSpec {
   std::optional<Time> expires;            // x-expires: deleted after being unused that long
   std::optional<std::int64_t> max_length_bytes;  // max-length-bytes (sum of ready message bodies)
   std::optional<Time> declare_every;      // a client re-declares the queue this often (extension)
+  std::vector<Time> declare_at;           // ... or at these times (extension)
 };
 
 struct BrokerSpec {

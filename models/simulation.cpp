@@ -101,7 +101,7 @@ class Simulation {
   void on_channel_tick(Consumer& c, std::uint32_t epoch);
   void broker_down(Time duration);
   void broker_up();
-  void declare(int q);
+  void declare(int q, bool periodic);
   void restart_lease(int q);
   void on_lease_end(int q, std::uint32_t gen);
 
@@ -191,6 +191,8 @@ RunResult Simulation::run() {
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     restart_lease(static_cast<int>(q));  // declared at time 0
     if (const auto& every = queues_[q].spec().declare_every) at(*every, Ev::Declare, static_cast<std::uint32_t>(q));
+    // A one-off declare carries aux = 1: it does not schedule the next periodic one.
+    for (Time t : queues_[q].spec().declare_at) at(t, Ev::Declare, static_cast<std::uint32_t>(q), 0, 1);
   }
   for (auto& c : consumers_) at(c.spec().start, Ev::Attach, static_cast<std::uint32_t>(c.index()));
   for (std::uint32_t p = 0; p < producers_.size(); ++p) {
@@ -240,7 +242,7 @@ RunResult Simulation::run() {
         if (broker_down_ && now_ >= broker_up_at_) broker_up();
         break;
       case Ev::Attach: on_attach(static_cast<int>(ev.target)); break;
-      case Ev::Declare: declare(static_cast<int>(ev.target)); break;
+      case Ev::Declare: declare(static_cast<int>(ev.target), ev.aux == 0); break;
       case Ev::QueueLease: on_lease_end(static_cast<int>(ev.target), ev.tag); break;
       case Ev::ChannelTick: on_channel_tick(consumers_[ev.target], ev.tag); break;
       case Ev::QueueTimer:
@@ -653,8 +655,10 @@ void Simulation::on_exec_done(std::uint32_t j, std::uint32_t gen, ExecResult res
 
 void Simulation::reject_locally(Consumer& c, std::uint32_t j) {
   Job& job = jobs_[j];
-  // Judged on true time: did it arrive already stale, or go stale while waiting here?
-  decide(job, job.received >= job.deadline ? Outcome::ExpiredInTransit : Outcome::ExpiredBeforeStart);
+  // Judged on true time: delivered in time but stale on arrival (the transit took its budget),
+  // or stale for another reason (it waited here, or was delivered late already).
+  const bool in_transit = job.delivered < job.deadline && job.received >= job.deadline;
+  decide(job, in_transit ? Outcome::ExpiredInTransit : Outcome::ExpiredBeforeStart);
   if (job.counted) {
     r_.wait_local.add(now_ - job.received);
     if (job.deadline != sim::kNever && job.deadline - now_ > c.spec().min_window) ++r_.rejected_but_valid;
@@ -759,12 +763,13 @@ void Simulation::on_channel_tick(Consumer& c, std::uint32_t epoch) {
 }
 
 // queue.declare (passive or not) renews the x-expires lease and re-creates a deleted queue.
-void Simulation::declare(int q) {
+void Simulation::declare(int q, bool periodic) {
   ClassicQueue& Q = queues_[q];
   if (!broker_down_) {
     Q.deleted = false;
     restart_lease(q);
   }
+  if (!periodic) return;
   const Time next = now_ + *Q.spec().declare_every;
   if (!events_.empty() && (!s_.stop_time || next <= *s_.stop_time)) at(next, Ev::Declare, static_cast<std::uint32_t>(q));
 }
@@ -939,7 +944,7 @@ void Simulation::write_trace(const Job& job, Outcome o) {
   t(job.started);
   t(job.finished);
   t(o == Outcome::InSystem ? -1 : job.ended);
-  row << ',' << outcome_name(o) << ',' << job.redeliveries << '\n';
+  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << '\n';
 
   const std::uint64_t slot = job.id - trace_next_;
   if (trace_pending_.size() <= slot) trace_pending_.resize(slot + 1);
