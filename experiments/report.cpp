@@ -1,5 +1,6 @@
 #include "experiments/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -72,6 +73,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   j["duplicate_executions"] = r.duplicate_executions;
   j["redeliveries"] = r.redeliveries;
   j["consumer_timeouts"] = r.consumer_timeouts;
+  j["jobs_waited"] = r.generated - std::min(r.generated, r.started_at_once);
 
   auto& queues = j["queues"];
   for (const auto& q : r.queues) {

@@ -69,7 +69,7 @@ class Simulation {
                  aux);
   }
   static Time sample_ns(const sim::Distribution& d, sim::Rng& rng) {
-    return static_cast<Time>(std::llround(d.sample(rng)));
+    return sim::round_ns(d.sample(rng));
   }
 
   // --- producers
@@ -293,7 +293,7 @@ void Simulation::on_arrival(std::uint32_t p) {
   job.created = now_;
   job.service = d.service;
   job.message_ttl = d.message_ttl;
-  job.bytes = static_cast<std::uint32_t>(std::llround(prod.spec().message_bytes.sample(prod.size_rng())));
+  job.bytes = static_cast<std::uint32_t>(sim::round_ns(prod.spec().message_bytes.sample(prod.size_rng())));
   job.persistent = prod.spec().persistent;
   if (d.deadline != sim::kNever) {
     job.deadline = now_ + d.deadline;
@@ -614,6 +614,7 @@ void Simulation::start(Consumer& c, std::uint32_t j) {
   if (job.counted) {
     r_.wait_local.add(now_ - job.received);
     if (spec.admission != Admission::None && now_ >= job.deadline) ++r_.admitted_but_expired;
+    if (job.executions == 1 && now_ == job.created) ++r_.started_at_once;
   }
   ++r_.consumers[c.index()].started;
   busy_changed(c, +1);

@@ -46,6 +46,9 @@ struct RunResult {
   std::uint64_t duplicate_executions = 0;
   std::uint64_t redeliveries = 0;
   std::uint64_t consumer_timeouts = 0;  // channels closed by the delivery acknowledgement timeout
+  // Jobs that started executing at the instant they were created (no wait anywhere); the
+  // others, generated - started_at_once, are reported as jobs_waited (P(wait) in the models).
+  std::uint64_t started_at_once = 0;
   std::vector<QueueResult> queues;
   std::vector<ConsumerResult> consumers;
   std::uint64_t events = 0;
