@@ -1,0 +1,1330 @@
+#!/usr/bin/env python3
+"""Replay a brokersim scenario against a real, private RabbitMQ node and compare.
+
+For each case: start (once per invocation) a private RabbitMQ node on loopback, declare the
+scenario's queues, run real producers / consumers / a dead-letter observer for the scenario's
+duration, classify every job the way brokersim does, run `brokersim run SCENARIO --json` with the
+same overrides, and write {"observed": ..., "predicted": ...} to results/CASE.json.
+
+Python 3 standard library + pika only.  Usage (from the repository root):
+
+    python3 experiments/real-broker/compare.py --brokersim build/experiments/brokersim --all
+
+See experiments/real-broker/README.md.
+"""
+
+import argparse
+import copy
+import datetime
+import functools
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections import deque
+
+try:
+    import pika
+except ImportError:  # pyenv / venv python without Debian's python3-pika: retry with the system one
+    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
+            and not os.environ.get("BROKERSIM_CMP_REEXEC"):
+        os.environ["BROKERSIM_CMP_REEXEC"] = "1"
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    sys.exit("compare.py: the 'pika' module is missing: apt-get install -y python3-pika")
+
+import logging
+logging.getLogger("pika").setLevel(logging.CRITICAL)  # pika logs connection teardown noise at ERROR
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+LOOPBACK = "127.0.0.1"
+MAX_JOBS = 200000
+
+# ------------------------------------------------------------------------------------------ cases
+
+GRID = [(c, p, u) for c in (2, 4) for p in (1, 16) for u in (0.8, 1.1)]
+GRID_SERVICE_MEAN_MS = 50.0
+GRID_TTL_MS = 250
+GRID_STOP_MS = 25000
+GRID_WARMUP_MS = 1000
+
+
+def grid_name(consumers, prefetch, util):
+    return "grid-c%d-p%d-u%s" % (consumers, prefetch, ("%.1f" % util).replace(".", "_"))
+
+
+def grid_scenario(consumers, prefetch, util):
+    slots = 1
+    rate = util * consumers * slots / (GRID_SERVICE_MEAN_MS / 1000.0)
+    return {
+        "name": grid_name(consumers, prefetch, util),
+        "seed": 1,
+        "stop": {"time_ms": GRID_STOP_MS},
+        "warmup_ms": GRID_WARMUP_MS,
+        "broker": {
+            "kind": "rabbitmq-classic",
+            "version": "3.13",
+            "delivery_latency_ms": 0.3,
+            "ack_latency_ms": 0.3,
+            "queues": {
+                "work": {"message_ttl_ms": GRID_TTL_MS, "dead_letter_to": "dlq"},
+                "dlq": {},
+            },
+        },
+        "producers": [{
+            "queue": "work",
+            "arrivals": {"poisson": {"rate_per_s": round(rate, 6)}},
+            "deadline_ms": GRID_TTL_MS,
+            "expiration_ms": None,
+            "service_ms": {"exp": {"mean": GRID_SERVICE_MEAN_MS}},
+        }],
+        "consumers": [{
+            "queue": "work", "count": consumers, "prefetch": prefetch, "slots": slots,
+            "uncertainty_ms": 0, "admission": "check-before-start", "on_expired": "ack",
+        }],
+    }
+
+
+def all_cases():
+    seed = os.path.join(REPO, "experiments", "scenarios", "prefetch-boundary.json")
+    cases = [
+        ("prefetch-boundary-p1", seed, ["consumers.0.prefetch=1"]),
+        ("prefetch-boundary-p3", seed, ["consumers.0.prefetch=3"]),
+    ]
+    for c, p, u in GRID:
+        name = grid_name(c, p, u)
+        cases.append((name, os.path.join(HERE, "scenarios", name + ".json"), []))
+    return cases
+
+
+def write_grid_scenarios():
+    d = os.path.join(HERE, "scenarios")
+    os.makedirs(d, exist_ok=True)
+    for c, p, u in GRID:
+        path = os.path.join(d, grid_name(c, p, u) + ".json")
+        with open(path, "w") as f:
+            json.dump(grid_scenario(c, p, u), f, indent=2)
+            f.write("\n")
+        print("wrote", os.path.relpath(path, REPO))
+
+
+# ------------------------------------------------------------------------------- scenario subset
+
+class Unsupported(Exception):
+    pass
+
+
+def parse_value(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def apply_set(scn, assignment):
+    """--set PATH=VALUE, the way brokersim reads it (dots, integer indices)."""
+    path, sep, value = assignment.partition("=")
+    if not sep:
+        raise Unsupported("--set %r: expected PATH=VALUE" % assignment)
+    keys = path.split(".")
+    node = scn
+    for k in keys[:-1]:
+        node = node[int(k)] if isinstance(node, list) else node.setdefault(k, {})
+    last = keys[-1]
+    if isinstance(node, list):
+        node[int(last)] = parse_value(value)
+    else:
+        node[last] = parse_value(value)
+
+
+def dist_sampler(spec, rng, path):
+    """A sampler for a brokersim distribution (durations truncated at 0)."""
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        v = float(spec)
+        return lambda: v
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise Unsupported("%s: expected a number or a one-key distribution object, got %r" % (path, spec))
+    (kind, p), = spec.items()
+    if kind == "const":
+        v = float(p)
+        return lambda: v
+    if kind == "exp":
+        m = float(p["mean"])
+        return lambda: rng.expovariate(1.0 / m) if m > 0 else 0.0
+    if kind == "uniform":
+        a, b = float(p["min"]), float(p["max"])
+        return lambda: rng.uniform(a, b)
+    if kind == "normal":
+        m, s = float(p["mean"]), float(p["sd"])
+        return lambda: max(0.0, rng.gauss(m, s))
+    if kind == "lognormal":
+        m, cv = float(p["mean"]), float(p["cv"])
+        if m <= 0:
+            return lambda: 0.0
+        s2 = math.log(1.0 + cv * cv)
+        mu = math.log(m) - s2 / 2.0
+        sd = math.sqrt(s2)
+        return lambda: rng.lognormvariate(mu, sd)
+    if kind == "empirical":
+        xs = [float(x) for x in p]
+        return lambda: rng.choice(xs)
+    raise Unsupported("%s: distribution %r is not supported by the real-broker harness" % (path, kind))
+
+
+def check_subset(scn):
+    """Refuse, with the key path, whatever the harness cannot replay faithfully."""
+    b = scn.get("broker", {})
+    if b.get("kind", "rabbitmq-classic") != "rabbitmq-classic":
+        raise Unsupported("broker.kind: only rabbitmq-classic can be replayed")
+    queues = b.get("queues", {})
+    read = sorted({c["queue"] for c in scn["consumers"]})
+    if len(read) != 1:
+        raise Unsupported("consumers: exactly one queue read by consumers is supported, got %r" % read)
+    work = read[0]
+    for i, p in enumerate(scn["producers"]):
+        if p["queue"] != work:
+            raise Unsupported("producers.%d.queue: must be the consumed queue %r" % (i, work))
+        for k in ("publish_delay_ms", "clock_offset_ms"):
+            if p.get(k) not in (None, 0):
+                raise Unsupported("producers.%d.%s: not supported" % (i, k))
+        a = p["arrivals"]
+        if not (isinstance(a, dict) and len(a) == 1 and next(iter(a)) in ("poisson", "periodic", "at_ms")):
+            raise Unsupported("producers.%d.arrivals: only poisson, periodic, at_ms are supported" % i)
+        e = p.get("expiration_ms")
+        if not (e is None or e == "remaining-budget" or isinstance(e, (int, float))):
+            raise Unsupported("producers.%d.expiration_ms: number, null or \"remaining-budget\"" % i)
+    for i, c in enumerate(scn["consumers"]):
+        if c.get("exec_timeout") is not None:
+            raise Unsupported("consumers.%d.exec_timeout: not supported" % i)
+        if c.get("failure_probability", 0) not in (0, 0.0):
+            raise Unsupported("consumers.%d.failure_probability: not supported" % i)
+        if c.get("on_expired", "ack") not in ("ack", "reject"):
+            raise Unsupported("consumers.%d.on_expired: only ack and reject are supported" % i)
+    for name, q in queues.items():
+        for k in q:
+            if k not in ("message_ttl_ms", "dead_letter_to", "max_length", "overflow", "expires_ms"):
+                raise Unsupported("broker.queues.%s.%s: not supported" % (name, k))
+        if name != work and name in read:
+            raise Unsupported("broker.queues.%s: a consumed dead-letter queue is not supported" % name)
+    for i, f in enumerate(scn.get("faults", [])):
+        if set(f) != {"at_ms", "consumer", "stall_ms"}:
+            raise Unsupported("faults.%d: only {at_ms, consumer, stall_ms} (stall) is supported" % i)
+    stop = scn["stop"]
+    if "time_ms" not in stop:
+        raise Unsupported("stop.time_ms: required by the harness (real time must be bounded)")
+    return work
+
+
+# --------------------------------------------------------------------------------- private broker
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie child of ours counts as gone
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class PrivateBroker:
+    """A private RabbitMQ node: own node name, ports, epmd, data/log dirs, cookie (HOME)."""
+
+    def __init__(self, server_script, keep_dir=False, start_timeout_s=120.0):
+        self.server_script = server_script
+        self.keep_dir = keep_dir
+        self.start_timeout_s = start_timeout_s
+        self.proc = None
+        self.epmd = None
+        self.beam_pid = None
+        self.dir = None
+        self.version = None
+
+    def start(self):
+        self.dir = tempfile.mkdtemp(prefix="brokersim-cmp-")
+        d = self.dir
+        for sub in ("home", "mnesia", "log", "plugins-expand"):
+            os.makedirs(os.path.join(d, sub))
+        self.amqp_port, self.dist_port, self.epmd_port = free_port(), free_port(), free_port()
+        while len({self.amqp_port, self.dist_port, self.epmd_port}) < 3:
+            self.dist_port, self.epmd_port = free_port(), free_port()
+        self.nodename = "brokersim-cmp-%d@localhost" % os.getpid()
+        with open(os.path.join(d, "rabbitmq.conf"), "w") as f:
+            f.write("listeners.tcp.default = %s:%d\n" % (LOOPBACK, self.amqp_port))
+            f.write("loopback_users.guest = true\n")
+            f.write("log.console = false\n")
+            f.write("log.file.level = info\n")
+        with open(os.path.join(d, "enabled_plugins"), "w") as f:
+            f.write("[].\n")
+        open(os.path.join(d, "rabbitmq-env.conf"), "w").close()  # do not read /etc/rabbitmq/rabbitmq-env.conf
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))}
+        env.update({
+            "HOME": os.path.join(d, "home"),  # a private .erlang.cookie
+            "RABBITMQ_CONF_ENV_FILE": os.path.join(d, "rabbitmq-env.conf"),
+            "RABBITMQ_NODENAME": self.nodename,
+            "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
+            "RABBITMQ_NODE_PORT": str(self.amqp_port),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_MNESIA_BASE": os.path.join(d, "mnesia"),
+            "RABBITMQ_LOG_BASE": os.path.join(d, "log"),
+            "RABBITMQ_CONFIG_FILE": os.path.join(d, "rabbitmq.conf"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": os.path.join(d, "enabled_plugins"),
+            "RABBITMQ_PLUGINS_EXPAND_DIR": os.path.join(d, "plugins-expand"),
+            "RABBITMQ_PID_FILE": os.path.join(d, "rabbitmq.pid"),
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
+            "ERL_EPMD_ADDRESS": LOOPBACK,
+            "ERL_EPMD_PORT": str(self.epmd_port),
+        })
+        # Our own epmd, in the foreground (not -daemon), so we hold its pid and stop it ourselves.
+        self.epmd_log = open(os.path.join(d, "epmd.log"), "w")
+        self.epmd = subprocess.Popen(["epmd", "-address", LOOPBACK, "-port", str(self.epmd_port)],
+                                     env=env, stdout=self.epmd_log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 10
+        while not self._port_open(self.epmd_port):
+            if self.epmd.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("epmd did not start on %s:%d (see %s)" % (LOOPBACK, self.epmd_port, self.epmd_log.name))
+            time.sleep(0.05)
+        self.stdout = open(os.path.join(d, "rabbitmq-server.out"), "w")
+        self.proc = subprocess.Popen([self.server_script], env=env, cwd=d, stdout=self.stdout,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        print("  starting RabbitMQ node %s on %s:%d (dist %d, epmd %d), data in %s"
+              % (self.nodename, LOOPBACK, self.amqp_port, self.dist_port, self.epmd_port, d), flush=True)
+        t_start = time.monotonic()
+        deadline = t_start + self.start_timeout_s
+        last_err = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("rabbitmq-server exited with status %s during start-up:\n%s"
+                                   % (self.proc.returncode, self._tail()))
+            if self._port_open(self.amqp_port):
+                try:
+                    c = pika.BlockingConnection(self.params(socket_timeout=2))
+                    props = getattr(c._impl, "server_properties", {}) or {}
+                    v = props.get("version", b"?")
+                    self.version = v.decode() if isinstance(v, bytes) else str(v)
+                    c.close()
+                    self._read_pid()
+                    print("  RabbitMQ %s ready after %.1f s (beam pid %s)"
+                          % (self.version, time.monotonic() - t_start, self.beam_pid), flush=True)
+                    return
+                except Exception as e:  # not ready yet
+                    last_err = e
+            time.sleep(0.25)
+        raise RuntimeError("RabbitMQ did not accept connections within %.0f s (last error: %r):\n%s"
+                           % (self.start_timeout_s, last_err, self._tail()))
+
+    def params(self, socket_timeout=5):
+        return pika.ConnectionParameters(host=LOOPBACK, port=self.amqp_port, heartbeat=0,
+                                         connection_attempts=1, socket_timeout=socket_timeout,
+                                         blocked_connection_timeout=30)
+
+    def _port_open(self, port):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(0.5)
+        try:
+            return s.connect_ex((LOOPBACK, port)) == 0
+        finally:
+            s.close()
+
+    def _read_pid(self):
+        try:
+            with open(os.path.join(self.dir, "rabbitmq.pid")) as f:
+                self.beam_pid = int(f.read().strip())
+        except (OSError, ValueError):
+            self.beam_pid = None
+
+    def _tail(self, n=40):
+        out = []
+        for p in (os.path.join(self.dir, "rabbitmq-server.out"),
+                  os.path.join(self.dir, "log", self.nodename + ".log")):
+            try:
+                with open(p, errors="replace") as f:
+                    out.append("--- %s\n%s" % (p, "".join(f.readlines()[-n:])))
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def stop(self):
+        """Stop the node by pid (TERM, then KILL), then our epmd. Safe to call twice."""
+        if self.proc is not None:
+            self._read_pid()
+            pids = [p for p in (self.beam_pid, self.proc.pid) if p]
+            for p in pids:
+                try:
+                    os.kill(p, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+                try:
+                    self.proc.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    pass
+            if any(pid_alive(p) for p in pids):
+                try:  # our own session (start_new_session): the script, beam, erl_child_setup
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            self.proc = None
+            print("  RabbitMQ node stopped", flush=True)
+        if self.epmd is not None:
+            self.epmd.terminate()
+            try:
+                self.epmd.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.epmd.kill()
+                self.epmd.wait(timeout=5)
+            self.epmd = None
+        if self.dir and not self.keep_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        elif self.dir:
+            print("  broker data and logs kept in", self.dir)
+
+
+# ----------------------------------------------------------------------------------- real clients
+
+class Clock:
+    def __init__(self):
+        self.t0 = None
+
+    def now_ms(self):
+        return (time.monotonic() - self.t0) * 1000.0
+
+
+def us(ms):
+    return int(round(ms * 1000.0))
+
+
+def sleep_until(clock, t_ms, stop):
+    """Sleep until clock time t_ms (bounded by stop)."""
+    while not stop.is_set():
+        dt = (t_ms - clock.now_ms()) / 1000.0
+        if dt <= 0:
+            return True
+        time.sleep(min(dt, 0.05))
+    return False
+
+
+def arrival_times(spec, rng):
+    (kind, p), = spec["arrivals"].items()
+    if kind == "at_ms":
+        for t in sorted(float(x) for x in p):
+            yield t
+    elif kind == "periodic":
+        t, every = 0.0, float(p["every_ms"])
+        while True:
+            yield t
+            t += every
+    elif kind == "poisson":
+        t, rate = 0.0, float(p["rate_per_s"]) / 1000.0
+        while True:
+            t += rng.expovariate(rate)
+            yield t
+
+
+def make_schedule(spec, seed, index, stop_ms, max_jobs):
+    """The producer's jobs: [(publish_ms, service_ms)], drawn with Python's random (seeded).
+    The same list is replayed on the real broker and fed to brokersim as a trace_csv."""
+    arr_rng = random.Random("%d:producers.%d.arrivals" % (seed, index))
+    svc = dist_sampler(spec["service_ms"], random.Random("%d:producers.%d.service" % (seed, index)),
+                       "producers.%d.service_ms" % index)
+    out = []
+    for t in arrival_times(spec, arr_rng):
+        if t > stop_ms or len(out) >= max_jobs:
+            break
+        out.append((t, svc()))
+    return out
+
+
+def write_trace(path, schedule):
+    with open(path, "w") as f:
+        f.write("publish_ms,service_ms\n")
+        for t, svc in schedule:
+            f.write("%.6f,%.6f\n" % (t, svc))
+
+
+class Producer(threading.Thread):
+    def __init__(self, index, spec, schedule, broker, clock, jobs, jobs_lock, stop, go):
+        super().__init__(daemon=True, name="producer-%d" % index)
+        self.index, self.spec, self.schedule, self.broker, self.clock = index, spec, schedule, broker, clock
+        self.jobs, self.jobs_lock, self.stop, self.go = jobs, jobs_lock, stop, go
+        self.done = threading.Event()
+        self.error = None
+        self.connected = threading.Event()
+
+    def run(self):
+        conn = None
+        try:
+            conn = pika.BlockingConnection(self.broker.params())
+            ch = conn.channel()
+            self.connected.set()
+            if not self.go.wait(60):
+                return
+            queue = self.spec["queue"]
+            deadline = self.spec.get("deadline_ms")
+            expiration = self.spec.get("expiration_ms")
+            for t, service in self.schedule:
+                if not sleep_until(self.clock, t, self.stop):
+                    break
+                now = self.clock.now_ms()
+                rec = {"producer": self.index, "scheduled": t, "created": now,
+                       "expires_at": now + deadline if deadline is not None else None,
+                       "service": service, "deliveries": 0}
+                with self.jobs_lock:
+                    job = len(self.jobs)
+                    self.jobs.append(rec)
+                ttl = None
+                if expiration == "remaining-budget" and rec["expires_at"] is not None:
+                    ttl = rec["expires_at"] - self.clock.now_ms()
+                elif isinstance(expiration, (int, float)):
+                    ttl = float(expiration)
+                now = self.clock.now_ms()
+                if rec["expires_at"] is not None and rec["expires_at"] <= now:
+                    rec["rejected_at_publish"] = now
+                    continue
+                # pika 1.2 cannot encode floats in a header table: integer microseconds there,
+                # milliseconds (floats) in the JSON body
+                headers = {"job": job, "created_us": us(rec["created"]), "service_us": us(rec["service"])}
+                if rec["expires_at"] is not None:
+                    headers["expires_at_us"] = us(rec["expires_at"])
+                props = pika.BasicProperties(headers=headers, delivery_mode=1,
+                                             expiration=None if ttl is None else str(max(0, int(math.floor(ttl)))))
+                rec["msg_ttl"] = None if ttl is None else max(0, int(math.floor(ttl)))
+                rec["published"] = self.clock.now_ms()
+                ch.basic_publish(exchange="", routing_key=queue, properties=props,
+                                 body=json.dumps({"job": job, "created_ms": rec["created"],
+                                                  "expires_at_ms": rec["expires_at"],
+                                                  "service_ms": rec["service"]}).encode())
+        except Exception as e:
+            self.error = e
+            traceback.print_exc()
+        finally:
+            self.done.set()
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+
+
+class RealConsumer:
+    """One consumer: its own connection/channel, basic_qos(prefetch), a local FIFO and `slots`
+    worker threads.  Acks go through the connection's thread (add_callback_threadsafe)."""
+
+    def __init__(self, index, spec, broker, clock, jobs, stop, stalls, clock_offset, go):
+        self.index, self.spec, self.broker, self.clock, self.jobs = index, spec, broker, clock, jobs
+        self.stop, self.stalls, self.offset, self.go = stop, stalls, clock_offset, go
+        self.local = deque()
+        self.cond = threading.Condition()
+        self.ready = threading.Event()
+        self.consuming = threading.Event()
+        self.error = None
+        self.conn = None
+        self.ch = None
+        self.admission = spec.get("admission", "check-before-start")
+        self.uncertainty = float(spec.get("uncertainty_ms", 0))
+        self.min_window = float(spec.get("min_window_ms", 0))
+        self.on_expired = spec.get("on_expired", "ack")
+        self.conn_thread = threading.Thread(target=self._conn_loop, daemon=True, name="consumer-%d" % index)
+        self.slot_threads = [threading.Thread(target=self._slot_loop, daemon=True, name="consumer-%d-slot-%d" % (index, s))
+                             for s in range(int(spec.get("slots", 1)))]
+
+    def start(self):
+        self.conn_thread.start()
+        for t in self.slot_threads:
+            t.start()
+
+    def join(self, timeout):
+        end = time.monotonic() + timeout
+        for t in [self.conn_thread] + self.slot_threads:
+            t.join(max(0.0, end - time.monotonic()))
+
+    # connection thread ------------------------------------------------------------------------
+    def _conn_loop(self):
+        try:
+            self.conn = pika.BlockingConnection(self.broker.params())
+            self.ch = self.conn.channel()
+            self.ch.basic_qos(prefetch_count=int(self.spec.get("prefetch", 0)))
+            self.ready.set()
+            if not self.go.wait(60) or self.stop.is_set():
+                return
+            start_ms = float(self.spec.get("start_ms", 0))
+            if start_ms > 0 and not sleep_until(self.clock, start_ms, self.stop):
+                return  # start_ms 0: attach at once, before t0
+            args = {"x-priority": int(self.spec["priority"])} if self.spec.get("priority") else None
+            self.ch.basic_consume(queue=self.spec["queue"], on_message_callback=self._on_message,
+                                  auto_ack=False, arguments=args)
+            self.consuming.set()
+            while not self.stop.is_set():
+                self.conn.process_data_events(time_limit=0.05)
+        except Exception as e:
+            if not self.stop.is_set():
+                self.error = e
+                traceback.print_exc()
+        finally:
+            self.ready.set()
+            if self.conn is not None:
+                try:
+                    self.conn.close()
+                except Exception:
+                    pass
+
+    def _on_message(self, ch, method, props, body):
+        t = self.clock.now_ms()
+        job = int(props.headers["job"])
+        rec = self.jobs[job]
+        rec["deliveries"] = rec.get("deliveries", 0) + 1
+        rec.setdefault("received", t)
+        rec["consumer"] = self.index
+        if self.admission == "check-at-receive-and-start" and not self._admits(props.headers, t):
+            self._reject_locally(rec, method.delivery_tag, t)
+            return
+        with self.cond:
+            self.local.append((method.delivery_tag, job, props.headers))
+            self.cond.notify()
+
+    def _settle(self, tag, reject):
+        try:
+            if reject:
+                self.ch.basic_reject(delivery_tag=tag, requeue=False)
+            else:
+                self.ch.basic_ack(delivery_tag=tag)
+        except Exception:
+            if not self.stop.is_set():
+                raise
+
+    def _send_settle(self, tag, reject=False):
+        try:
+            self.conn.add_callback_threadsafe(functools.partial(self._settle, tag, reject))
+        except Exception:
+            if not self.stop.is_set():
+                raise
+
+    # slot threads -----------------------------------------------------------------------------
+    def _stall_left_ms(self, now):
+        left = 0.0
+        for a, b in self.stalls:
+            if a <= now < b:
+                left = max(left, b - now)
+        return left
+
+    def _admits(self, headers, t):
+        exp = headers.get("expires_at_us")
+        if exp is None:
+            return True
+        exp = exp / 1000.0
+        remaining = exp - (t + self.offset) - self.uncertainty
+        return not (remaining <= 0 or remaining < self.min_window)
+
+    def _reject_locally(self, rec, tag, t):
+        rec["rejected"] = t
+        exp = rec.get("expires_at")
+        if exp is not None and exp - t > self.min_window:
+            rec["rejected_but_valid"] = True
+        self._send_settle(tag, reject=(self.on_expired == "reject"))
+
+    def _slot_loop(self):
+        try:
+            while not self.stop.is_set():
+                with self.cond:
+                    item = None
+                    while not self.stop.is_set():
+                        stall = self._stall_left_ms(self.clock.now_ms()) if self.clock.t0 is not None else 0.0
+                        if stall > 0:
+                            self.cond.wait(timeout=min(0.05, stall / 1000.0))
+                            continue
+                        if self.local:
+                            item = self.local.popleft()
+                            break
+                        self.cond.wait(timeout=0.05)
+                    if item is None:
+                        return
+                tag, job, headers = item
+                rec = self.jobs[job]
+                t = self.clock.now_ms()
+                if self.admission != "none" and not self._admits(headers, t):
+                    self._reject_locally(rec, tag, t)
+                    continue
+                rec["started"] = t
+                if rec.get("expires_at") is not None and self.admission != "none" and t >= rec["expires_at"]:
+                    rec["admitted_but_expired"] = True
+                time.sleep(headers["service_us"] / 1e6)
+                rec["finished"] = self.clock.now_ms()
+                self._send_settle(tag)
+        except Exception as e:
+            self.error = e
+            traceback.print_exc()
+
+
+class DeadLetterObserver(threading.Thread):
+    """Consumes the dead-letter queues (auto-ack) and records each job's x-death reason."""
+
+    def __init__(self, broker, clock, jobs, queues, stop):
+        super().__init__(daemon=True, name="dlx-observer")
+        self.broker, self.clock, self.jobs, self.queues, self.stop = broker, clock, jobs, queues, stop
+        self.ready = threading.Event()
+        self.error = None
+        self.received = {q: 0 for q in queues}
+
+    def run(self):
+        conn = None
+        try:
+            conn = pika.BlockingConnection(self.broker.params())
+            ch = conn.channel()
+            for q in self.queues:
+                ch.basic_consume(queue=q, on_message_callback=functools.partial(self._on_message, q), auto_ack=True)
+            self.ready.set()
+            while not self.stop.is_set():
+                conn.process_data_events(time_limit=0.05)
+        except Exception as e:
+            self.error = e
+            traceback.print_exc()
+        finally:
+            self.ready.set()
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+
+    def _on_message(self, qname, ch, method, props, body):
+        t = self.clock.now_ms()
+        h = props.headers or {}
+        deaths = h.get("x-death") or []
+        d = deaths[0] if deaths else {}
+        reason = d.get("reason", b"?")
+        reason = reason.decode() if isinstance(reason, bytes) else str(reason)
+        src = d.get("queue", b"?")
+        src = src.decode() if isinstance(src, bytes) else str(src)
+        self.received[qname] += 1
+        job = h.get("job")
+        if job is None:
+            return
+        rec = self.jobs[int(job)]
+        rec.setdefault("dead_letters", []).append({"t": t, "reason": reason, "from": src, "to": qname,
+                                                   "expiration_prop": props.expiration})
+
+
+class Monitor(threading.Thread):
+    """Samples each queue's ready count (passive declare) every 100 ms."""
+
+    def __init__(self, broker, clock, queues, stop, every_ms=100.0):
+        super().__init__(daemon=True, name="monitor")
+        self.broker, self.clock, self.queues, self.stop, self.every = broker, clock, queues, stop, every_ms
+        self.samples = {q: [] for q in queues}
+        self.error = None
+
+    def run(self):
+        conn = None
+        try:
+            conn = pika.BlockingConnection(self.broker.params())
+            ch = conn.channel()
+            while self.clock.t0 is None and not self.stop.is_set():
+                time.sleep(0.01)
+            k = 0
+            while not self.stop.is_set():
+                t = self.clock.now_ms()
+                for q in self.queues:
+                    m = ch.queue_declare(queue=q, passive=True).method
+                    self.samples[q].append((t, m.message_count))
+                k += 1
+                sleep_until(self.clock, k * self.every, self.stop)
+        except Exception as e:
+            if not self.stop.is_set():
+                self.error = e
+                traceback.print_exc()
+        finally:
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+
+
+# ------------------------------------------------------------------------------------ one replay
+
+def queue_arguments(q):
+    args = {"x-queue-type": "classic"}
+    if q.get("message_ttl_ms") is not None:
+        args["x-message-ttl"] = int(q["message_ttl_ms"])
+    if q.get("dead_letter_to"):
+        args["x-dead-letter-exchange"] = ""
+        args["x-dead-letter-routing-key"] = q["dead_letter_to"]
+    if q.get("max_length") is not None:
+        args["x-max-length"] = int(q["max_length"])
+    if q.get("overflow"):
+        args["x-overflow"] = q["overflow"]
+    if q.get("expires_ms") is not None:
+        args["x-expires"] = int(q["expires_ms"])
+    return args
+
+
+def replay(scn, broker, schedules):
+    work = check_subset(scn)
+    queues = scn["broker"].get("queues", {})
+    stop_ms = float(scn["stop"]["time_ms"])
+    seed = int(scn.get("seed", 1))
+    dl_targets = sorted({q.get("dead_letter_to") for q in queues.values() if q.get("dead_letter_to")})
+
+    conn = pika.BlockingConnection(broker.params())
+    ch = conn.channel()
+    for name in sorted(queues):
+        ch.queue_delete(queue=name)
+    for name in sorted(queues):
+        ch.queue_declare(queue=name, durable=False, arguments=queue_arguments(queues[name]))
+    conn.close()
+
+    clock = Clock()
+    jobs, jobs_lock = [], threading.Lock()
+    stop_clients = threading.Event()   # consumers and producers
+    stop_observers = threading.Event()  # dead-letter observer and monitor, a little later
+    go = threading.Event()
+
+    consumers = []
+    k = 0
+    for g, cspec in enumerate(scn["consumers"]):
+        for m in range(int(cspec.get("count", 1))):
+            stalls = [(float(f["at_ms"]), float(f["at_ms"]) + float(f["stall_ms"]))
+                      for f in scn.get("faults", []) if int(f["consumer"]) == k]
+            off_spec = cspec.get("clock_offset_ms", 0)
+            off_rng = random.Random("%d:consumers.%d.%d.clock" % (seed, g, m))
+            if isinstance(off_spec, dict) and "normal" in off_spec:  # an offset may be negative
+                offset = off_rng.gauss(float(off_spec["normal"]["mean"]), float(off_spec["normal"]["sd"]))
+            else:
+                offset = dist_sampler(off_spec, off_rng, "consumers.%d.clock_offset_ms" % g)()
+            consumers.append(RealConsumer(k, cspec, broker, clock, jobs, stop_clients, stalls, offset, go))
+            k += 1
+    producers = [Producer(i, p, schedules[i], broker, clock, jobs, jobs_lock, stop_clients, go)
+                 for i, p in enumerate(scn["producers"])]
+    observer = DeadLetterObserver(broker, clock, jobs, dl_targets, stop_observers) if dl_targets else None
+    monitor = Monitor(broker, clock, sorted(queues), stop_observers)
+
+    threads_ok = True
+    try:
+        if observer:
+            observer.start()
+            observer.ready.wait(30)
+        for c in consumers:
+            c.start()
+        for p in producers:
+            p.start()
+        for c in consumers:
+            if not c.ready.wait(30) or c.error:
+                raise RuntimeError("consumer %d could not connect: %r" % (c.index, c.error))
+        for p in producers:
+            if not p.connected.wait(30) or p.error:
+                raise RuntimeError("producer %d could not connect: %r" % (p.index, p.error))
+        # t0 a little in the future, so every consumer with start_ms 0 is attached before it.
+        clock.t0 = time.monotonic() + 1.0
+        go.set()
+        for c in consumers:
+            if float(c.spec.get("start_ms", 0)) == 0 and not c.consuming.wait(5):
+                raise RuntimeError("consumer %d did not attach" % c.index)
+        late = clock.now_ms()
+        if late > 0:
+            print("  warning: consumers attached %.1f ms after t0" % late)
+        monitor.start()
+        # run until stop.time_ms, or earlier once everything is settled (brokersim: "drained")
+        stop_reason = "time"
+        while clock.now_ms() < stop_ms:
+            time.sleep(0.02)
+            if any(c.error for c in consumers) or any(p.error for p in producers):
+                raise RuntimeError("a client failed: %r" % ([c.error for c in consumers] + [p.error for p in producers]))
+            if all(p.done.is_set() for p in producers) and jobs and all(settled(r) for r in list(jobs)):
+                stop_reason = "drained"
+                break
+        t_end = clock.now_ms()
+        stop_clients.set()
+        # keep the observer a moment: dead letters of expiries just before stop.time_ms
+        time.sleep(0.5)
+    except BaseException:
+        threads_ok = False
+        raise
+    finally:
+        stop_clients.set()
+        go.set()
+        for c in consumers:
+            with c.cond:
+                c.cond.notify_all()
+        stop_observers.set()
+        for t in producers + ([observer] if observer else []) + [monitor]:
+            if t.is_alive() or t.ident:
+                t.join(10)
+        for c in consumers:
+            c.join(10)
+    errors = [repr(x.error) for x in consumers + producers + [monitor] + ([observer] if observer else []) if x.error]
+    raw = {"jobs": jobs, "stop_ms": stop_ms, "t_end": t_end, "stop_reason": stop_reason, "work": work,
+           "monitor": monitor.samples, "dlq_received": observer.received if observer else {},
+           "consumers": [{"index": c.index, "clock_offset_ms": c.offset} for c in consumers],
+           "errors": errors}
+    return raw
+
+
+def settled(r):
+    return ("finished" in r or "rejected" in r or "rejected_at_publish" in r
+            or any(d["reason"] == "expired" for d in r.get("dead_letters", [])))
+
+
+# ----------------------------------------------------------------------------------- the metrics
+
+OUTCOMES = ["rejected_at_publish", "expired_in_queue", "expired_in_transit", "expired_before_start",
+            "completed_on_time", "completed_late", "timed_out", "failed", "lost", "dead_lettered", "in_system"]
+
+
+def quantile(sorted_xs, p):
+    if not sorted_xs:
+        return 0.0
+    x = p * (len(sorted_xs) - 1)
+    lo = int(math.floor(x))
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (x - lo)
+
+
+def summary(xs):
+    xs = sorted(xs)
+    if not xs:
+        return {"count": 0, "mean": 0.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0}
+    return {"count": len(xs), "mean": round(statistics.fmean(xs), 3), "p50": round(quantile(xs, 0.5), 3),
+            "p95": round(quantile(xs, 0.95), 3), "p99": round(quantile(xs, 0.99), 3), "max": round(xs[-1], 3)}
+
+
+def overlap(a, b, lo, hi):
+    return max(0.0, min(b, hi) - max(a, lo))
+
+
+def classify(r, T):
+    """(outcome, outcome time) at stop time T, from events with time <= T (brokersim's rules)."""
+    dl = r.get("dead_letters", [])
+    exp = r.get("expires_at")
+    if "rejected_at_publish" in r:
+        return "rejected_at_publish", r["rejected_at_publish"]
+    if r.get("started") is not None and r["started"] <= T:
+        f = r.get("finished")
+        if f is not None and f <= T:
+            return ("completed_on_time" if exp is None or f < exp else "completed_late"), f
+        return "in_system", None
+    if r.get("rejected") is not None and r["rejected"] <= T:
+        return ("expired_in_transit" if exp is not None and r["received"] >= exp else "expired_before_start"), r["rejected"]
+    for d in dl:
+        if d["reason"] == "expired" and d["t"] <= T and r.get("received") is None:
+            return "expired_in_queue", d["t"]
+        if d["reason"] == "maxlen" and d["t"] <= T and r.get("received") is None:
+            return "dead_lettered", d["t"]
+    return "in_system", None
+
+
+def write_observed_trace(path, scn, raw):
+    """Per-job CSV in brokersim's --trace column order (observed times; delivered_ms is not seen)."""
+    T = raw["stop_ms"]
+    work = raw["work"]
+    def f(x):
+        return "" if x is None else "%.3f" % x
+    with open(path, "w") as out:
+        out.write("job,producer,queue,consumer,created_ms,expires_at_ms,published_ms,delivered_ms,received_ms,"
+                  "started_ms,finished_ms,ended_ms,outcome,redeliveries\n")
+        for j, r in enumerate(raw["jobs"]):
+            o, t = classify(r, T)
+            out.write(",".join([str(j), str(r["producer"]), work, str(r.get("consumer", "")), f(r["created"]),
+                                f(r.get("expires_at")), f(r.get("published")), "", f(r.get("received")),
+                                f(r.get("started")), f(r.get("finished")), f(t), o,
+                                str(max(0, r.get("deliveries", 0) - 1))]) + "\n")
+
+
+def observed_metrics(scn, raw):
+    T = raw["stop_ms"]  # as brokersim: outcomes and averages judged at stop.time_ms, also when drained
+    warm = float(scn.get("warmup_ms", 0))
+    work = raw["work"]
+    jobs = [r for r in raw["jobs"] if r["created"] >= warm]
+    out = {k: 0 for k in OUTCOMES}
+    waits = {"queue": [], "local": [], "service": [], "sojourn": []}
+    dl_by_reason = {"expired": 0, "rejected": 0, "maxlen": 0}
+    published = delivered = redeliveries = abe = rbv = 0
+    busy = unacked = 0.0
+    ttl_lateness = []
+    for r in jobs:
+        o, t = classify(r, T)
+        out[o] += 1
+        if t is not None:
+            waits["sojourn"].append(t - r["created"])
+        if r.get("published") is not None and r["published"] <= T:
+            published += 1
+        rec = r.get("received")
+        if rec is not None and rec <= T:
+            delivered += r.get("deliveries", 1)
+            redeliveries += max(0, r.get("deliveries", 1) - 1)
+            waits["queue"].append(rec - r["published"])
+            end_local = r.get("started") if r.get("started") is not None else r.get("rejected")
+            if end_local is not None and end_local <= T:
+                waits["local"].append(end_local - rec)
+            # unacked ~ receipt .. settle sent (transit and the ack's way back not seen)
+            settle = r.get("finished") if r.get("started") is not None else r.get("rejected")
+            unacked += overlap(rec, settle if settle is not None else T, warm, T)
+        if r.get("started") is not None and r["started"] <= T:
+            f = r.get("finished")
+            if f is not None and f <= T:
+                waits["service"].append(f - r["started"])
+            busy += overlap(r["started"], f if f is not None else T, warm, T)
+            if r.get("admitted_but_expired"):
+                abe += 1
+        if r.get("rejected") is not None and r["rejected"] <= T and r.get("rejected_but_valid"):
+            rbv += 1
+        for d in r.get("dead_letters", []):
+            if d["from"] == work and d["t"] <= T and d["reason"] in dl_by_reason:
+                dl_by_reason[d["reason"]] += 1
+            if d["reason"] == "expired" and r.get("published") is not None:
+                ttls = [x for x in (r.get("msg_ttl"), scn["broker"]["queues"][work].get("message_ttl_ms")) if x is not None]
+                if ttls:
+                    ttl_lateness.append(d["t"] - (r["published"] + min(ttls)))
+    out["generated"] = len(jobs)
+    span_s = max(1e-9, (T - warm) / 1000.0)
+    slots = sum(int(c.get("count", 1)) * int(c.get("slots", 1)) for c in scn["consumers"])
+    queues = {}
+    for name in sorted(scn["broker"].get("queues", {})):
+        samples = [n for (t, n) in raw["monitor"].get(name, []) if warm <= t <= T]
+        q = {"published": 0, "delivered": 0, "dead_lettered_by_reason": {"expired": 0, "rejected": 0, "maxlen": 0},
+             "max_ready": max(samples) if samples else 0,
+             "mean_ready": round(statistics.fmean(samples), 3) if samples else 0.0}
+        if name == work:
+            q.update(published=published, delivered=delivered, dead_lettered_by_reason=dl_by_reason,
+                     mean_unacked=round(unacked / (T - warm), 3))
+        else:
+            q["published"] = sum(1 for r in jobs for d in r.get("dead_letters", []) if d["to"] == name and d["t"] <= T)
+            q["delivered_to_observer"] = q["published"]
+        queues[name] = q
+    # per consumer: receipt of the next delivery - settle of the previous, when the next one was
+    # already in the broker (published) before the previous was settled: the prefetch-window gap
+    gaps = []
+    by_consumer = {}
+    for r in jobs:
+        if r.get("received") is not None and r.get("consumer") is not None:
+            by_consumer.setdefault(r["consumer"], []).append(r)
+    for rs in by_consumer.values():
+        rs.sort(key=lambda r: r["received"])
+        for a, b in zip(rs, rs[1:]):
+            end = a.get("finished") if a.get("started") is not None else a.get("rejected")
+            if end is not None and b.get("published") is not None and b["published"] < end < b["received"]:
+                gaps.append(b["received"] - end)
+    completed = out["completed_on_time"] + out["completed_late"]
+    pub_lag = [r["published"] - r["scheduled"] for r in jobs if r.get("published") is not None]
+    return {
+        "outcomes": out,
+        "fraction": {k: (out[k] / len(jobs) if jobs else 0.0) for k in OUTCOMES},
+        "wait_ms": {k: summary(v) for k, v in waits.items()},
+        "throughput_per_s": round(completed / span_s, 4),
+        "goodput_per_s": round(out["completed_on_time"] / span_s, 4),
+        "slot_utilization": round(busy / (slots * (T - warm)), 4),
+        "admitted_but_expired": abe,
+        "rejected_but_valid": rbv,
+        "redeliveries": redeliveries,
+        "queues": queues,
+        "run": {"simulated_ms": T, "measured_s": span_s, "real_ms_run": round(raw["t_end"], 1),
+                "stop_reason": raw["stop_reason"]},
+        "harness": {
+            "publish_lag_ms": summary(pub_lag),
+            "dead_letter_after_ttl_ms": summary(ttl_lateness),
+            "settle_to_next_receipt_ms": summary(gaps),
+            "consumers": raw["consumers"],
+            "client_errors": raw["errors"],
+            "notes": [
+                "wait_ms.queue is publish -> receipt by the consumer's pika callback (brokersim's queue + transit)",
+                "expired_in_queue times are when the dead-letter observer received the dead letter",
+                "mean_ready is sampled every 100 ms by a passive queue.declare (message_count)",
+                "mean_unacked is receipt -> ack sent; slot_utilization is service time / slot time",
+            ],
+        },
+    }
+
+
+# ------------------------------------------------------------------------------------- brokersim
+
+def predict(brokersim, scenario_path, sets, replications):
+    def run(rep):
+        cmd = [brokersim, "run", scenario_path, "--json"] + sum((["--set", s] for s in sets), [])
+        if rep:
+            cmd += ["--replication", str(rep)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+        return json.loads(p.stdout)
+    base = run(0)
+    spread = None
+    if replications > 1:
+        fr = {k: [] for k in OUTCOMES}
+        extra = {"wait_ms.sojourn.p95": [], "wait_ms.queue.mean": [], "wait_ms.local.mean": [], "goodput_per_s": []}
+        for rep in range(replications):
+            j = base if rep == 0 else run(rep)
+            for k in OUTCOMES:
+                fr[k].append(j.get("fraction", {}).get(k, 0.0))
+            extra["wait_ms.sojourn.p95"].append(j["wait_ms"]["sojourn"]["p95"])
+            extra["wait_ms.queue.mean"].append(j["wait_ms"]["queue"]["mean"])
+            extra["wait_ms.local.mean"].append(j["wait_ms"]["local"]["mean"])
+            extra["goodput_per_s"].append(j["goodput_per_s"])
+        def band(xs):
+            xs = sorted(xs)
+            return {"mean": round(statistics.fmean(xs), 5), "p2.5": round(quantile(xs, 0.025), 5),
+                    "p97.5": round(quantile(xs, 0.975), 5)}
+        spread = {"replications": replications,
+                  "fraction": {k: band(v) for k, v in fr.items() if any(v)},
+                  **{k: band(v) for k, v in extra.items()}}
+    return base, spread
+
+
+# ------------------------------------------------------------------------------------------ main
+
+def git_head():
+    try:
+        return subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except Exception:
+        return None
+
+
+def git_modified():
+    try:
+        out = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True, timeout=10).stdout
+        return sorted(line[3:] for line in out.splitlines())
+    except Exception:
+        return None
+
+
+def run_case(name, scenario_path, sets, args, broker):
+    with open(scenario_path) as f:
+        scn = json.load(f)
+    for s in sets:
+        apply_set(scn, s)
+    check_subset(scn)
+    print("case %s: %s %s" % (name, os.path.relpath(scenario_path, REPO), " ".join(sets)), flush=True)
+    seed = int(scn.get("seed", 1))
+    schedules = [make_schedule(p, seed, i, float(scn["stop"]["time_ms"]), MAX_JOBS)
+                 for i, p in enumerate(scn["producers"])]
+    tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
+    try:
+        trace_sets = []
+        for i, sch in enumerate(schedules):
+            path = os.path.join(tracedir, "producer-%d.csv" % i)
+            write_trace(path, sch)
+            trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
+        predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
+        calibrated = None
+        if args.calibrated_latency_ms:
+            dl, ack = args.calibrated_latency_ms
+            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets +
+                                    ["broker.delivery_latency_ms=%g" % dl, "broker.ack_latency_ms=%g" % ack], 1)
+    finally:
+        shutil.rmtree(tracedir, ignore_errors=True)
+    own, spread = predict(args.brokersim, scenario_path, sets, args.replications)
+    raw = replay(scn, broker, schedules)
+    observed = observed_metrics(scn, raw)
+    if args.traces:
+        os.makedirs(args.traces, exist_ok=True)
+        write_observed_trace(os.path.join(args.traces, name + ".observed.csv"), scn, raw)
+    result = {
+        "case": name,
+        "scenario": os.path.relpath(scenario_path, REPO),
+        "set": sets,
+        "scenario_resolved": scn,
+        "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "environment": {"rabbitmq": broker.version, "pika": pika.__version__,
+                        "python": platform.python_version(), "host_cpus": os.cpu_count(),
+                        "brokersim": os.path.abspath(args.brokersim), "git_head": git_head(),
+                        "git_modified_tracked_files": git_modified()},
+        "observed": observed,
+        "predicted": predicted,
+        "predicted_calibrated": calibrated,
+        "predicted_calibrated_latency_ms": ({"delivery": args.calibrated_latency_ms[0], "ack": args.calibrated_latency_ms[1]}
+                                            if args.calibrated_latency_ms else None),
+        "predicted_own_streams": {k: own[k] for k in ("outcomes", "fraction", "wait_ms", "throughput_per_s",
+                                                      "goodput_per_s", "slot_utilization") if k in own},
+        "predicted_spread": spread,
+        "how": ["predicted: brokersim run on exactly the jobs replayed on the broker (same publish times and "
+                "service demands, given to brokersim as producers.I.arrivals.trace_csv)",
+                "predicted_calibrated: the same, with broker.delivery_latency_ms / ack_latency_ms set to the "
+                "values measured for this harness (--calibrated-latency-ms)",
+                "predicted_own_streams: brokersim with its own random streams (scenario as written), replication 0",
+                "predicted_spread: mean and 2.5/97.5 percentiles over that many brokersim replications of the "
+                "scenario as written: the sampling noise of one run of this length"],
+    }
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, name + ".json")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    o, p = observed["outcomes"], predicted["outcomes"]
+    keys = [k for k in OUTCOMES if o.get(k) or p.get(k)]
+    print("  %-22s %10s %10s" % ("outcome", "observed", "predicted"))
+    for k in keys + ["generated"]:
+        print("  %-22s %10d %10d" % (k, o.get(k, 0), p.get(k, 0)))
+    print("  wrote", os.path.relpath(path, REPO), flush=True)
+    return result
+
+
+def latency_pair(text):
+    if text.lower() == "none":
+        return None
+    a, sep, b = text.partition(",")
+    if not sep:
+        raise argparse.ArgumentTypeError("expected DELIVERY,ACK in ms, e.g. 1.0,0.5")
+    return float(a), float(b)
+
+
+def short_outcomes(o):
+    names = {"expired_in_queue": "queue", "expired_in_transit": "transit", "expired_before_start": "before-start",
+             "completed_on_time": "on-time", "completed_late": "late", "in_system": "in-sys",
+             "rejected_at_publish": "rej-pub", "dead_lettered": "dl", "lost": "lost"}
+    return " ".join("%s %d" % (names.get(k, k), o[k]) for k in OUTCOMES if o.get(k))
+
+
+def print_table(out_dir):
+    names = [n for n, _, _ in all_cases()]
+    print("| case | observed (RabbitMQ %s) | brokersim, same jobs | brokersim, calibrated latency | "
+          "queue wait mean obs / pred / cal (ms) | local wait mean obs / pred (ms) | 95%% band of on-time, own streams |" %
+          "3.10")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for n in names:
+        p = os.path.join(out_dir, n + ".json")
+        if not os.path.exists(p):
+            continue
+        with open(p) as f:
+            d = json.load(f)
+        o, pr, cal = d["observed"], d["predicted"], d.get("predicted_calibrated")
+        band = (d.get("predicted_spread") or {}).get("fraction", {}).get("completed_on_time")
+        print("| %s | %s | %s | %s | %.1f / %.1f / %s | %.1f / %.1f | %s |" % (
+            n, short_outcomes(o["outcomes"]), short_outcomes(pr["outcomes"]),
+            short_outcomes(cal["outcomes"]) if cal else "-",
+            o["wait_ms"]["queue"]["mean"], pr["wait_ms"]["queue"]["mean"] + pr["wait_ms"].get("transit", {}).get("mean", 0),
+            "%.1f" % (cal["wait_ms"]["queue"]["mean"] + cal["wait_ms"].get("transit", {}).get("mean", 0)) if cal else "-",
+            o["wait_ms"]["local"]["mean"], pr["wait_ms"]["local"]["mean"],
+            "%.1f-%.1f%% (obs %.1f%%)" % (100 * band["p2.5"], 100 * band["p97.5"], 100 * o["fraction"]["completed_on_time"])
+            if band else "-"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--brokersim", default=os.path.join(REPO, "build", "experiments", "brokersim"),
+                    help="path to the brokersim binary (default: build/experiments/brokersim)")
+    ap.add_argument("--all", action="store_true", help="run every built-in case (seed 000 + capacity grid)")
+    ap.add_argument("--case", action="append", default=[], help="run one built-in case by name (repeatable)")
+    ap.add_argument("--scenario", help="replay any scenario file of the supported subset")
+    ap.add_argument("--set", action="append", default=[], help="PATH=VALUE override, with --scenario")
+    ap.add_argument("--name", help="case name for --scenario (default: the file name)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"), help="result directory")
+    ap.add_argument("--replications", type=int, default=20,
+                    help="brokersim replications for the predicted_spread band (1: none)")
+    ap.add_argument("--rabbitmq-server", default="/usr/lib/rabbitmq/bin/rabbitmq-server",
+                    help="the rabbitmq-server start script (run directly, not the /usr/sbin wrapper)")
+    ap.add_argument("--calibrated-latency-ms", type=latency_pair, default=(1.0, 0.5), metavar="DELIVERY,ACK",
+                    help="also predict with these broker.delivery_latency_ms,ack_latency_ms (default 1.0,0.5: the "
+                    "settle-to-next-receipt gap measured with pika on loopback; 'none' to skip)")
+    ap.add_argument("--table", action="store_true", help="print the README results table from --out and exit")
+    ap.add_argument("--traces", metavar="DIR", help="also write DIR/CASE.observed.csv, one row per job "
+                    "(brokersim's --trace columns)")
+    ap.add_argument("--keep-broker-dir", action="store_true", help="keep the node's data and logs")
+    ap.add_argument("--list", action="store_true", help="list the built-in cases")
+    ap.add_argument("--write-grid-scenarios", action="store_true",
+                    help="(re)write experiments/real-broker/scenarios/grid-*.json and exit")
+    args = ap.parse_args()
+
+    if args.write_grid_scenarios:
+        write_grid_scenarios()
+        return 0
+    cases = all_cases()
+    if args.table:
+        print_table(args.out)
+        return 0
+    if args.list:
+        for n, p, s in cases:
+            print(n, os.path.relpath(p, REPO), " ".join(s))
+        return 0
+    chosen = []
+    if args.all:
+        chosen = cases
+    for n in args.case:
+        m = [c for c in cases if c[0] == n]
+        if not m:
+            ap.error("unknown case %r (see --list)" % n)
+        chosen += m
+    if args.scenario:
+        chosen.append((args.name or os.path.splitext(os.path.basename(args.scenario))[0],
+                       os.path.abspath(args.scenario), args.set))
+    if not chosen:
+        ap.error("nothing to run: give --all, --case NAME or --scenario FILE")
+    if not os.access(args.brokersim, os.X_OK):
+        ap.error("--brokersim %s: not an executable (build it first)" % args.brokersim)
+    if not os.access(args.rabbitmq_server, os.X_OK):
+        ap.error("--rabbitmq-server %s: not found (apt-get install -y rabbitmq-server)" % args.rabbitmq_server)
+    for n, p, s in chosen:  # validate everything before starting a broker
+        with open(p) as f:
+            scn = json.load(f)
+        for a in s:
+            apply_set(scn, a)
+        try:
+            check_subset(scn)
+        except Unsupported as e:
+            sys.exit("case %s: %s" % (n, e))
+
+    broker = PrivateBroker(args.rabbitmq_server, keep_dir=args.keep_broker_dir)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    failed = 0
+    try:
+        broker.start()
+        for n, p, s in chosen:
+            try:
+                run_case(n, p, s, args, broker)
+            except (Unsupported, RuntimeError, subprocess.SubprocessError, pika.exceptions.AMQPError) as e:
+                failed += 1
+                print("case %s FAILED: %s" % (n, e), file=sys.stderr, flush=True)
+    except KeyboardInterrupt as e:
+        print("interrupted (%s): stopping the broker" % (str(e) or "Ctrl-C"), file=sys.stderr)
+        failed = 130
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the clean-up finish
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        broker.stop()
+    return 1 if failed and failed != 130 else failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
