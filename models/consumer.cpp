@@ -22,7 +22,7 @@ Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, s
       spec_(&spec),
       index_(index) {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
-  clock = LocalClock(static_cast<Time>(std::llround(spec.clock_offset.sample(clock_rng))));
+  clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }
 
 void Consumer::track(JobPool& jobs, std::uint32_t job_index) {

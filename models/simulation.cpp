@@ -134,11 +134,12 @@ class Simulation {
   JobPool jobs_;
   std::vector<ClassicQueue> queues_;
   std::vector<Dispatcher> dispatchers_;
-  std::vector<bool> queue_read_;  // some consumer group reads it
+  std::vector<std::uint8_t> queue_read_;  // some consumer group reads it
   std::vector<Producer> producers_;
   std::vector<Consumer> consumers_;
   sim::Rng broker_rng_;
   bool consumer_timeout_on_ = false;
+  bool track_bytes_ = false;  // some producer sends non-empty bodies
   bool broker_down_ = false;
   Time broker_up_at_ = 0;
 
@@ -167,13 +168,13 @@ Simulation::Simulation(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) 
   queues_.reserve(nq);
   for (const auto& q : s.broker.queues) queues_.emplace_back(q);
   dispatchers_.resize(nq);
-  queue_read_.assign(nq, false);
+  queue_read_.assign(nq, 0);
   backlog_.resize(nq);
   for (std::size_t p = 0; p < s.producers.size(); ++p)
     producers_.emplace_back(s.producers[p], static_cast<int>(p), s.seed, s.replication);
   int index = 0;
   for (std::size_t g = 0; g < s.consumers.size(); ++g) {
-    queue_read_[s.consumers[g].queue] = true;
+    queue_read_[s.consumers[g].queue] = 1;
     for (int m = 0; m < s.consumers[g].count; ++m)
       consumers_.emplace_back(s.consumers[g], index++, static_cast<int>(g), m, s.seed,
                               s.replication);
@@ -181,6 +182,7 @@ Simulation::Simulation(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) 
   r_.consumers.resize(consumers_.size());
   events_.reserve(1024);
   broker_rng_ = sim::Rng(s.seed, s.replication, "broker.expiry_slack");
+  for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
   // RabbitMQ 4.3 no longer evaluates consumer timeouts for classic queues (SEMANTICS.md D2).
   consumer_timeout_on_ = s.broker.consumer_timeout.has_value() && s.broker.version != "4.3";
 }
@@ -858,7 +860,7 @@ void Simulation::ready_changed(int q) {
   ClassicQueue& Q = queues_[q];
   Q.ready_tw.set(now_, static_cast<double>(Q.ready()));
   Q.max_ready = std::max<std::uint64_t>(Q.max_ready, Q.ready());
-  bytes_changed(q);
+  if (track_bytes_) bytes_changed(q);
   refresh_backlog(q);
 }
 
@@ -867,7 +869,7 @@ void Simulation::unacked_changed(int q, std::int64_t messages, std::int64_t byte
   Q.unacked = static_cast<std::uint64_t>(static_cast<std::int64_t>(Q.unacked) + messages);
   Q.unacked_bytes = static_cast<std::uint64_t>(static_cast<std::int64_t>(Q.unacked_bytes) + bytes);
   Q.unacked_tw.set(now_, static_cast<double>(Q.unacked));
-  if (bytes != 0) bytes_changed(q);
+  if (track_bytes_) bytes_changed(q);
 }
 
 void Simulation::bytes_changed(int q) {

@@ -6,7 +6,7 @@
 namespace brokersim {
 
 namespace {
-Time to_time(double ns) { return static_cast<Time>(std::llround(ns)); }
+Time to_time(double ns) { return sim::round_ns(ns); }
 }  // namespace
 
 Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,

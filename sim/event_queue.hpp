@@ -10,8 +10,14 @@
 // the model stores a generation number for each timer and puts it in `tag`; an event whose tag no
 // longer matches is simply ignored when it is popped. Cancelling thus costs one increment.
 //
-// Cost: push and pop are O(log n). Measured on the 2-core development machine (bench/): about
-// 60 ns per hold operation at 1e3 pending events, about 110 ns at 1e5.
+// Events scheduled for the instant being processed (zero latencies make these common: a delivery
+// received "now", an ack arriving "now") skip the heap: they wait in a small unsorted lane and
+// the pop takes whichever of the lane's minimum and the heap's top comes first by the full
+// (time, order) key, so the order is exactly the heap-only order, only cheaper.
+//
+// Cost: push and pop are O(log n) on the heap, O(lane size <= 8) on the lane. Measured on the
+// 2-core development machine (bench/, with one exponential draw per hold): about 78 ns per hold
+// operation at 1e3 pending events, about 144 ns at 1e5 (std::multimap: 92 and 951 ns).
 #pragma once
 
 #include <cstdint>
@@ -46,25 +52,42 @@ class EventQueue {
             std::uint32_t tag = 0, std::uint32_t aux = 0) {
     Event e{time, (std::uint64_t{priority} << kSeqBits) | (seq_++ & kSeqMask), kind, target, tag,
             aux};
+    if (time == current_ && lane_size_ < kLane) {
+      if (lane_size_ == 0 || before(e, lane_[lane_min_])) lane_min_ = lane_size_;
+      lane_[lane_size_++] = e;
+      return;
+    }
     heap_.push_back(e);
     sift_up(heap_.size() - 1);
   }
 
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.front(); }
+  bool empty() const { return heap_.empty() && lane_size_ == 0; }
+  std::size_t size() const { return heap_.size() + lane_size_; }
+  const Event& top() const { return from_lane() ? lane_[lane_min_] : heap_.front(); }
 
   Event pop() {
-    Event e = heap_.front();
-    Event last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(last);
+    Event e;
+    if (from_lane()) {
+      e = lane_[lane_min_];
+      lane_[lane_min_] = lane_[--lane_size_];
+      lane_min_ = 0;
+      for (std::size_t i = 1; i < lane_size_; ++i)
+        if (before(lane_[i], lane_[lane_min_])) lane_min_ = i;
+    } else {
+      e = heap_.front();
+      Event last = heap_.back();
+      heap_.pop_back();
+      if (!heap_.empty()) sift_down(last);
+    }
+    current_ = e.time;
     return e;
   }
 
   void clear() {
     heap_.clear();
+    lane_size_ = 0;
     seq_ = 0;
+    current_ = 0;
   }
   void reserve(std::size_t n) { heap_.reserve(n); }
   std::uint64_t pushed() const { return seq_; }
@@ -97,7 +120,16 @@ class EventQueue {
     sift_up(i);
   }
 
+  bool from_lane() const {
+    return lane_size_ > 0 && (heap_.empty() || before(lane_[lane_min_], heap_.front()));
+  }
+
+  static constexpr std::size_t kLane = 8;
   std::vector<Event> heap_;
+  Event lane_[kLane]{};
+  std::size_t lane_size_ = 0;
+  std::size_t lane_min_ = 0;
+  Time current_ = 0;  // time of the last event popped: "now"
   std::uint64_t seq_ = 0;
 };
 
