@@ -1,5 +1,5 @@
 // One case per broker or client rule: tiny deterministic scenarios with exact outcomes and times.
-// Vector numbers refer to the RabbitMQ test vectors in SEMANTICS.md part 2.
+// The RabbitMQ test vectors of SEMANTICS.md part 2 are in tests/test_vectors.cpp, one case each.
 #include <doctest/doctest.h>
 
 #include "tests/test_util.hpp"
@@ -57,95 +57,6 @@ TEST_CASE("seed 000, prefetch 3: all three delivered before expiry, all rejected
   CHECK(run.result.wait_local.max() == brokersim::Time{1050} * 1'000'000);
 }
 
-TEST_CASE("expiry is enqueue time + min(queue TTL, message TTL) (vector 4)") {
-  const char* base = R"({
-    "stop": {"time_ms": 10000},
-    "broker": {"queues": {"q": {"message_ttl_ms": 5000}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 1000, "service_ms": 1,
-                   "publish_delay_ms": 200}]
-  })";
-  auto short_message = run_scenario(base);
-  CHECK(short_message.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(short_message.trace[0].ms("ended_ms") == 1200);  // the clock starts at enqueue (200)
-  auto short_queue = run_scenario(base, {"broker.queues.q.message_ttl_ms=1000", "producers.0.expiration_ms=5000"});
-  CHECK(short_queue.trace[0].ms("ended_ms") == 1200);
-  auto queue_only = run_scenario(base, {"producers.0.expiration_ms=null"});
-  CHECK(queue_only.trace[0].ms("ended_ms") == 5200);
-}
-
-TEST_CASE("head-only expiry: a short TTL behind a long one waits for it (vector 1, seed 003)") {
-  const char* text = R"({
-    "stop": {"time_ms": 10000}, "observe": {"every_ms": 1000},
-    "broker": {"queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [
-      {"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 3000, "service_ms": 1},
-      {"queue": "q", "arrivals": {"at_ms": [1]}, "expiration_ms": 300, "service_ms": 1}]
-  })";
-  auto run = run_scenario(text);
-  REQUIRE(run.trace.size() == 2);
-  CHECK(run.trace[0].ms("ended_ms") == 3000);
-  CHECK(run.trace[1].ms("ended_ms") == 3000);  // overdue since 301 ms, dropped in the same pass
-  CHECK(run.queue("q").dl_expired == 2);
-  // The depth stays 2 until the long head expires: expired messages behind a live head are counted.
-  CHECK(run.series.at(1).at("q.ready") == 2);
-  CHECK(run.series.at(2).at("q.ready") == 2);
-  CHECK(run.series.at(3).at("q.ready") == 0);
-  CHECK(run.series.at(3).at("dlq.ready") == 2);
-
-  // Short first, long second: each on time (one queue per tier gives the same).
-  auto ordered = run_scenario(text, {"producers.0.expiration_ms=300", "producers.1.expiration_ms=3000"});
-  CHECK(ordered.trace[0].ms("ended_ms") == 300);
-  CHECK(ordered.trace[1].ms("ended_ms") == 3001);
-}
-
-TEST_CASE("a non-expiring head hides an expired message; it is dropped right after the head is fetched (vector 3)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 5000},
-    "broker": {"queues": {"q": {}}},
-    "producers": [
-      {"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10},
-      {"queue": "q", "arrivals": {"at_ms": [1]}, "expiration_ms": 100, "service_ms": 10}],
-    "consumers": [{"queue": "q", "prefetch": 1, "start_ms": 1000}]
-  })");
-  CHECK(run.trace[0]["outcome"] == "completed_on_time");
-  CHECK(run.trace[0].ms("delivered_ms") == 1000);
-  CHECK(run.trace[1]["outcome"] == "expired_in_queue");
-  CHECK(run.trace[1].ms("ended_ms") == 1000);
-  CHECK(run.trace[1].empty("delivered_ms"));  // the consumer never sees it
-  CHECK(run.queue("q").delivered == 1);
-}
-
-TEST_CASE("expiration 0: delivered only if a consumer can take it at once (vectors 5, 6, 7)") {
-  const char* text = R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [10]}, "expiration_ms": 0, "service_ms": 50}],
-    "consumers": [{"queue": "q", "prefetch": 1}]
-  })";
-  auto idle_consumer = run_scenario(text);
-  CHECK(idle_consumer.trace[0]["outcome"] == "completed_on_time");
-  CHECK(idle_consumer.trace[0].ms("delivered_ms") == 10);
-
-  auto no_consumer = run_scenario(text, {"consumers.0.start_ms=500"});
-  CHECK(no_consumer.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(no_consumer.trace[0].ms("ended_ms") == 10);
-  CHECK(no_consumer.queue("q").dl_expired == 1);
-
-  // A consumer at its prefetch limit cannot take it: dropped at once, never delivered after the ack.
-  auto busy = run_scenario(R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {}}},
-    "producers": [
-      {"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 100},
-      {"queue": "q", "arrivals": {"at_ms": [10]}, "expiration_ms": 0, "service_ms": 50}],
-    "consumers": [{"queue": "q", "prefetch": 1}]
-  })");
-  CHECK(busy.trace[0]["outcome"] == "completed_on_time");
-  CHECK(busy.trace[1]["outcome"] == "expired_in_queue");
-  CHECK(busy.trace[1].ms("ended_ms") == 10);
-  CHECK(busy.queue("q").delivered == 1);
-}
-
 TEST_CASE("queue TTL 0 without a dead-letter target discards at once even behind other messages") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 1000},
@@ -157,48 +68,6 @@ TEST_CASE("queue TTL 0 without a dead-letter target discards at once even behind
   CHECK(run.queue("q").max_ready == 0);
 }
 
-TEST_CASE("dead-lettering strips the message TTL; the target's own queue TTL still applies (vector 11)") {
-  const char* text = R"({
-    "stop": {"time_ms": 100000},
-    "broker": {"queues": {"q1": {"message_ttl_ms": 100, "dead_letter_to": "q2"}, "q2": {}}},
-    "producers": [{"queue": "q1", "arrivals": {"at_ms": [0]}, "expiration_ms": 60000, "service_ms": 1}]
-  })";
-  auto run = run_scenario(text);
-  CHECK(run.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(run.trace[0].ms("ended_ms") == 100);
-  CHECK(run.queue("q2").ready_at_end == 1);  // would have expired at 60000 had the TTL been kept
-
-  auto with_target_ttl = run_scenario(text, {"broker.queues.q2.message_ttl_ms=500"});
-  CHECK(with_target_ttl.trace[0].ms("ended_ms") == 600);
-  CHECK(with_target_ttl.queue("q2").ready_at_end == 0);
-  CHECK(with_target_ttl.queue("q2").dl_expired == 0);  // q2 has no target: dropped, not dead-lettered
-}
-
-TEST_CASE("a dead-letter cycle without a rejection drops the message (vector 13)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 10000},
-    "broker": {"queues": {"q": {"message_ttl_ms": 100, "dead_letter_to": "q"}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1}]
-  })");
-  CHECK(run.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(run.trace[0].ms("ended_ms") == 100);
-  CHECK(run.queue("q").ready_at_end == 0);
-  CHECK(run.queue("q").published == 1);
-}
-
-TEST_CASE("max-length drop-head dead-letters the head with reason maxlen (vector 16)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {"max_length": 2, "dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 1, 2]}, "service_ms": 1}]
-  })");
-  CHECK(run.trace[0]["outcome"] == "dead_lettered");
-  CHECK(run.trace[0].ms("ended_ms") == 2);
-  CHECK(run.queue("q").dl_maxlen == 1);
-  CHECK(run.queue("q").ready_at_end == 2);
-  CHECK(run.trace[1]["outcome"] == "in_system");  // unread queue, no decision yet
-}
-
 TEST_CASE("max-length without a dead-letter target: drop-head loses the head") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 1000},
@@ -207,115 +76,6 @@ TEST_CASE("max-length without a dead-letter target: drop-head loses the head") {
   })");
   CHECK(run.trace[0]["outcome"] == "lost");
   CHECK(run.queue("q").dl_maxlen == 0);
-}
-
-TEST_CASE("reject-publish refuses the new message; reject-publish-dlx also dead-letters it (vectors 17, 18)") {
-  const char* text = R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {"max_length": 2, "overflow": "reject-publish", "dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 1, 2]}, "service_ms": 1}]
-  })";
-  auto plain = run_scenario(text);
-  CHECK(plain.trace[2]["outcome"] == "rejected_at_publish");
-  CHECK(plain.trace[2].ms("ended_ms") == 2);
-  CHECK(plain.queue("q").ready_at_end == 2);
-  CHECK(plain.queue("dlq").published == 0);
-
-  auto dlx = run_scenario(text, {"broker.queues.q.overflow=reject-publish-dlx"});
-  CHECK(dlx.trace[2]["outcome"] == "rejected_at_publish");
-  CHECK(dlx.queue("q").dl_maxlen == 1);
-  CHECK(dlx.queue("dlq").ready_at_end == 1);
-}
-
-TEST_CASE("expired messages behind a live head count toward max-length (vector 19)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {"max_length": 2, "overflow": "reject-publish"}}},
-    "producers": [
-      {"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1},
-      {"queue": "q", "arrivals": {"at_ms": [1]}, "expiration_ms": 10, "service_ms": 1},
-      {"queue": "q", "arrivals": {"at_ms": [100]}, "service_ms": 1}]
-  })");
-  CHECK(run.trace[2]["outcome"] == "rejected_at_publish");
-  CHECK(run.queue("q").ready_at_end == 2);
-}
-
-TEST_CASE("requeue keeps the original expiry and position; an expired requeue is dead-lettered at once (vectors 8, 9)") {
-  // Job 0 has a 50 ms deadline; the consumer (busy until 100 ms) requeues what it finds expired.
-  // It keeps being redelivered (at the head, before 1 and 2) until its queue TTL of 1000 ms,
-  // counted from its first enqueue, not from any requeue, has run out: then the requeue drops it.
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 5000},
-    "broker": {"ack_latency_ms": 10,
-               "queues": {"q": {"message_ttl_ms": 1000, "dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [
-      {"queue": "q", "arrivals": {"at_ms": [0]}, "deadline_ms": 50, "service_ms": 10},
-      {"queue": "q", "arrivals": {"at_ms": [1, 2]}, "service_ms": 10}],
-    "consumers": [{"queue": "q", "prefetch": 1, "on_expired": "requeue"}],
-    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 100}]
-  })");
-  const auto& a = run.trace[0];
-  CHECK(a["outcome"] == "expired_in_queue");
-  CHECK(a.ms("ended_ms") == 1000);             // requeued at 1000 = its expiry: dropped at once
-  CHECK(std::stoi(a["redeliveries"]) == 89);   // redelivered every 10 ms, 110 ... 990
-  // Jobs 1 and 2 waited behind it the whole time: job 1 is delivered the moment it is gone,
-  // job 2 expires (1002) while job 1 holds the only credit.
-  CHECK(run.trace[1].ms("delivered_ms") == 1000);
-  CHECK(run.trace[1]["outcome"] == "completed_on_time");
-  CHECK(run.trace[2]["outcome"] == "expired_in_queue");
-  CHECK(run.trace[2].ms("ended_ms") == 1002);
-  CHECK(run.queue("q").dl_expired == 2);
-}
-
-TEST_CASE("an unacked message does not expire; requeued after its TTL it is dead-lettered, not redelivered (vector 9)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 5000},
-    "broker": {"queues": {"q": {"message_ttl_ms": 1000, "dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "deadline_ms": 500, "service_ms": 10}],
-    "consumers": [{"queue": "q", "prefetch": 1, "on_expired": "requeue"}],
-    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 2000}]
-  })");
-  CHECK(run.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(run.trace[0].ms("ended_ms") == 2000);
-  CHECK(run.trace[0]["redeliveries"] == "0");
-  CHECK(run.queue("q").delivered == 1);
-}
-
-TEST_CASE("on_expired reject dead-letters with reason rejected; the decision stays expired_before_start (vector 10)") {
-  auto run = run_scenario(kPrefetchBoundary, {"consumers.0.prefetch=3", "consumers.0.on_expired=reject"});
-  CHECK(run.outcome(Outcome::ExpiredBeforeStart) == 3);
-  CHECK(run.queue("work").dl_rejected == 3);
-  CHECK(run.queue("dlq").ready_at_end == 3);
-}
-
-TEST_CASE("round-robin among consumers with credit, in registration order (vector 25)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0, 0]}, "service_ms": 100}],
-    "consumers": [{"queue": "q", "count": 2, "prefetch": 1}]
-  })");
-  CHECK(run.trace[0]["consumer"] == "0");
-  CHECK(run.trace[1]["consumer"] == "1");
-  CHECK(run.trace[2]["consumer"] == "0");
-  CHECK(run.trace[3]["consumer"] == "1");
-  CHECK(run.trace[2].ms("delivered_ms") == 100);
-  CHECK(run.outcome(Outcome::CompletedOnTime) == 4);
-}
-
-TEST_CASE("prefetch is per consumer: two consumers with prefetch 10 hold 20 unacked (vector 24)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 100000},
-    "broker": {"queues": {"q": {}}},
-    "producers": [{"queue": "q", "arrivals": {"periodic": {"every_ms": 0.001}}, "service_ms": 1000}],
-    "consumers": [{"queue": "q", "count": 2, "prefetch": 10}],
-    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 50000}, {"at_ms": 0, "consumer": 1, "stall_ms": 50000}]
-  })", {"stop.jobs=30", "stop.time_ms=100"});
-  int delivered_at_once = 0;
-  for (const auto& row : run.trace)
-    if (!row.empty("delivered_ms") && row.ms("delivered_ms") < 1) ++delivered_at_once;
-  CHECK(delivered_at_once == 20);
-  CHECK(run.queue("q").ready_at_end == 10);
 }
 
 TEST_CASE("prefetch 0 is unlimited") {
@@ -329,18 +89,6 @@ TEST_CASE("prefetch 0 is unlimited") {
   CHECK(run.outcome(Outcome::InSystem) == 10);
 }
 
-TEST_CASE("consumer priority: the broker does not wait for a blocked high-priority consumer (vector 26)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 1000},
-    "broker": {"queues": {"q": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 1, 2]}, "service_ms": 100000}],
-    "consumers": [{"queue": "q", "prefetch": 1, "priority": 0}, {"queue": "q", "prefetch": 1, "priority": 10}]
-  })");
-  CHECK(run.trace[0]["consumer"] == "1");  // the high-priority consumer gets the first
-  CHECK(run.trace[1]["consumer"] == "0");  // then the low one, although the high one exists
-  CHECK(run.trace[2].empty("delivered_ms"));
-}
-
 TEST_CASE("delivery latency: a job delivered in time can arrive stale (expired_in_transit)") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 1000},
@@ -352,18 +100,6 @@ TEST_CASE("delivery latency: a job delivered in time can arrive stale (expired_i
   CHECK(run.trace[0].ms("received_ms") == 150);
   CHECK(run.trace[0].ms("ended_ms") == 150);
   CHECK(run.result.wait_transit.max() == 150'000'000);
-}
-
-TEST_CASE("delivered just before its TTL, received after it: the broker no longer expires it (vector 22)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 5000},
-    "broker": {"delivery_latency_ms": 11, "queues": {"q": {"message_ttl_ms": 1000}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
-    "consumers": [{"queue": "q", "prefetch": 1, "start_ms": 999}]
-  })");
-  CHECK(run.trace[0].ms("delivered_ms") == 999);
-  CHECK(run.trace[0].ms("received_ms") == 1010);
-  CHECK(run.trace[0]["outcome"] == "completed_on_time");
 }
 
 TEST_CASE("ack latency holds the credit: prefetch 1 idles the slot for a round trip") {

@@ -1,32 +1,12 @@
-// Queue expiry, broker restarts, the consumer timeout, message sizes, dead-letter loops and
-// expiry slack: exact outcomes and times. Vector numbers refer to SEMANTICS.md part 2.
+// Queue expiry, broker restarts, message sizes, at-most-once dead-lettering and expiry slack:
+// exact outcomes and times. The RabbitMQ test vectors (SEMANTICS.md part 2) are in
+// tests/test_vectors.cpp.
 #include <doctest/doctest.h>
 
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;
 using brokersim::test::run_scenario;
-
-TEST_CASE("x-expires: an unused queue is deleted with its messages, which are lost, not dead-lettered (vector 20)") {
-  const char* text = R"({
-    "stop": {"time_ms": 20000},
-    "broker": {"queues": {"q": {"expires_ms": 5000, "dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [100]}, "service_ms": 1}]
-  })";
-  auto unused = run_scenario(text);
-  CHECK(unused.trace[0]["outcome"] == "lost");
-  CHECK(unused.trace[0].ms("ended_ms") == 5000);
-  CHECK(unused.queue("q").deletions == 1);
-  CHECK(unused.queue("dlq").published == 0);
-
-  // A passive declare at 4000 renews the lease: still there at 8000, deleted at 9000.
-  auto declared = run_scenario(text, {"broker.queues.q.declare_at_ms=[4000]"});
-  CHECK(declared.trace[0].ms("ended_ms") == 9000);
-  // Declared every second: never deleted; the message is still in the queue.
-  auto kept = run_scenario(text, {"broker.queues.q.declare_every_ms=1000"});
-  CHECK(kept.trace[0]["outcome"] == "in_system");
-  CHECK(kept.queue("q").deletions == 0);
-}
 
 TEST_CASE("x-expires: an attached consumer keeps the queue; after it goes, the lease runs again") {
   auto run = run_scenario(R"({
@@ -54,30 +34,6 @@ TEST_CASE("publishing to a deleted queue loses the message; a consumer that atta
   CHECK(run.trace[1]["outcome"] == "completed_on_time");
 }
 
-TEST_CASE("broker down: TTL keeps running, the overdue head goes at restart; transient messages are lost (vector 21, seed 001)") {
-  const char* text = R"({
-    "stop": {"time_ms": 200000},
-    "broker": {"queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 60000, "persistent": true,
-                   "service_ms": 1}],
-    "faults": [{"at_ms": 10000, "broker_down_ms": 110000}]
-  })";
-  auto persistent = run_scenario(text);
-  CHECK(persistent.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(persistent.trace[0].ms("ended_ms") == 120000);  // at recovery, not at 60000
-  CHECK(persistent.queue("q").dl_expired == 1);
-
-  auto transient = run_scenario(text, {"producers.0.persistent=false"});
-  CHECK(transient.trace[0]["outcome"] == "lost");
-  CHECK(transient.trace[0].ms("ended_ms") == 10000);
-
-  // Seed 001: persistent, TTL 8000, broker down 8 s: nothing left after the restart.
-  auto seed001 = run_scenario(text, {"producers.0.expiration_ms=8000", "faults.0.at_ms=100", "faults.0.broker_down_ms=8000"});
-  CHECK(seed001.trace[0]["outcome"] == "expired_in_queue");
-  CHECK(seed001.trace[0].ms("ended_ms") == 8100);
-  CHECK(seed001.queue("q").ready_at_end == 0);
-}
-
 TEST_CASE("broker down: publishes fail, consumers reconnect at restart and get the surviving messages") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 10000},
@@ -94,28 +50,6 @@ TEST_CASE("broker down: publishes fail, consumers reconnect at restart and get t
   CHECK(run.trace[2]["outcome"] == "rejected_at_publish");
   CHECK(run.trace[2].ms("ended_ms") == 1500);
   CHECK(run.result.duplicate_executions == 1);
-}
-
-TEST_CASE("consumer timeout (<= 4.2): checked on a 60 s tick, the channel is closed and its deliveries requeued (vector 23)") {
-  const char* text = R"({
-    "stop": {"time_ms": 200000},
-    "broker": {"version": "4.2", "consumer_timeout_ms": 60000, "queues": {"q": {}}},
-    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0]}, "service_ms": 150000}],
-    "consumers": [{"queue": "q", "prefetch": 2}]
-  })";
-  auto run = run_scenario(text);
-  // Tick at 60000: exactly 60000 old, not yet over. Tick at 120000: over; closed and requeued.
-  CHECK(run.result.consumer_timeouts == 1);
-  CHECK(run.trace[0]["redeliveries"] == "1");
-  CHECK(run.trace[0].ms("started_ms") == 120000);
-  CHECK(run.trace[1]["redeliveries"] == "1");
-  CHECK(run.trace[0]["outcome"] == "in_system");  // running again, for 150 s from 120000
-
-  auto v43 = run_scenario(text, {"broker.version=4.3"});
-  CHECK(v43.result.consumer_timeouts == 0);  // classic queues no longer enforce it
-  CHECK(v43.trace[0]["outcome"] == "completed_on_time");
-  auto off = run_scenario(text, {"broker.consumer_timeout_ms=null"});
-  CHECK(off.result.consumer_timeouts == 0);
 }
 
 TEST_CASE("message sizes: 50,000 x 1 KB waiting 60 s hold 48.8 MiB (seed 003)") {
@@ -143,22 +77,6 @@ TEST_CASE("max_length_bytes counts ready message bodies") {
   CHECK(run.trace[1]["outcome"] == "in_system");
   CHECK(run.trace[2]["outcome"] == "rejected_at_publish");
   CHECK(run.queue("q").max_bytes == 2000);
-}
-
-TEST_CASE("dead-letter loops through a rejection are allowed and counted (vectors 12, 14)") {
-  auto run = run_scenario(R"({
-    "stop": {"time_ms": 350},
-    "broker": {"queues": {"q1": {"message_ttl_ms": 100, "dead_letter_to": "q2"}, "q2": {"dead_letter_to": "q1"}}},
-    "producers": [{"queue": "q1", "arrivals": {"at_ms": [0]}, "deadline_ms": 50, "service_ms": 1}],
-    "consumers": [{"queue": "q2", "prefetch": 1, "on_expired": "reject"}]
-  })");
-  // Three loops: expired from q1 at 100, 200, 300, each time rejected by q2's consumer.
-  CHECK(run.queue("q1").dl_expired == 3);
-  CHECK(run.queue("q2").dl_rejected == 3);
-  CHECK(run.trace[0]["dead_letterings"] == "6");
-  // Resting in q1, which no consumer reads: the consumer's last decision stands.
-  CHECK(run.trace[0]["outcome"] == "expired_before_start");
-  CHECK(run.trace[0].ms("ended_ms") == 300);
 }
 
 TEST_CASE("a refusing dead-letter target loses the message (at-most-once dead-lettering)") {
