@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 
+#include "experiments/analytic_cmd.hpp"
 #include "experiments/output_file.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
@@ -27,6 +28,7 @@ constexpr const char* kUsage =
     "                [--out results.csv] [--shard K/N] [--resume] [--progress]\n"
     "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
     "  brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [--cost EXPR] [--json]\n"
+    "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...] | --validate [--replications R]\n"
     "  brokersim --help | --version\n"
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
@@ -73,7 +75,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("replication", po::value<std::string>(), "replication number (selects independent random streams)")
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key (repeatable)")
       ("trace", po::value<std::string>(), "write one CSV row per job to this file")
-      ("timeseries", po::value<std::string>(), "write the observe.every_ms time series to this CSV file");
+      ("timeseries", po::value<std::string>(), "write the observe.every_ms time series to this CSV file")
+      ("compare-analytic", "also print the exact queueing model's values beside the simulated ones, where one fits");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse(args, opts, pos);
@@ -106,10 +109,14 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (trace) trace->commit();
   if (series) series->commit();
 
-  if (vm.count("json"))
-    out << result_json(scenario, result).dump(2) << '\n';
-  else
+  if (vm.count("json")) {
+    nlohmann::ordered_json j = result_json(scenario, result);
+    if (vm.count("compare-analytic")) j["analytic"] = compare_analytic_json(scenario, result);
+    out << j.dump(2) << '\n';
+  } else {
     print_summary(out, scenario, result);
+    if (vm.count("compare-analytic")) print_compare_analytic(out, scenario, result);
+  }
 
   const bool limited = result.stop_reason == "max_in_system" || result.stop_reason == "max_events" ||
                        result.stop_reason == "zero_time_loop";
@@ -141,6 +148,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (cmd == "sweep") return cmd_sweep(rest, out, err);
     if (cmd == "merge") return cmd_merge(rest, out, err);
     if (cmd == "plan") return cmd_plan(rest, out, err);
+    if (cmd == "analytic") return cmd_analytic(rest, out, err);
     err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
     return 2;
   } catch (const ScenarioError& e) {

@@ -18,4 +18,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
 int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// Exact queueing models a scenario fits (experiments/analytic_cmd.cpp). Exit status 4: the
+// scenario fits no model (the failing assumption is printed on stdout).
+int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 }  // namespace brokersim
