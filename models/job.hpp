@@ -45,6 +45,7 @@ enum class Where : std::uint8_t {
   Local,      // received by a consumer, waiting for a slot
   Executing,  // running in a slot
   Settling,   // decided by the consumer; its ack/nack is on its way to the broker
+  DeadLettering,  // on its way to a dead-letter target queue (`queue` names the target)
 };
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;

@@ -28,6 +28,8 @@ namespace {
 //  - Attach: a consumer that attaches at t is there for messages published at t. Declare and
 //    QueueLease (x-expires) after it: a consumer attaching at the lease's end keeps the queue.
 //  - QueueTimer before deliveries: a message whose TTL ends at t is not delivered at t.
+//  - DeadLetter: a dead-lettered message reaches its target before new publishes at t. (It is
+//    an event, not a call, so dead-letter chains through TTL-0 queues iterate, not recurse.)
 //  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
 //    before ChannelTick too: an ack arriving at the tick is in time.
 //  - Publish (after a publish delay), then Arrival (creation; publishes at once without delay).
@@ -41,6 +43,7 @@ enum class Ev : std::uint32_t {
   Declare,
   QueueLease,
   QueueTimer,
+  DeadLetter,
   AckArrive,
   ChannelTick,
   Publish,
@@ -254,6 +257,9 @@ RunResult Simulation::run() {
           drop_expired(static_cast<int>(ev.target));
           dispatch(static_cast<int>(ev.target));
         }
+        break;
+      case Ev::DeadLetter:
+        if (jobs_[ev.target].gen == ev.tag) broker_publish(ev.target, static_cast<int>(ev.aux), true);
         break;
       case Ev::AckArrive: on_ack_arrive(ev.target, ev.tag); break;
       case Ev::Publish:
@@ -503,8 +509,12 @@ void Simulation::dead_letter(std::uint32_t j, int q, int reason) {
     return;
   }
   ++job.deaths;
-  job.message_ttl = -1;  // the per-message TTL is stripped from the dead-lettered copy
-  broker_publish(j, target, true);
+  job.message_ttl = -1;      // the per-message TTL is stripped from the dead-lettered copy
+  job.redelivered = false;   // a new message in the target queue: its first delivery is not a redelivery
+  job.where = Where::DeadLettering;
+  job.queue = target;
+  update_resting(job);
+  at(now_, Ev::DeadLetter, j, job.gen, static_cast<std::uint32_t>(target));
 }
 
 // basic.nack requeue=true: back to the original position with the original expiry; then the
@@ -774,7 +784,7 @@ void Simulation::declare(int q, bool periodic) {
   }
   if (!periodic) return;
   const Time next = now_ + *Q.spec().declare_every;
-  if (!events_.empty() && (!s_.stop_time || next <= *s_.stop_time)) at(next, Ev::Declare, static_cast<std::uint32_t>(q));
+  if (s_.stop_time ? next <= *s_.stop_time : !events_.empty()) at(next, Ev::Declare, static_cast<std::uint32_t>(q));
 }
 
 void Simulation::restart_lease(int q) {
@@ -848,8 +858,8 @@ void Simulation::count_outcome(const Job& job, Outcome o) {
 // A decided job resting in a queue no consumer reads is settled: nothing more will happen to it
 // unless the queue's own TTL moves it on.
 void Simulation::update_resting(Job& job) {
-  const bool resting =
-      job.where == Where::Ready && !queue_read_[job.queue] && job.decision != Outcome::None;
+  const bool resting = (job.where == Where::Ready || job.where == Where::DeadLettering) &&
+                       !queue_read_[job.queue] && job.decision != Outcome::None;
   if (resting != job.settled_resting) {
     job.settled_resting = resting;
     if (resting) --unsettled_; else ++unsettled_;
@@ -922,10 +932,10 @@ void Simulation::on_observe() {
     for (const auto& c : consumers_) out << ',' << c.local.size() << ',' << c.busy;
     out << '\n';
   }
-  // Keep sampling only while something else can still happen, so sampling never keeps a
-  // finished run alive.
+  // A timed run is sampled over its whole span; a run that stops on its jobs is sampled only
+  // while something else can still happen, so sampling never keeps a finished run alive.
   const Time next = now_ + *s_.observe_every;
-  if (!events_.empty() && (!s_.stop_time || next <= *s_.stop_time)) at(next, Ev::Observe, 0);
+  if (s_.stop_time ? next <= *s_.stop_time : !events_.empty()) at(next, Ev::Observe, 0);
 }
 
 void Simulation::write_trace(const Job& job, Outcome o) {
@@ -970,7 +980,7 @@ void Simulation::finish(RunResult& r) {
     Job& job = jobs_[i];
     const bool moving = job.where == Where::Created || job.where == Where::Transit ||
                         job.where == Where::Local || job.where == Where::Executing ||
-                        (job.where == Where::Ready && queue_read_[job.queue]);
+                        ((job.where == Where::Ready || job.where == Where::DeadLettering) && queue_read_[job.queue]);
     count_outcome(job, moving || job.decision == Outcome::None ? Outcome::InSystem : job.decision);
   }
   if (opt_.trace) opt_.trace->flush();

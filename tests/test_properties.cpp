@@ -1,0 +1,165 @@
+// Property test: random valid scenarios (seeded, so the suite is deterministic), each checked
+// against the invariants every run must keep, whatever the scenario.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "sim/rng.hpp"
+#include "tests/test_util.hpp"
+
+using brokersim::test::run_scenario;
+using nlohmann::json;
+
+namespace {
+
+// A random scenario from the whole space the simulator accepts: several queues with TTLs,
+// dead-letter links (cycles included), length limits and queue expiry; producers with every
+// arrival kind; consumer groups with skewed clocks, admission rules, timeouts and failures;
+// and every kind of fault.
+json random_scenario(sim::Rng& rng) {
+  auto pick = [&](std::uint64_t n) { return static_cast<int>(rng.below(n)); };
+  auto duration = [&](double scale) -> json {
+    switch (pick(5)) {
+      case 0: return std::round(rng.uniform() * scale);
+      case 1: return {{"exp", {{"mean", 1 + rng.uniform() * scale}}}};
+      case 2: return {{"uniform", {{"min", 0}, {"max", rng.uniform() * scale}}}};
+      case 3: return {{"lognormal", {{"mean", 1 + rng.uniform() * scale}, {"cv", rng.uniform() * 2}}}};
+      default: return {{"empirical", {0, scale / 3, scale}}};
+    }
+  };
+  json s;
+  s["seed"] = rng.below(1000);
+  s["stop"] = pick(3) == 0 ? json{{"jobs", 1 + pick(300)}, {"time_ms", 20000}} : json{{"time_ms", 1000 + pick(10000)}};
+  const int nq = 1 + pick(3);
+  json queues = json::object();
+  for (int q = 0; q < nq; ++q) {
+    json spec = json::object();
+    if (pick(2)) spec["message_ttl_ms"] = pick(3) == 0 ? 0 : 50 + pick(2000);
+    if (pick(2)) spec["dead_letter_to"] = "q" + std::to_string(pick(nq));
+    if (pick(4) == 0) spec["max_length"] = pick(20);
+    if (pick(4) == 0) spec["overflow"] = json::array({"drop-head", "reject-publish", "reject-publish-dlx"})[pick(3)];
+    if (pick(6) == 0) spec["expires_ms"] = 200 + pick(3000);
+    if (pick(8) == 0) spec["max_length_bytes"] = pick(5000);
+    queues["q" + std::to_string(q)] = spec;
+  }
+  s["broker"] = {{"delivery_latency_ms", duration(20)}, {"ack_latency_ms", duration(20)}, {"queues", queues},
+                 {"version", json::array({"3.13", "4.0", "4.2", "4.3"})[pick(4)]}};
+  if (pick(3) == 0) s["broker"]["consumer_timeout_ms"] = 100 + pick(3000);
+  if (pick(4) == 0) s["broker"]["expiry_slack_ms"] = duration(5);
+
+  s["producers"] = json::array();
+  for (int p = 0, n = 1 + pick(2); p < n; ++p) {
+    json prod = {{"queue", "q" + std::to_string(pick(nq))}, {"service_ms", duration(200)}};
+    switch (pick(4)) {
+      case 0: prod["arrivals"] = {{"poisson", {{"rate_per_s", 1 + rng.uniform() * 60}}}}; break;
+      case 1: prod["arrivals"] = {{"periodic", {{"every_ms", 5 + pick(100)}}}}; break;
+      case 2: prod["arrivals"] = {{"at_ms", {0, 0, pick(100), pick(1000), pick(1000)}}}; break;
+      default:
+        prod["arrivals"] = {{"rate_schedule", {{{"from_ms", 0}, {"rate_per_s", 20}}, {{"from_ms", 500}, {"rate_per_s", 0}},
+                                               {{"from_ms", 900}, {"rate_per_s", 80}}}}};
+    }
+    if (pick(3)) prod["deadline_ms"] = duration(800);
+    if (pick(3) == 0) prod["expiration_ms"] = pick(2) ? json("remaining-budget") : json(pick(1000));
+    if (pick(4) == 0) prod["publish_delay_ms"] = duration(50);
+    if (pick(4) == 0) prod["clock_offset_ms"] = {{"normal", {{"mean", 0}, {"sd", 30}}}};
+    if (pick(4) == 0) prod["message_bytes"] = duration(2000);
+    if (pick(2)) prod["persistent"] = true;
+    s["producers"].push_back(prod);
+  }
+  s["consumers"] = json::array();
+  int consumers = 0;
+  for (int g = 0, n = pick(3); g < n; ++g) {
+    json c = {{"queue", "q" + std::to_string(pick(nq))}, {"count", 1 + pick(3)}, {"prefetch", pick(5)},
+              {"slots", 1 + pick(3)}};
+    consumers += c["count"].get<int>();
+    if (pick(3) == 0) c["start_ms"] = pick(500);
+    if (pick(3) == 0) c["clock_offset_ms"] = {{"normal", {{"mean", 0}, {"sd", 50}}}};
+    if (pick(2)) c["uncertainty_ms"] = pick(100);
+    c["admission"] = json::array({"none", "check-before-start", "check-at-receive-and-start"})[pick(3)];
+    if (pick(3) == 0) c["min_window_ms"] = pick(100);
+    c["on_expired"] = json::array({"ack", "reject", "requeue"})[pick(3)];
+    if (pick(3) == 0) c["exec_timeout"] = pick(2) ? json("remaining-budget") : json(50 + pick(300));
+    if (pick(4) == 0) c["failure_probability"] = rng.uniform();
+    if (pick(4) == 0) c["priority"] = pick(3);
+    s["consumers"].push_back(c);
+  }
+  s["faults"] = json::array();
+  for (int f = 0, n = pick(3); f < n; ++f) {
+    const int kind = consumers > 0 ? pick(4) : 2;
+    json fault = {{"at_ms", pick(2000)}};
+    if (kind == 0) fault.update({{"consumer", pick(consumers)}, {"stall_ms", 1 + pick(500)}});
+    if (kind == 1) {
+      fault.update({{"consumer", pick(consumers)}, {"crash", true}});
+      if (pick(2)) fault["restart_after_ms"] = 1 + pick(500);
+    }
+    if (kind == 2) fault["broker_down_ms"] = 1 + pick(1000);
+    if (kind == 3) fault.update({{"consumer", pick(consumers)}, {"clock_step_ms", pick(400) - 200}});
+    s["faults"].push_back(fault);
+  }
+  s["observe"] = {{"every_ms", 50 + pick(200)}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("random valid scenarios keep every invariant") {
+  sim::Rng rng(20261202, 0, "property-test");
+#ifdef BROKERSIM_SANITIZE
+  const int kScenarios = 120;
+#else
+  const int kScenarios = 400;
+#endif
+  for (int i = 0; i < kScenarios; ++i) {
+    const json doc = random_scenario(rng);
+    CAPTURE(doc.dump());
+    if (std::getenv("BROKERSIM_PROPERTY_DUMP")) std::ofstream(std::getenv("BROKERSIM_PROPERTY_DUMP")) << doc.dump(1);
+    brokersim::test::Run run;
+    // simulate() itself checks that outcomes add up and that no event is scheduled in the past.
+    REQUIRE_NOTHROW(run = run_scenario(doc.dump()));
+    const auto& r = run.result;
+
+    std::uint64_t sum = 0;
+    for (auto n : r.outcomes) sum += n;
+    CHECK(sum == r.generated);
+    CHECK(r.outcomes[0] == 0);  // Outcome::None is never an outcome
+    CHECK(run.trace.size() >= r.generated);  // the trace also lists warm-up jobs (none here)
+
+    // Each job: one row, one outcome; its lifecycle times never go backwards.
+    for (std::size_t j = 0; j < run.trace.size(); ++j) {
+      const auto& row = run.trace[j];
+      CHECK(std::stoul(row["job"]) == j);
+      double last = row.ms("created_ms");
+      for (const char* k : {"published_ms", "delivered_ms", "received_ms", "started_ms", "finished_ms"}) {
+        if (row.empty(k)) continue;
+        // A redelivered job's received/started time can precede nothing earlier than its creation.
+        CHECK(row.ms(k) >= row.ms("created_ms"));
+        if (std::string(k) != "delivered_ms" || row.empty("received_ms")) last = std::max(last, row.ms(k));
+      }
+      if (!row.empty("ended_ms")) CHECK(row.ms("ended_ms") >= row.ms("created_ms"));
+      CHECK(row["outcome"] != "none");
+      if (row["outcome"] == "in_system") CHECK(row.empty("ended_ms"));
+    }
+    // Time series: time moves forward, counts are never negative (they would wrap to huge values).
+    double prev = -1;
+    for (const auto& sample : run.series) {
+      CHECK(sample.at("time_ms") > prev);
+      prev = sample.at("time_ms");
+      for (const auto& [name, value] : sample) {
+        CHECK(value >= 0);
+        CHECK(value < 1e9);
+      }
+    }
+    for (const auto& q : r.queues) {
+      CHECK(q.mean_ready >= 0);
+      CHECK(q.mean_unacked >= 0);
+      CHECK(q.ready_at_end < 1'000'000);
+    }
+    CHECK(r.slot_utilization >= 0);
+    CHECK(r.slot_utilization <= 1.0 + 1e-9);
+    CHECK(r.idle_slots_with_backlog >= 0);
+    CHECK(r.idle_slots_with_backlog <= 1.0 + 1e-9);
+  }
+}
