@@ -113,7 +113,7 @@ constexpr const char* kMmcd = R"({
 }  // namespace
 
 // ------------------------------------------------------------------------------------------------
-TEST_CASE("validation: M/M/c+D (prefetch 1, constant TTL) at six points of c x rho x D") {
+TEST_CASE("validation: M/M/c+D (prefetch 1 and constant TTL) at six points of c x rho x D") {
   // c in {1, 2, 10}, rho in {0.8, 1.1}, D in {0.1, 0.5, 2} mean service times, each value twice.
   for (const char* label : {"c=1 rho=0.8 TTL=0.5/mu", "c=1 rho=1.1 TTL=2/mu", "c=2 rho=0.8 TTL=2/mu",
                             "c=2 rho=1.1 TTL=0.1/mu", "c=10 rho=0.8 TTL=0.1/mu", "c=10 rho=1.1 TTL=0.5/mu"}) {
@@ -132,7 +132,7 @@ TEST_CASE("validation: M/M/c+D with the deadline enforced by the admission check
   CHECK(v.fit.at_dispatch);
 }
 
-TEST_CASE("validation: Erlang C (prefetch 1; one consumer with prefetch 4)") {
+TEST_CASE("validation: Erlang C with prefetch 1 and with one consumer at prefetch 4") {
   check_point("c=10 rho=0.8 prefetch 1", {"p_wait", "mean_wait_served_ms", "throughput_per_s", "mean_ready", "mean_unacked"});
   // One consumer: M/M/1 whatever the prefetch; ready = (N - 4)^+, unacked = min(N, 4).
   check_point("c=1 rho=0.8 prefetch 4", {"p_wait", "mean_wait_served_ms", "throughput_per_s", "mean_ready", "mean_unacked"});
@@ -158,7 +158,7 @@ TEST_CASE("validation: Erlang A from an exponential per-message TTL with head-on
   CHECK(ci.mean - ci.half > live);
 }
 
-TEST_CASE("validation: prefetch CTMC (lazy local expiry), one consumer, p = 2 and 4") {
+TEST_CASE("validation: prefetch CTMC (lazy local expiry) with one consumer at p = 2 and p = 4") {
   // One consumer: dispatch plays no role, so the chain is exact for brokersim.
   for (const char* label : {"c=1 p=2 rho=1.1 exp deadline mean 2/mu", "c=1 p=4 rho=0.9 exp deadline mean 1/mu"}) {
     const ValidationResult v = check_point(label, {"p_abandon", "p_abandon_queue", "p_abandon_local", "p_wait",
@@ -225,7 +225,7 @@ TEST_CASE("validation: Little's law on brokersim's ready-list time average") {
 }
 
 // ------------------------------------------------------------------------------------------------
-TEST_CASE("analytic CLI: model recognised, JSON keys, clear message when an assumption fails") {
+TEST_CASE("analytic CLI: model recognised and JSON keys and a clear message when an assumption fails") {
   const std::string file = write_temp("mmcd.json", kMmcd);
   std::string out, err;
   REQUIRE(cli({"analytic", file}, out, err) == 0);
