@@ -392,8 +392,10 @@ std::optional<double> parse_cell(std::string_view cell) {
 
 // One job per data line: publish_ms, and optionally deadline_ms / service_ms overriding the
 // producer's (an empty cell keeps the producer's).
-std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std::string& path) {
-  const std::string text = read_text(file, path + ": " + file);
+}  // namespace
+
+std::vector<ArrivalSpec::TraceRow> parse_trace_text(const std::string& text, const std::string& file,
+                                                    const std::string& path) {
   const auto bad = [&](std::size_t line, const std::string& expected, const std::string& got) {
     fail_message(path, file + " line " + std::to_string(line) + ": expected " + expected + ", got " + got);
   };
@@ -480,6 +482,12 @@ std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std
   }
   if (rows.empty()) fail_message(path, file + ": expected at least one data row after the header, got none");
   return rows;
+}
+
+namespace {
+
+std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std::string& path) {
+  return parse_trace_text(read_text(file, path + ": " + file), file, path);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -37,6 +37,10 @@ void set_path(nlohmann::json& doc, const std::string& path, const nlohmann::json
 // shape only; the sweep command reads it from the JSON itself.
 Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir);
 
+// The rows of a trace_csv file's text (`file` and `path` name it in errors: "PATH: FILE line N: ...").
+std::vector<ArrivalSpec::TraceRow> parse_trace_text(const std::string& text, const std::string& file,
+                                                    const std::string& path);
+
 // read_json_file + apply_set for each of `sets`, in order + load_scenario (base_dir = the file's folder).
 Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& sets = {});
 

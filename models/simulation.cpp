@@ -543,7 +543,6 @@ void Simulation::on_ack_arrive(std::uint32_t j, std::uint32_t gen) {
   if (job.gen != gen) return;  // the channel was closed meanwhile: this ack never arrives
   Consumer& c = consumers_[job.consumer];
   const int q = job.queue;
-  ClassicQueue& Q = queues_[q];
   c.untrack(jobs_, j);
   unacked_changed(q, -1, -static_cast<std::int64_t>(job.bytes));
   switch (job.ack) {

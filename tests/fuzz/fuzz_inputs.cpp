@@ -1,0 +1,51 @@
+// libFuzzer target for everything brokersim reads from users: scenario files, --set
+// assignments, --vary lists and trace CSV files. The first byte picks the reader; the rest is
+// the input. Any outcome but success or a ScenarioError (a clear message naming the key) is a
+// finding: another exception, a crash, a sanitizer report, or a hang.
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "experiments/scenario_load.hpp"
+#include "experiments/sweep.hpp"
+#include "models/simulation.hpp"
+
+namespace {
+
+const char* kBase = R"({"stop": {"time_ms": 2000}, "broker": {"queues": {"work": {"message_ttl_ms": 600,
+  "dead_letter_to": "dlq"}, "dlq": {}}}, "producers": [{"queue": "work", "arrivals": {"poisson": {"rate_per_s": 20}},
+  "deadline_ms": 600, "service_ms": {"exp": {"mean": 50}}}], "consumers": [{"queue": "work", "count": 2, "prefetch": 2}]})";
+
+// Valid scenarios are simulated too, within small limits so that one input stays fast.
+void simulate_bounded(brokersim::Scenario s) {
+  s.limits.max_events = 200'000;
+  s.limits.max_in_system = 50'000;
+  (void)brokersim::simulate(s);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  try {
+    switch (data[0] % 4) {
+      case 0: simulate_bounded(brokersim::load_scenario(brokersim::parse_json_text(text, "fuzz.json"), "/nonexistent")); break;
+      case 1: {
+        nlohmann::json doc = brokersim::parse_json_text(kBase, "base");
+        brokersim::apply_set(doc, text);
+        simulate_bounded(brokersim::load_scenario(doc, "/nonexistent"));
+        break;
+      }
+      case 2: (void)brokersim::parse_vary(text); break;
+      case 3: (void)brokersim::parse_trace_text(text, "fuzz.csv", "producers.0.arrivals.trace_csv"); break;
+    }
+  } catch (const brokersim::ScenarioError&) {
+    // The expected answer to bad input.
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "unexpected exception: %s\n", e.what());
+    std::abort();
+  }
+  return 0;
+}

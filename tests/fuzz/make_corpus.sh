@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Seed corpus for fuzz_inputs from the project's own inputs: every scenario in experiments/
+# (mode byte 0), some --set assignments (1), --vary lists (2) and trace files (3).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:?usage: make_corpus.sh DIR}
+mkdir -p "$out"
+n=0
+put() { printf "\\x$1" > "$out/seed-$n"; cat >> "$out/seed-$n"; n=$((n + 1)); }
+while IFS= read -r f; do put 00 < "$f"; done < <(find "$top/experiments" -name '*.json' -not -name '*.meta.json' -not -path '*/results/*' | sort)
+for s in 'consumers.0.prefetch=8' 'broker.queues.work.overflow=reject-publish' 'producers.0.arrivals={"at_ms": [0, 5]}' \
+         'faults=[{"at_ms": 0, "consumer": 1, "crash": true, "restart_after_ms": 10}]' 'consumers.0.exec_timeout="remaining-budget"'; do
+  printf '%s' "$s" | put 01
+done
+for v in 'consumers.0.prefetch=1,2,4,8' 'consumers.0.count=2:8:2' 'producers.0.arrivals.poisson.rate_per_s=0.5:2.5:0.5'; do
+  printf '%s' "$v" | put 02
+done
+printf 'publish_ms,deadline_ms,service_ms\n0,100,5\n10,,7\n' | put 03
+printf 'service_ms,publish_ms\r\n3,0\r\n' | put 03
+echo "$n seeds in $out"
