@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <csignal>
 #include <sys/wait.h>
 #include <vector>
 
@@ -195,4 +196,31 @@ TEST_CASE("a run stopped by a limit says so and exits with status 3") {
   CHECK(r.status == 3);
   CHECK(r.out.find("stopped: max_in_system") != std::string::npos);
   CHECK(r.err.find("run stopped early (max_in_system)") != std::string::npos);
+}
+
+TEST_CASE("an interrupted run leaves no output file behind, complete or partial") {
+  Scratch s;
+  // Long enough to be interrupted for sure: 100 million jobs with a trace.
+  const std::string trace = s.path("jobs.csv");
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::execl(BROKERSIM_BINARY, BROKERSIM_BINARY, "run", s.path("ok.json").c_str(), "--set",
+            "stop={\"jobs\": 100000000}", "--trace", trace.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait until the partial trace exists, i.e. the run is under way (bounded: 20 s).
+  bool started = false;
+  for (int i = 0; i < 2000 && !started; ++i) {
+    for (const auto& e : fs::directory_iterator(s.dir))
+      if (e.path().string().find("jobs.csv.part.") != std::string::npos) started = true;
+    if (!started) ::usleep(10'000);
+  }
+  CHECK(started);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  for (const auto& e : fs::directory_iterator(s.dir)) CHECK(e.path().filename().string().find("jobs.csv") == std::string::npos);
 }
