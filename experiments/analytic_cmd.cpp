@@ -33,6 +33,7 @@
 //   reaches it and rejects it in zero time: "lazy"). With c = 1 dispatch plays no role and the
 //   chain is exact. With c > 1 brokersim dispatches round-robin, which the chain does not model;
 //   it is reported as an approximation (FewestUnacked dispatch, see experiments/validation).
+#include "experiments/cli_options.hpp"
 #include "experiments/analytic_cmd.hpp"
 
 #include <algorithm>
@@ -569,13 +570,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw ScenarioError(std::string(e.what()));
-  }
+  const po::variables_map vm = parse_command_line(args, opts, pos);
   if (vm.count("help")) {
     out << opts << '\n';
     return 0;

@@ -1,12 +1,14 @@
 #include "experiments/commands.hpp"
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "experiments/analytic_cmd.hpp"
+#include "experiments/cli_options.hpp"
 #include "experiments/output_file.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
@@ -33,37 +35,31 @@ constexpr const char* kUsage =
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
 
-// A usage problem on the command line: reported like a scenario error (exit status 2).
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+}  // namespace
 
-po::variables_map parse(const std::vector<std::string>& args, const po::options_description& opts,
-                        const po::positional_options_description& pos) {
+po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& opts,
+                                     const po::positional_options_description& positional) {
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::store(po::command_line_parser(args).options(opts).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(e.what());
+    throw ScenarioError(e.what());
   }
   return vm;
 }
 
-std::uint64_t parse_seed(const std::string& text) {
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    if (!text.empty() && text[0] != '-') v = std::stoull(text, &used, 10);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size())
-    throw UsageError("--seed: expected an integer >= 0, got \"" + text + "\"");
-  return v;
+std::vector<std::string> option_list(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>{};
 }
 
-}  // namespace
+std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min) {
+  std::uint64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || v < min)
+    throw ScenarioError(option, "an integer >= " + std::to_string(min), "\"" + text + "\"");
+  return v;
+}
 
 int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts("brokersim run SCENARIO.json [options]");
@@ -79,20 +75,18 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("compare-analytic", "also print the exact queueing model's values beside the simulated ones, where one fits");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  const po::variables_map vm = parse(args, opts, pos);
+  const po::variables_map vm = parse_command_line(args, opts, pos);
   if (vm.count("help")) {
     out << opts << '\n';
     return 0;
   }
-  if (!vm.count("scenario")) throw UsageError("run: expected a scenario file, got nothing");
+  if (!vm.count("scenario")) throw ScenarioError("run", "a scenario file", "nothing");
 
-  std::vector<std::string> sets;
-  if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
-  Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), sets);
-  if (vm.count("seed")) scenario.seed = parse_seed(vm["seed"].as<std::string>());
-  if (vm.count("replication")) scenario.replication = parse_seed(vm["replication"].as<std::string>());
+  Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), option_list(vm, "set"));
+  if (vm.count("seed")) scenario.seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
+  if (vm.count("replication")) scenario.replication = parse_count("--replication", vm["replication"].as<std::string>(), 0);
   if (vm.count("timeseries") && !scenario.observe_every)
-    throw UsageError("--timeseries: expected the scenario to set observe.every_ms, got nothing");
+    throw ScenarioError("--timeseries", "the scenario to set observe.every_ms", "nothing");
 
   std::optional<OutputFile> trace, series;
   RunOptions options;
@@ -152,9 +146,6 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
     return 2;
   } catch (const ScenarioError& e) {
-    err << "brokersim: error: " << e.what() << '\n';
-    return 2;
-  } catch (const UsageError& e) {
     err << "brokersim: error: " << e.what() << '\n';
     return 2;
   } catch (const InvariantError& e) {

@@ -19,6 +19,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "experiments/cli_options.hpp"
 #include "experiments/commands.hpp"
 #include "experiments/scenario_load.hpp"
 #include "experiments/sweep.hpp"
@@ -240,13 +241,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       ("progress", "report progress on stderr even when it is not a terminal");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw ScenarioError(e.what());
-  }
+  const po::variables_map vm = parse_command_line(args, opts, pos);
   if (vm.count("help")) {
     out << kPlanHelp << '\n' << opts << '\n';
     return 0;

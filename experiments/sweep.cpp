@@ -26,6 +26,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/commands.hpp"
+#include "experiments/cli_options.hpp"
 #include "experiments/output_file.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
@@ -444,13 +445,6 @@ std::string csv_cell(const std::string& s) {
   return out + "\"";
 }
 
-std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min) {
-  std::uint64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || v < min)
-    throw ScenarioError(option, "an integer >= " + std::to_string(min), quote(text));
-  return v;
-}
 
 unsigned thread_count(const std::optional<std::string>& option) {
   if (option) return static_cast<unsigned>(std::min<std::uint64_t>(parse_count("--threads", *option, 1), 4096));
@@ -553,21 +547,6 @@ Shard select_shard(const po::variables_map& vm) {
   return {};
 }
 
-std::vector<std::string> option_list(const po::variables_map& vm, const char* name) {
-  return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>{};
-}
-
-po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& opts,
-                                const po::positional_options_description& pos) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw ScenarioError(e.what());
-  }
-  return vm;
-}
 
 std::optional<std::uint64_t> seed_option(const po::variables_map& vm) {
   if (!vm.count("seed")) return std::nullopt;
@@ -738,7 +717,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("progress", "report progress on stderr even when it is not a terminal");
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  const auto vm = parse_options(args, opts, pos);
+  const auto vm = parse_command_line(args, opts, pos);
   if (vm.count("help")) {
     out << kSweepHelp << '\n' << opts << '\n';
     return 0;
@@ -866,7 +845,7 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("out", po::value<std::string>(), "the merged CSV (and OUT.meta.json)");
   po::positional_options_description pos;
   pos.add("shards", -1);
-  const auto vm = parse_options(args, opts, pos);
+  const auto vm = parse_command_line(args, opts, pos);
   if (vm.count("help")) {
     out << opts << '\n';
     return 0;

@@ -111,7 +111,6 @@ std::string csv_cell(const std::string& s);
 unsigned thread_count(const std::optional<std::string>& option);
 
 // An integer option >= `min` ("--replications: expected an integer >= 1, got \"0\"").
-std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min);
 
 // Progress on stderr: points done / total, rate and time left, at most a few times a second.
 class Progress {

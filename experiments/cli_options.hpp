@@ -1,0 +1,23 @@
+// Command-line parsing shared by every brokersim subcommand, so that every option error reads
+// the same way and exits with status 2 (a ScenarioError, like any other invalid input).
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace brokersim {
+
+// Parse `args` against `opts`; any Boost.Program_options error becomes a ScenarioError.
+boost::program_options::variables_map parse_command_line(
+    const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+    const boost::program_options::positional_options_description& positional);
+
+// The values of a repeatable string option (empty when not given).
+std::vector<std::string> option_list(const boost::program_options::variables_map& vm, const char* name);
+
+// An unsigned integer option >= min: "OPTION: expected an integer >= MIN, got "TEXT"".
+std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min);
+
+}  // namespace brokersim
