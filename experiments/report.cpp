@@ -117,11 +117,12 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
                        : 0.0;
   };
   const double stale = pct(Outcome::ExpiredInQueue) + pct(Outcome::ExpiredInTransit) + pct(Outcome::ExpiredBeforeStart);
-  out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time; "
-      << fmt("%.2f", stale) << "% expired before they started (" << fmt("%.2f", pct(Outcome::ExpiredInQueue))
+  out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time, "
+      << fmt("%.2f", pct(Outcome::CompletedLate) + pct(Outcome::TimedOut))
+      << "% started but finished late or timed out,\n"
+      << "and " << fmt("%.2f", stale) << "% expired before they started: " << fmt("%.2f", pct(Outcome::ExpiredInQueue))
       << "% in the broker queue, " << fmt("%.2f", pct(Outcome::ExpiredInTransit)) << "% in transit, "
-      << fmt("%.2f", pct(Outcome::ExpiredBeforeStart)) << "% waiting at the consumer); "
-      << fmt("%.2f", pct(Outcome::CompletedLate) + pct(Outcome::TimedOut)) << "% started but finished late or timed out.\n"
+      << fmt("%.2f", pct(Outcome::ExpiredBeforeStart)) << "% waiting at the consumer.\n"
       << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / 1e6) << " ms in the broker queue, "
       << fmt("%.1f", r.wait_transit.mean() / 1e6) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / 1e6)
       << " ms in the consumers' prefetch buffers.\n\n";
