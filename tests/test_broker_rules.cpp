@@ -212,7 +212,7 @@ TEST_CASE("failure_probability 1 fails every started job") {
   CHECK(run.trace[2].ms("finished_ms") == 30);
 }
 
-TEST_CASE("producers: work already past its deadline is rejected at publish; remaining-budget TTL") {
+TEST_CASE("producers: work already past its deadline is rejected at publish - remaining-budget TTL") {
   const char* text = R"({
     "stop": {"time_ms": 5000},
     "broker": {"queues": {"q": {}}},
@@ -337,7 +337,7 @@ TEST_CASE("arrival kinds: periodic, rate_schedule") {
   CHECK(schedule.result.generated < 5000 + 355);
 }
 
-TEST_CASE("same seed, same JSON, byte for byte; another seed, other numbers") {
+TEST_CASE("same seed, same JSON, byte for byte - another seed, other numbers") {
   const char* text = R"({
     "seed": 11, "stop": {"time_ms": 20000},
     "broker": {"delivery_latency_ms": {"exp": {"mean": 1}}, "ack_latency_ms": {"uniform": {"min": 0.5, "max": 1.5}},

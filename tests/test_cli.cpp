@@ -137,7 +137,7 @@ TEST_CASE("unknown command and help") {
   CHECK(version.out == std::string("brokersim ") + BROKERSIM_VERSION + "\n");
 }
 
-TEST_CASE("run --json prints the SCENARIO.md object; outputs are complete files") {
+TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files") {
   Scratch s;
   const Cli r = cli({"run", s.path("ok.json"), "--json", "--trace", s.path("jobs.csv"), "--timeseries",
                      s.path("series.csv")});

@@ -8,7 +8,7 @@
 using brokersim::Outcome;
 using brokersim::test::run_scenario;
 
-TEST_CASE("x-expires: an attached consumer keeps the queue; after it goes, the lease runs again") {
+TEST_CASE("x-expires: an attached consumer keeps the queue - after it goes, the lease runs again") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 20000},
     "broker": {"queues": {"q": {"expires_ms": 3000}}},
@@ -22,7 +22,7 @@ TEST_CASE("x-expires: an attached consumer keeps the queue; after it goes, the l
   CHECK(run.queue("q").deletions == 1);
 }
 
-TEST_CASE("publishing to a deleted queue loses the message; a consumer that attaches re-declares it") {
+TEST_CASE("publishing to a deleted queue loses the message - a consumer that attaches re-declares it") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 20000},
     "broker": {"queues": {"q": {"expires_ms": 1000}}},

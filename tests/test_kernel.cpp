@@ -360,7 +360,7 @@ TEST_SUITE("rng") {
     CHECK(r.next() == 0xe75109c64645099dULL);
   }
 
-  TEST_CASE("same key, same stream; different key, different stream") {
+  TEST_CASE("same key, same stream - different key, different stream") {
     auto first = [](std::uint64_t s, std::uint64_t rep, std::string_view e, int n) {
       sim::Rng r(s, rep, e);
       std::vector<std::uint64_t> v(static_cast<std::size_t>(n));

@@ -508,7 +508,7 @@ TEST_CASE("bad scenarios give exact errors") {
   CHECK(load_error(json::array()) == "expected a JSON object (the scenario), got []");
 }
 
-TEST_CASE("integral floats are integers; booleans and huge numbers are not numbers") {
+TEST_CASE("integral floats are integers - booleans and huge numbers are not numbers") {
   json doc = minimal();
   doc["consumers"][0]["count"] = 4.0;
   doc["seed"] = 18446744073709551615u;
@@ -555,7 +555,7 @@ TEST_CASE("trace_csv errors name the file and line") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("JSON text: errors carry origin, line and column; nothing crashes") {
+TEST_CASE("JSON text: errors carry origin, line and column - nothing crashes") {
   CHECK_THROWS_WITH_AS(brokersim::parse_json_text("{\"a\": 1", "t.json"),
                        "t.json:1:8: invalid JSON: syntax error while parsing object - unexpected end of input; expected '}'",
                        ScenarioError);

@@ -129,7 +129,7 @@ TEST_CASE("sweep: --vary lists, ranges (integers and floats), JSON arrays and st
                        brokersim::ScenarioError);
 }
 
-TEST_CASE("sweep: the grid is the cartesian product, first axis slowest; the file's sweep block is sorted by path") {
+TEST_CASE("sweep: the grid is the cartesian product, first axis slowest - the file's sweep block is sorted by path") {
   using brokersim::grid_coords;
   std::vector<brokersim::SweepAxis> axes = {brokersim::parse_vary("a=1,2"), brokersim::parse_vary("b=1:3:1")};
   CHECK(brokersim::grid_size(axes) == 6);
@@ -147,7 +147,7 @@ TEST_CASE("sweep: the grid is the cartesian product, first axis slowest; the fil
   CHECK(from_file[2].path == "z.b");
 }
 
-TEST_CASE("sweep: CSV header, row order, metric columns; the file's sweep block and --vary replacing it") {
+TEST_CASE("sweep: CSV header, row order, metric columns - the file's sweep block and --vary replacing it") {
   SweepDir d;
   const auto r = sweep_cli({"sweep", d.scenario, "--vary", "consumers.0.prefetch=1,2", "--vary", "consumers.0.count=1:2:1",
                             "--threads", "2"});
@@ -258,7 +258,7 @@ TEST_CASE("sweep: ci95 is the Student t half-width over replications") {
   CHECK(cells_of(lines[1])[column(lines[0], "replications")] == "3");
 }
 
-TEST_CASE("sweep: --out appears complete with its metadata; shards merged give the same bytes as one run") {
+TEST_CASE("sweep: --out appears complete with its metadata - shards merged give the same bytes as one run") {
   SweepDir d;
   const std::vector<std::string> base = {"sweep", d.scenario, "--vary", "consumers.0.prefetch=1,2,4", "--vary",
                                          "consumers.0.count=1,2", "--replications", "2"};

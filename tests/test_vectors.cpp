@@ -67,7 +67,7 @@ TEST_CASE("vector 02: per-delay-tier queues: each message expires at its own que
   CHECK(run.series.at(30).at("dlq.ready") == 2);
 }
 
-TEST_CASE("vector 03: a non-expiring head hides an expired message; it is dropped right after the head is fetched") {
+TEST_CASE("vector 03: a non-expiring head hides an expired message - it is dropped right after the head is fetched") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 5000}, "observe": {"every_ms": 100},
     "broker": {"queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
@@ -129,7 +129,7 @@ TEST_CASE("vector 05: expiration 0 with an idle consumer with credit: delivered,
   CHECK(run.queue("q").dl_expired == 0);
 }
 
-TEST_CASE("vector 06: expiration 0 without a consumer: never delivered; dead-lettered at once, or discarded") {
+TEST_CASE("vector 06: expiration 0 without a consumer: never delivered - dead-lettered at once, or discarded") {
   // The consumer attaches only at 500 ms: it never gets the message.
   auto dlx = run_scenario(kExpirationZero, {"consumers.0.start_ms=500"});
   CHECK(dlx.trace[0]["outcome"] == "expired_in_queue");
@@ -221,7 +221,7 @@ TEST_CASE("vector 08: requeue keeps the original expiry and the position at the 
   CHECK(small.queue("q").dl_expired == 2);
 }
 
-TEST_CASE("vector 09: an unacked message does not expire; requeued after its TTL it is dead-lettered at once, not redelivered") {
+TEST_CASE("vector 09: an unacked message does not expire - requeued after its TTL it is dead-lettered at once, not redelivered") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 5000}, "observe": {"every_ms": 100},
     "broker": {"queues": {"q": {"message_ttl_ms": 1000, "dead_letter_to": "dlq"}, "dlq": {}}},
@@ -265,7 +265,7 @@ TEST_CASE("vector 10: reject requeue=false dead-letters with reason rejected, co
   }
 }
 
-TEST_CASE("vector 11: dead-lettering strips the message TTL; the target's own queue TTL still applies") {
+TEST_CASE("vector 11: dead-lettering strips the message TTL - the target's own queue TTL still applies") {
   const char* text = R"({
     "stop": {"time_ms": 100000},
     "broker": {"queues": {"q1": {"message_ttl_ms": 100, "dead_letter_to": "q2"}, "q2": {}}},
@@ -319,7 +319,7 @@ TEST_CASE("vector 13: a dead-letter cycle without a rejection drops the message"
   CHECK(run.queue("q").published == 1);
 }
 
-TEST_CASE("vector 14: a cycle with a rejection in it keeps looping; no automatic drop") {
+TEST_CASE("vector 14: a cycle with a rejection in it keeps looping - no automatic drop") {
   auto run = run_scenario(kRejectLoop, {"stop.time_ms=1050"});
   CHECK(run.queue("q1").dl_expired == 10);  // 100, 200, ..., 1000
   CHECK(run.queue("q2").dl_rejected == 10);
@@ -445,7 +445,7 @@ TEST_CASE("vector 20: x-expires: an unused queue is deleted with its messages, w
   CHECK(consumed.queue("q").deletions == 0);
 }
 
-TEST_CASE("vector 21: broker down: TTL keeps running; the overdue message goes at recovery, never delivered") {
+TEST_CASE("vector 21: broker down: TTL keeps running - the overdue message goes at recovery, never delivered") {
   const char* text = R"({
     "stop": {"time_ms": 200000},
     "broker": {"queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
@@ -476,7 +476,7 @@ TEST_CASE("vector 21: broker down: TTL keeps running; the overdue message goes a
   CHECK(seed001.queue("q").ready_at_end == 0);
 }
 
-TEST_CASE("vector 22: delivered at 999 (TTL 1000), received at 1010: the client gets it, unacked; the ack succeeds") {
+TEST_CASE("vector 22: delivered at 999 (TTL 1000), received at 1010: the client gets it, unacked - the ack succeeds") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 5000}, "observe": {"every_ms": 5},
     "broker": {"delivery_latency_ms": 11, "queues": {"q": {"message_ttl_ms": 1000, "dead_letter_to": "dlq"}, "dlq": {}}},
@@ -494,7 +494,7 @@ TEST_CASE("vector 22: delivered at 999 (TTL 1000), received at 1010: the client 
   CHECK(run.queue("dlq").published == 0);
 }
 
-TEST_CASE("vector 23: consumer timeout (<= 4.2): checked on a 60 s tick; the channel is closed and its deliveries requeued") {
+TEST_CASE("vector 23: consumer timeout (<= 4.2): checked on a 60 s tick - the channel is closed and its deliveries requeued") {
   const char* text = R"({
     "stop": {"time_ms": 200000},
     "broker": {"version": "4.2", "consumer_timeout_ms": 60000, "queues": {"q": {}}},
