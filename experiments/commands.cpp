@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "\n"
     "usage:\n"
     "  brokersim run SCENARIO.json [--json] [--seed N] [--set PATH=VALUE ...]\n"
-    "                [--trace jobs.csv] [--timeseries series.csv]\n"
+    "                [--trace jobs.csv] [--timeseries series.csv] [--progress]\n"
     "  brokersim sweep SCENARIO.json --vary PATH=LIST ... [--replications R] [--threads T]\n"
     "                [--out results.csv] [--shard K/N] [--resume] [--progress]\n"
     "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
@@ -72,7 +72,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key (repeatable)")
       ("trace", po::value<std::string>(), "write one CSV row per job to this file")
       ("timeseries", po::value<std::string>(), "write the observe.every_ms time series to this CSV file")
-      ("compare-analytic", "also print the exact queueing model's values beside the simulated ones, where one fits");
+      ("compare-analytic", "also print the exact queueing model's values beside the simulated ones, where one fits")
+      ("progress", "report progress on stderr (every ~4 million events)");
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_command_line(args, opts, pos);
@@ -99,6 +100,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     series.emplace(vm["timeseries"].as<std::string>());
     options.timeseries = &series->stream();
   }
+  if (vm.count("progress")) options.progress = &err;
   const RunResult result = simulate(scenario, options);
   if (trace) trace->commit();
   if (series) series->commit();

@@ -123,6 +123,7 @@ class Simulation {
   void refresh_backlog(int q);
   void on_observe();
   void on_warmup();
+  void report_progress();
   void write_trace(const Job& job, Outcome o);
   void finish(RunResult& r);
 
@@ -271,6 +272,7 @@ RunResult Simulation::run() {
       case Ev::StallEnd: try_start(consumers_[ev.target]); break;
       case Ev::Observe: on_observe(); break;
     }
+    if (opt_.progress && (r_.events & 0x3fffff) == 0) report_progress();
     if (jobs_.live() > s_.limits.max_in_system) {
       r_.stop_reason = "max_in_system";
       break;
@@ -282,6 +284,7 @@ RunResult Simulation::run() {
   }
   // A run given a time span covers all of it, even when nothing happened towards its end.
   if (s_.stop_time && (by_time || r_.stop_reason == "drained")) now_ = *s_.stop_time;
+  if (opt_.progress && r_.events > 0x3fffff) *opt_.progress << '\n';
   RunResult result;
   finish(result);
   return result;
@@ -921,6 +924,15 @@ void Simulation::on_warmup() {
     refresh_backlog(static_cast<int>(q));
     backlog_[q].area = 0;
   }
+}
+
+void Simulation::report_progress() {
+  std::ostream& out = *opt_.progress;
+  out << "\rsimulated " << sim::to_ms(now_) / 1000.0 << " s";
+  if (s_.stop_time) out << " of " << sim::to_ms(*s_.stop_time) / 1000.0 << " s";
+  out << ", " << created_total_ << " jobs";
+  if (s_.stop_jobs) out << " of " << *s_.stop_jobs;
+  out << ", " << r_.events << " events   " << std::flush;
 }
 
 void Simulation::on_observe() {
