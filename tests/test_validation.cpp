@@ -115,7 +115,7 @@ constexpr const char* kMmcd = R"({
 // ------------------------------------------------------------------------------------------------
 TEST_CASE("validation: M/M/c+D (prefetch 1 and constant TTL) at six points of c x rho x D") {
   // c in {1, 2, 10}, rho in {0.8, 1.1}, D in {0.1, 0.5, 2} mean service times, each value twice.
-  for (const char* label : {"c=1 rho=0.8 TTL=0.5/mu", "c=1 rho=1.1 TTL=2/mu", "c=2 rho=0.8 TTL=2/mu",
+  for (const std::string label : {"c=1 rho=0.8 TTL=0.5/mu", "c=1 rho=1.1 TTL=2/mu", "c=2 rho=0.8 TTL=2/mu",
                             "c=2 rho=1.1 TTL=0.1/mu", "c=10 rho=0.8 TTL=0.1/mu", "c=10 rho=1.1 TTL=0.5/mu"}) {
     const ValidationResult v = check_point(label, {"p_abandon", "p_wait", "mean_wait_served_ms", "throughput_per_s",
                                                    "mean_ready", "mean_unacked"});
@@ -160,7 +160,7 @@ TEST_CASE("validation: Erlang A from an exponential per-message TTL with head-on
 
 TEST_CASE("validation: prefetch CTMC (lazy local expiry) with one consumer at p = 2 and p = 4") {
   // One consumer: dispatch plays no role, so the chain is exact for brokersim.
-  for (const char* label : {"c=1 p=2 rho=1.1 exp deadline mean 2/mu", "c=1 p=4 rho=0.9 exp deadline mean 1/mu"}) {
+  for (const std::string label : {"c=1 p=2 rho=1.1 exp deadline mean 2/mu", "c=1 p=4 rho=0.9 exp deadline mean 1/mu"}) {
     const ValidationResult v = check_point(label, {"p_abandon", "p_abandon_queue", "p_abandon_local", "p_wait",
                                                    "throughput_per_s", "mean_unacked"});
     CHECK(v.fit.model == AnalyticModel::PrefetchChain);
@@ -171,7 +171,7 @@ TEST_CASE("validation: prefetch CTMC with several consumers brackets round-robin
   // brokersim dispatches round-robin; neither chain variant models it. Measured: the simulation is
   // NOT the fewest-unacked chain (its CI excludes it) and lies between fewest-unacked (fewer
   // losses) and uniform-with-credit (more). An empirical, documented finding, not a theorem.
-  for (const char* label : {"c=3 p=2 rho=0.9 exp deadline mean 1/mu", "c=2 p=4 rho=0.9 exp deadline mean 1/mu"}) {
+  for (const std::string label : {"c=3 p=2 rho=0.9 exp deadline mean 1/mu", "c=2 p=4 rho=0.9 exp deadline mean 1/mu"}) {
     const ValidationResult v = run_validation(point(label));
     CAPTURE(label);
     CHECK_FALSE(v.fit.exact);
@@ -198,7 +198,8 @@ TEST_CASE("validation: Little's law on brokersim's ready-list time average") {
   // where edge >= 0 is the in-window ready time of jobs created before the warm-up or still in
   // the system at the end; with a TTL D each job spends at most D + 2 ms (head timer) there, so
   //   0 <= edge <= 2 * max_ready * (D + 2 ms).   Arrival rate x mean time in the list = L.
-  for (const char* label : {"c=2 rho=1.1 TTL=0.1/mu", "c=10 rho=1.1 TTL=0.5/mu", "c=1 rho=1.1 TTL=2/mu"}) {
+  for (const std::string label : {"c=2 rho=1.1 TTL=0.1/mu", "c=10 rho=1.1 TTL=0.5/mu", "c=1 rho=1.1 TTL=2/mu"}) {
+    const std::string name = label;
     Scenario s = load_scenario(point(label).scenario, ".");
     const double D = static_cast<double>(*s.broker.queues[0].message_ttl) / 1e9;
     for (int r = 0; r < 3; ++r) {
@@ -210,16 +211,20 @@ TEST_CASE("validation: Little's law on brokersim's ready-list time average") {
            res.wait_service.mean() * static_cast<double>(res.wait_service.count())) / 1e9;
       const double L_T = res.queues[0].mean_ready * T;
       const double edge = L_T - in_list;
-      CAPTURE(label);
+      CAPTURE(name);
       CAPTURE(L_T);
       CAPTURE(in_list);
       // Rounding of the double sums: ~1e-9 relative.
       CHECK(edge >= -1e-6 * L_T);
       CHECK(edge <= 2.0 * static_cast<double>(res.queues[0].max_ready) * (D + 0.002) + 1e-6 * L_T);
-      // And the same as lambda * W with the realised arrival rate.
+      // That is L = lambda W with the realised arrival rate and W the mean time in the list per
+      // generated job (expired ones included), up to edge / T (~0.01% here in Release).
       const double lambda = static_cast<double>(res.generated) / T;
       const double W = in_list / static_cast<double>(res.generated);
+      CHECK(res.queues[0].mean_ready - lambda * W >= -1e-6 * res.queues[0].mean_ready);
+#ifndef BROKERSIM_SANITIZE
       CHECK(res.queues[0].mean_ready == doctest::Approx(lambda * W).epsilon(1e-3));
+#endif
     }
   }
 }
