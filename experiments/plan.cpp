@@ -238,6 +238,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       ("replications", po::value<std::string>(), "runs per setting (default 5)")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
       ("json", "print the answer as one JSON object")
+      ("conservative", "a target holds only at its 95% confidence bound (the margin lhs - rhs per replication, mean + ci95)")
       ("progress", "report progress on stderr even when it is not a terminal");
   po::positional_options_description pos;
   pos.add("scenario", 1);
@@ -372,6 +373,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   std::map<std::size_t, PointResult> results;
   std::vector<std::size_t> tried;
   TaskRunStats stats;
+  const bool conservative = vm.count("conservative") > 0;
   const bool show = vm.count("progress") || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
   Progress progress(show ? &err : nullptr, n, "plan (grid points)");
   progress.update(0);
@@ -393,13 +395,32 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     for (const auto& t : targets) {
       const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
       res.lhs.push_back(l);
+      // --conservative: judge the target's margin (lhs - rhs, per replication: the expression
+      // need not be linear in the metrics) by its mean plus its 95% half-width, towards failing.
+      double slack = 0;
+      if (conservative && rows.size() > 1) {
+        std::vector<double> margins;
+        for (const auto& row : rows) {
+          const auto per_rep = [&](const std::string& name) -> double {
+            if (const auto it = metric_index.find(name); it != metric_index.end()) return row[it->second];
+            return lookup(name);
+          };
+          margins.push_back(t.lhs->eval(per_rep) - t.rhs->eval(per_rep));
+        }
+        double mean = 0, ss = 0;
+        for (double m : margins) mean += m;
+        mean /= static_cast<double>(margins.size());
+        for (double m : margins) ss += (m - mean) * (m - mean);
+        slack = student_t975(margins.size() - 1) *
+                std::sqrt(ss / static_cast<double>(margins.size() - 1) / static_cast<double>(margins.size()));
+      }
       bool ok = false;
       double shortfall = 0;
       switch (t.cmp) {
-        case Cmp::Le: ok = l <= r; shortfall = l - r; break;
-        case Cmp::Lt: ok = l < r; shortfall = l - r; break;
-        case Cmp::Ge: ok = l >= r; shortfall = r - l; break;
-        case Cmp::Gt: ok = l > r; shortfall = r - l; break;
+        case Cmp::Le: ok = l + slack <= r; shortfall = l + slack - r; break;
+        case Cmp::Lt: ok = l + slack < r; shortfall = l + slack - r; break;
+        case Cmp::Ge: ok = l - slack >= r; shortfall = r - (l - slack); break;
+        case Cmp::Gt: ok = l - slack > r; shortfall = r - (l - slack); break;
       }
       if (!ok) {
         res.meets = false;
@@ -494,6 +515,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     j["replications"] = replications;
     j["targets"] = list("target");
     j["cost"] = cost_text;
+    j["conservative"] = conservative;
     j["grid_points"] = n;
     j["points_run"] = tried.size();
     j["bisect"] = bisect ? ojson(space.axes[*bisect].path) : ojson(nullptr);
@@ -507,6 +529,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << "brokersim plan: scenario \"" << scenarios[0].name << "\", seed " << scenarios[0].seed << ", "
         << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
     for (std::size_t i = 0; i < targets.size(); ++i) out << "target " << i + 1 << ": " << targets[i].text << '\n';
+    if (conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
     out << "cost: " << cost_text << '\n';
     out << "searched " << n << " grid points, ran " << tried.size();
     if (bisect)

@@ -523,3 +523,35 @@ TEST_CASE("sweep: plan says plainly when no setting meets the target, and reject
   CHECK(bad.status == 2);
   CHECK(bad.err == "brokersim: error: plan: expected at least one --target, got nothing\n");
 }
+
+TEST_CASE("sweep: plan --conservative judges each target at its 95% confidence bound") {
+  SweepDir d;
+  const std::vector<std::string> base = {"plan", d.scenario, "--vary", "consumers.0.prefetch=1,2,4", "--vary",
+                                         "consumers.0.count=1:6:1", "--target", "fraction.expired_before_start<=0.002",
+                                         "--replications", "4", "--json"};
+  const auto plain = sweep_cli(base);
+  std::vector<std::string> args = base;
+  args.push_back("--conservative");
+  const auto careful = sweep_cli(args);
+  REQUIRE_MESSAGE(plain.status == 0, plain.err);
+  REQUIRE_MESSAGE(careful.status == 0, careful.err);
+  const auto p = nlohmann::json::parse(plain.out), c = nlohmann::json::parse(careful.out);
+  CHECK(p["conservative"] == false);
+  CHECK(c["conservative"] == true);
+  REQUIRE(p["met"] == true);
+  REQUIRE(c["met"] == true);
+  // With one metric in the target, its margin's interval is the metric's own ci95.
+  const auto& pm = p["best"]["metrics"]["fraction.expired_before_start"];
+  const auto& cm = c["best"]["metrics"]["fraction.expired_before_start"];
+  CHECK(pm["mean"].get<double>() <= 0.002);
+  CHECK(cm["mean"].get<double>() + cm["ci95"].get<double>() <= 0.002 + 1e-12);
+  // Here the mean alone accepts 2 consumers (0.125% stale, but +-0.4%); the bound asks for 3.
+  CHECK(p["best"]["cost"].get<double>() == 4);
+  CHECK(c["best"]["cost"].get<double>() == 6);
+  // Every setting the conservative plan accepted has its upper bound within the target.
+  for (const auto& t : c["tried"]) {
+    if (!t["meets"].get<bool>()) continue;
+    const auto& m = t["metrics"]["fraction.expired_before_start"];
+    CHECK(m["mean"].get<double>() + m["ci95"].get<double>() <= 0.002 + 1e-12);
+  }
+}
