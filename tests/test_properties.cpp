@@ -21,6 +21,13 @@ namespace {
 // dead-letter links (cycles included), length limits and queue expiry; producers with every
 // arrival kind; consumer groups with skewed clocks, admission rules, timeouts and failures;
 // and every kind of fault.
+// Built by appending: g++ 12 warns (-Wrestrict, a known false positive) on "q" + std::to_string(i).
+std::string queue_name(int i) {
+  std::string name = "q";
+  name += std::to_string(i);
+  return name;
+}
+
 json random_scenario(sim::Rng& rng) {
   auto pick = [&](std::uint64_t n) { return static_cast<int>(rng.below(n)); };
   auto duration = [&](double scale) -> json {
@@ -40,12 +47,12 @@ json random_scenario(sim::Rng& rng) {
   for (int q = 0; q < nq; ++q) {
     json spec = json::object();
     if (pick(2)) spec["message_ttl_ms"] = pick(3) == 0 ? 0 : 50 + pick(2000);
-    if (pick(2)) spec["dead_letter_to"] = "q" + std::to_string(pick(nq));
+    if (pick(2)) spec["dead_letter_to"] = queue_name(pick(nq));
     if (pick(4) == 0) spec["max_length"] = pick(20);
     if (pick(4) == 0) spec["overflow"] = json::array({"drop-head", "reject-publish", "reject-publish-dlx"})[pick(3)];
     if (pick(6) == 0) spec["expires_ms"] = 200 + pick(3000);
     if (pick(8) == 0) spec["max_length_bytes"] = pick(5000);
-    queues["q" + std::to_string(q)] = spec;
+    queues[queue_name(q)] = spec;
   }
   s["broker"] = {{"delivery_latency_ms", duration(20)}, {"ack_latency_ms", duration(20)}, {"queues", queues},
                  {"version", json::array({"3.13", "4.0", "4.2", "4.3"})[pick(4)]}};
@@ -54,7 +61,7 @@ json random_scenario(sim::Rng& rng) {
 
   s["producers"] = json::array();
   for (int p = 0, n = 1 + pick(2); p < n; ++p) {
-    json prod = {{"queue", "q" + std::to_string(pick(nq))}, {"service_ms", duration(200)}};
+    json prod = {{"queue", queue_name(pick(nq))}, {"service_ms", duration(200)}};
     switch (pick(4)) {
       case 0: prod["arrivals"] = {{"poisson", {{"rate_per_s", 1 + rng.uniform() * 60}}}}; break;
       case 1: prod["arrivals"] = {{"periodic", {{"every_ms", 5 + pick(100)}}}}; break;
@@ -74,7 +81,7 @@ json random_scenario(sim::Rng& rng) {
   s["consumers"] = json::array();
   int consumers = 0;
   for (int g = 0, n = pick(3); g < n; ++g) {
-    json c = {{"queue", "q" + std::to_string(pick(nq))}, {"count", 1 + pick(3)}, {"prefetch", pick(5)},
+    json c = {{"queue", queue_name(pick(nq))}, {"count", 1 + pick(3)}, {"prefetch", pick(5)},
               {"slots", 1 + pick(3)}};
     consumers += c["count"].get<int>();
     if (pick(3) == 0) c["start_ms"] = pick(500);
