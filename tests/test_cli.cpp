@@ -14,30 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/commands.hpp"
+#include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Cli {
-  int status;
-  std::string out, err;
-};
-
-Cli cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = brokersim::cli_main(args, out, err);
-  return {status, out.str(), err.str()};
-}
-
 // A scratch folder with a valid scenario in it, removed at the end of the test.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    dir = fs::temp_directory_path() / ("brokersim-cli-" + std::to_string(::getpid()) + "-" +
-                                       std::to_string(counter()++));
-    fs::create_directories(dir);
+struct Scratch : brokersim::test::ScratchDir {
+  Scratch() : ScratchDir("brokersim-cli") {
     write("ok.json", R"({"name": "cli", "stop": {"time_ms": 2000},
       "broker": {"queues": {"work": {"message_ttl_ms": 600}}},
       "producers": [{"queue": "work", "arrivals": {"poisson": {"rate_per_s": 10}}, "deadline_ms": 600,
@@ -45,24 +30,11 @@ struct Scratch {
       "consumers": [{"queue": "work", "count": 2, "prefetch": 1}],
       "observe": {"every_ms": 500}})");
   }
-  ~Scratch() { fs::remove_all(dir); }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  std::string write(const std::string& name, const std::string& text) {
-    std::ofstream(dir / name) << text;
-    return (dir / name).string();
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
 };
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using brokersim::test::CliResult;
+using brokersim::test::read_file;
+using brokersim::test::run_cli;
 
 }  // namespace
 
@@ -115,31 +87,31 @@ TEST_CASE("bad input: exact error text and exit status 2, nothing on stdout") {
   };
   for (const auto& c : cases) {
     CAPTURE(c.error);
-    const Cli r = cli(c.args);
+    const CliResult r = run_cli(c.args);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
     CHECK(r.err == "brokersim: error: " + c.error + "\n");
   }
   // A failed run leaves no output file behind, complete or partial.
-  const Cli r = cli({"run", ok, "--set", "consumers.0.prefetch=-1", "--trace", s.path("t.csv")});
+  const CliResult r = run_cli({"run", ok, "--set", "consumers.0.prefetch=-1", "--trace", s.path("t.csv")});
   CHECK(r.status == 2);
   CHECK(!fs::exists(s.path("t.csv")));
 }
 
 TEST_CASE("unknown command and help") {
-  const Cli unknown = cli({"runn"});
+  const CliResult unknown = run_cli({"runn"});
   CHECK(unknown.status == 2);
   CHECK(unknown.err.rfind("brokersim: unknown command \"runn\"\n", 0) == 0);
-  const Cli help = cli({"--help"});
+  const CliResult help = run_cli({"--help"});
   CHECK(help.status == 0);
   CHECK(help.out.find("brokersim run SCENARIO.json") != std::string::npos);
-  const Cli version = cli({"--version"});
+  const CliResult version = run_cli({"--version"});
   CHECK(version.out == std::string("brokersim ") + BROKERSIM_VERSION + "\n");
 }
 
 TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files") {
   Scratch s;
-  const Cli r = cli({"run", s.path("ok.json"), "--json", "--trace", s.path("jobs.csv"), "--timeseries",
+  const CliResult r = run_cli({"run", s.path("ok.json"), "--json", "--trace", s.path("jobs.csv"), "--timeseries",
                      s.path("series.csv")});
   REQUIRE(r.status == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -155,12 +127,12 @@ TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files
   for (const char* key : {"published", "delivered", "dead_lettered_by_reason", "max_ready", "mean_ready", "mean_unacked"})
     CHECK(j["queues"]["work"].contains(key));
 
-  const std::string trace = read(s.path("jobs.csv"));
+  const std::string trace = read_file(s.path("jobs.csv"));
   CHECK(trace.rfind("job,producer,queue,consumer,created_ms,expires_at_ms,published_ms,delivered_ms,received_ms,"
                     "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings\n", 0) == 0);
   const auto rows = std::count(trace.begin(), trace.end(), '\n') - 1;
   CHECK(rows == j["outcomes"]["generated"].get<long>());
-  const std::string series = read(s.path("series.csv"));
+  const std::string series = read_file(s.path("series.csv"));
   CHECK(series.rfind("time_ms,work.ready,work.unacked,consumer.0.local,consumer.0.executing,consumer.1.local,"
                      "consumer.1.executing\n", 0) == 0);
   CHECK(std::count(series.begin(), series.end(), '\n') == 6);  // header + 0, 500, ..., 2000
@@ -168,9 +140,9 @@ TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files
     CHECK(entry.path().string().find(".part.") == std::string::npos);
 
   // --seed and --set change the run; the same arguments give the same bytes.
-  const Cli again = cli({"run", s.path("ok.json"), "--json"});
+  const CliResult again = run_cli({"run", s.path("ok.json"), "--json"});
   CHECK(again.out == r.out);
-  const Cli other = cli({"run", s.path("ok.json"), "--json", "--seed", "99"});
+  const CliResult other = run_cli({"run", s.path("ok.json"), "--json", "--seed", "99"});
   CHECK(other.out != r.out);
   CHECK(nlohmann::json::parse(other.out)["seed"] == 99);
 }
@@ -182,16 +154,16 @@ TEST_CASE("the brokersim binary exits with status 2 on bad input and 0 on succes
                                s.path("err.txt") + " >" + s.path("out.txt")).c_str());
   REQUIRE(WIFEXITED(bad));
   CHECK(WEXITSTATUS(bad) == 2);
-  CHECK(read(s.path("err.txt")) == "brokersim: error: consumers.0.slots: expected an integer >= 1, got 0\n");
+  CHECK(read_file(s.path("err.txt")) == "brokersim: error: consumers.0.slots: expected an integer >= 1, got 0\n");
   const int good = std::system((bin + " run " + s.path("ok.json") + " >" + s.path("out.txt")).c_str());
   REQUIRE(WIFEXITED(good));
   CHECK(WEXITSTATUS(good) == 0);
-  CHECK(read(s.path("out.txt")).find("Outcomes") != std::string::npos);
+  CHECK(read_file(s.path("out.txt")).find("Outcomes") != std::string::npos);
 }
 
 TEST_CASE("a run stopped by a limit says so and exits with status 3") {
   Scratch s;
-  const Cli r = cli({"run", s.path("ok.json"), "--set", "limits={\"max_in_system\": 5}", "--set",
+  const CliResult r = run_cli({"run", s.path("ok.json"), "--set", "limits={\"max_in_system\": 5}", "--set",
                      "producers.0.arrivals.poisson.rate_per_s=1000"});
   CHECK(r.status == 3);
   CHECK(r.out.find("stopped: max_in_system") != std::string::npos);

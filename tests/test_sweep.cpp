@@ -16,23 +16,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/commands.hpp"
+#include "tests/test_util.hpp"
 #include "experiments/sweep.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Cli {
-  int status;
-  std::string out, err;
-};
-
-Cli sweep_cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = brokersim::cli_main(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using brokersim::test::read_file;
+using brokersim::test::run_cli;
+using brokersim::test::split_csv_line;
 
 // Two slots per consumer, Poisson arrivals, a deadline: prefetch and count both matter.
 constexpr const char* kScenario = R"({"name": "sweep-test", "seed": 11, "stop": {"jobs": 400},
@@ -41,29 +34,10 @@ constexpr const char* kScenario = R"({"name": "sweep-test", "seed": 11, "stop": 
                  "expiration_ms": "remaining-budget", "service_ms": {"exp": {"mean": 80}}}],
   "consumers": [{"queue": "work", "count": 2, "prefetch": 1, "slots": 2, "uncertainty_ms": 20}]})";
 
-struct SweepDir {
-  fs::path dir;
+struct SweepDir : brokersim::test::ScratchDir {
   std::string scenario;
-  SweepDir() {
-    static int counter = 0;
-    dir = fs::temp_directory_path() / ("brokersim-sweep-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::create_directories(dir);
-    scenario = write("s.json", kScenario);
-  }
-  ~SweepDir() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir / name) << text;
-    return (dir / name).string();
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
+  SweepDir() : ScratchDir("brokersim-sweep"), scenario(write("s.json", kScenario)) {}
 };
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -73,17 +47,8 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-std::vector<std::string> cells_of(const std::string& line) {
-  std::vector<std::string> cells;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
-
 std::size_t column(const std::string& header, const std::string& name) {
-  const auto cols = cells_of(header);
+  const auto cols = split_csv_line(header);
   for (std::size_t i = 0; i < cols.size(); ++i)
     if (cols[i] == name) return i;
   FAIL("no column " << name);
@@ -149,7 +114,7 @@ TEST_CASE("sweep: the grid is the cartesian product, first axis slowest - the fi
 
 TEST_CASE("sweep: CSV header, row order, metric columns - the file's sweep block and --vary replacing it") {
   SweepDir d;
-  const auto r = sweep_cli({"sweep", d.scenario, "--vary", "consumers.0.prefetch=1,2", "--vary", "consumers.0.count=1:2:1",
+  const auto r = run_cli({"sweep", d.scenario, "--vary", "consumers.0.prefetch=1,2", "--vary", "consumers.0.count=1:2:1",
                             "--threads", "2"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto lines = lines_of(r.out);
@@ -167,21 +132,21 @@ TEST_CASE("sweep: CSV header, row order, metric columns - the file's sweep block
   CHECK(lines[2].rfind("1,2,1,", 0) == 0);
   CHECK(lines[3].rfind("2,1,1,", 0) == 0);
   CHECK(lines[4].rfind("2,2,1,", 0) == 0);
-  CHECK(cells_of(lines[1]).size() == cells_of(lines[0]).size());
+  CHECK(split_csv_line(lines[1]).size() == split_csv_line(lines[0]).size());
 
   // The same grid from the file's sweep block (paths sorted: consumers.0.count first).
   const std::string with_block = d.write("block.json", std::string(kScenario).substr(0, std::string(kScenario).size() - 1) +
                                                            R"(, "sweep": {"consumers.0.prefetch": [1, 2], "consumers.0.count": [1, 2]}})");
-  const auto b = sweep_cli({"sweep", with_block});
+  const auto b = run_cli({"sweep", with_block});
   REQUIRE_MESSAGE(b.status == 0, b.err);
   const auto blines = lines_of(b.out);
   REQUIRE(blines.size() == 5);
   CHECK(blines[0].rfind("consumers.0.count,consumers.0.prefetch,replications,", 0) == 0);
   CHECK(blines[2].rfind("1,2,1,", 0) == 0);
-  CHECK(cells_of(blines[2])[3] == cells_of(lines[3])[3]);
+  CHECK(split_csv_line(blines[2])[3] == split_csv_line(lines[3])[3]);
 
   // --vary replaces the block entirely.
-  const auto v = sweep_cli({"sweep", with_block, "--vary", "consumers.0.slots=1,3"});
+  const auto v = run_cli({"sweep", with_block, "--vary", "consumers.0.slots=1,3"});
   REQUIRE_MESSAGE(v.status == 0, v.err);
   const auto vlines = lines_of(v.out);
   REQUIRE(vlines.size() == 3);
@@ -195,7 +160,7 @@ TEST_CASE("sweep: byte-identical CSV for --threads 1 and 2") {
   auto one = base, two = base;
   one.insert(one.end(), {"--threads", "1"});
   two.insert(two.end(), {"--threads", "2"});
-  const auto a = sweep_cli(one), b = sweep_cli(two);
+  const auto a = run_cli(one), b = run_cli(two);
   REQUIRE(a.status == 0);
   REQUIRE(b.status == 0);
   CHECK(a.out == b.out);
@@ -243,19 +208,19 @@ TEST_CASE("sweep: ci95 is the Student t half-width over replications") {
     "consumers": [{"queue": "work"}]})");
   double g[3];
   for (int r = 0; r < 3; ++r) {
-    const auto run = sweep_cli({"run", timed, "--json", "--replication", std::to_string(r)});
+    const auto run = run_cli({"run", timed, "--json", "--replication", std::to_string(r)});
     REQUIRE(run.status == 0);
     g[r] = nlohmann::json::parse(run.out)["outcomes"]["generated"].get<double>();
   }
   const double mean = (g[0] + g[1] + g[2]) / 3;
   const double var = ((g[0] - mean) * (g[0] - mean) + (g[1] - mean) * (g[1] - mean) + (g[2] - mean) * (g[2] - mean)) / 2;
   const double ci = 4.302652729911275 * std::sqrt(var / 3);  // t(0.975; 2)
-  const auto sw = sweep_cli({"sweep", timed, "--vary", "consumers.0.slots=1", "--replications", "3"});
+  const auto sw = run_cli({"sweep", timed, "--vary", "consumers.0.slots=1", "--replications", "3"});
   REQUIRE(sw.status == 0);
   const auto lines = lines_of(sw.out);
-  CHECK(std::stod(cells_of(lines[1])[column(lines[0], "outcomes.generated_mean")]) == doctest::Approx(mean).epsilon(1e-12));
-  CHECK(std::stod(cells_of(lines[1])[column(lines[0], "outcomes.generated_ci95")]) == doctest::Approx(ci).epsilon(1e-9));
-  CHECK(cells_of(lines[1])[column(lines[0], "replications")] == "3");
+  CHECK(std::stod(split_csv_line(lines[1])[column(lines[0], "outcomes.generated_mean")]) == doctest::Approx(mean).epsilon(1e-12));
+  CHECK(std::stod(split_csv_line(lines[1])[column(lines[0], "outcomes.generated_ci95")]) == doctest::Approx(ci).epsilon(1e-9));
+  CHECK(split_csv_line(lines[1])[column(lines[0], "replications")] == "3");
 }
 
 TEST_CASE("sweep: --out appears complete with its metadata - shards merged give the same bytes as one run") {
@@ -264,9 +229,9 @@ TEST_CASE("sweep: --out appears complete with its metadata - shards merged give 
                                          "consumers.0.count=1,2", "--replications", "2"};
   auto full = base;
   full.insert(full.end(), {"--out", d.path("full.csv")});
-  REQUIRE(sweep_cli(full).status == 0);
+  REQUIRE(run_cli(full).status == 0);
   CHECK(!fs::exists(d.path("full.csv.journal")));
-  const auto meta = nlohmann::json::parse(slurp(d.path("full.csv.meta.json")));
+  const auto meta = nlohmann::json::parse(read_file(d.path("full.csv.meta.json")));
   CHECK(meta["brokersim_version"] == BROKERSIM_VERSION);
   CHECK(meta["seed"] == 11);
   CHECK(meta["replications"] == 2);
@@ -281,32 +246,32 @@ TEST_CASE("sweep: --out appears complete with its metadata - shards merged give 
     auto shard = base;
     const std::string out = d.path("s" + std::to_string(k) + ".csv");
     shard.insert(shard.end(), {"--shard", std::to_string(k) + "/4", "--out", out});
-    const auto r = sweep_cli(shard);
+    const auto r = run_cli(shard);
     REQUIRE_MESSAGE(r.status == 0, r.err);
     merge.push_back(out);
   }
-  CHECK(nlohmann::json::parse(slurp(d.path("s1.csv.meta.json")))["rows"] == nlohmann::json::parse("[1,5]"));
-  CHECK(lines_of(slurp(d.path("s1.csv"))).size() == 3);
+  CHECK(nlohmann::json::parse(read_file(d.path("s1.csv.meta.json")))["rows"] == nlohmann::json::parse("[1,5]"));
+  CHECK(lines_of(read_file(d.path("s1.csv"))).size() == 3);
   std::swap(merge[1], merge[3]);  // any order
   merge.insert(merge.end(), {"--out", d.path("merged.csv")});
-  const auto m = sweep_cli(merge);
+  const auto m = run_cli(merge);
   REQUIRE_MESSAGE(m.status == 0, m.err);
-  CHECK(slurp(d.path("merged.csv")) == slurp(d.path("full.csv")));
-  CHECK(slurp(d.path("merged.csv.meta.json")) == slurp(d.path("full.csv.meta.json")));
+  CHECK(read_file(d.path("merged.csv")) == read_file(d.path("full.csv")));
+  CHECK(read_file(d.path("merged.csv.meta.json")) == read_file(d.path("full.csv.meta.json")));
 
   // Refusals: missing points, overlapping shards, a different sweep.
-  auto r = sweep_cli({"merge", d.path("s0.csv"), d.path("s1.csv"), "--out", d.path("x.csv")});
+  auto r = run_cli({"merge", d.path("s0.csv"), d.path("s1.csv"), "--out", d.path("x.csv")});
   CHECK(r.status == 2);
   CHECK(r.err == "brokersim: error: merge: 2 of 6 grid points are missing (2, 3): run their shards and merge again\n");
-  r = sweep_cli({"merge", d.path("s0.csv"), d.path("s1.csv"), d.path("s2.csv"), d.path("s3.csv"), d.path("full.csv"),
+  r = run_cli({"merge", d.path("s0.csv"), d.path("s1.csv"), d.path("s2.csv"), d.path("s3.csv"), d.path("full.csv"),
                  "--out", d.path("x.csv")});
   CHECK(r.status == 2);
   CHECK(r.err == "brokersim: error: merge: grid point 0 is in both " + d.path("s0.csv") + " and " + d.path("full.csv") +
                      " (overlapping shards)\n");
   auto other = base;
   other.insert(other.end(), {"--seed", "12", "--shard", "2/4", "--out", d.path("o2.csv")});
-  REQUIRE(sweep_cli(other).status == 0);
-  r = sweep_cli({"merge", d.path("s0.csv"), d.path("s1.csv"), d.path("o2.csv"), d.path("s3.csv"), "--out", d.path("x.csv")});
+  REQUIRE(run_cli(other).status == 0);
+  r = run_cli({"merge", d.path("s0.csv"), d.path("s1.csv"), d.path("o2.csv"), d.path("s3.csv"), "--out", d.path("x.csv")});
   CHECK(r.status == 2);
   CHECK(r.err == "brokersim: error: merge: " + d.path("o2.csv") + " is from a different sweep than " + d.path("s0.csv") +
                      " (seed differs)\n");
@@ -321,25 +286,25 @@ TEST_CASE("sweep: the shard from SLURM_ARRAY_TASK_* or JOB_COMPLETION_INDEX with
   ::setenv("SLURM_ARRAY_TASK_COUNT", "2", 1);
   auto a = base;
   a.insert(a.end(), {"--out", d.path("slurm.csv")});
-  const auto r = sweep_cli(a);
+  const auto r = run_cli(a);
   ::unsetenv("SLURM_ARRAY_TASK_ID");
   ::unsetenv("SLURM_ARRAY_TASK_MIN");
   ::unsetenv("SLURM_ARRAY_TASK_COUNT");
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  auto meta = nlohmann::json::parse(slurp(d.path("slurm.csv.meta.json")));
+  auto meta = nlohmann::json::parse(read_file(d.path("slurm.csv.meta.json")));
   CHECK(meta["shard"] == nlohmann::json::parse(R"({"index": 1, "count": 2})"));
   CHECK(meta["rows"] == nlohmann::json::parse("[1,3]"));
 
   ::setenv("JOB_COMPLETION_INDEX", "2", 1);
   auto b = base;
   b.insert(b.end(), {"--shard-count", "3", "--out", d.path("k8s.csv")});
-  const auto k = sweep_cli(b);
+  const auto k = run_cli(b);
   auto bad = base;
   bad.insert(bad.end(), {"--shard-count", "2"});
-  const auto kb = sweep_cli(bad);
+  const auto kb = run_cli(bad);
   ::unsetenv("JOB_COMPLETION_INDEX");
   REQUIRE_MESSAGE(k.status == 0, k.err);
-  meta = nlohmann::json::parse(slurp(d.path("k8s.csv.meta.json")));
+  meta = nlohmann::json::parse(read_file(d.path("k8s.csv.meta.json")));
   CHECK(meta["rows"] == nlohmann::json::parse("[2]"));
   CHECK(kb.status == 2);
   CHECK(kb.err == "brokersim: error: JOB_COMPLETION_INDEX: expected an integer below --shard-count (2), got \"2\"\n");
@@ -350,7 +315,7 @@ TEST_CASE("sweep: bad --vary, --shard and other options are exit-2 errors with e
   const auto err = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = {"sweep", d.scenario};
     args.insert(args.end(), extra.begin(), extra.end());
-    const auto r = sweep_cli(args);
+    const auto r = run_cli(args);
     CHECK(r.status == 2);
     CHECK(r.out.empty());
     return r.err;
@@ -392,7 +357,7 @@ TEST_CASE("sweep: --resume after SIGKILL (and a torn journal line) gives the byt
                                          "--replications", "2"};
   auto ref = args;
   ref.insert(ref.end(), {"--out", d.path("ref.csv"), "--threads", "2"});
-  REQUIRE(sweep_cli(ref).status == 0);
+  REQUIRE(run_cli(ref).status == 0);
 
   const std::string out = d.path("killed.csv");
   const std::string journal = out + ".journal";
@@ -412,7 +377,7 @@ TEST_CASE("sweep: --resume after SIGKILL (and a torn journal line) gives the byt
   // Kill it once a few points are in the journal.
   bool interrupted = false;
   for (int i = 0; i < 20000; ++i) {
-    if (fs::exists(journal) && lines_of(slurp(journal)).size() >= 4) {
+    if (fs::exists(journal) && lines_of(read_file(journal)).size() >= 4) {
       ::kill(pid, SIGKILL);
       interrupted = true;
       break;
@@ -426,7 +391,7 @@ TEST_CASE("sweep: --resume after SIGKILL (and a torn journal line) gives the byt
   WARN(interrupted);
   if (interrupted) {
     CHECK(!fs::exists(out));
-    const auto journal_lines = lines_of(slurp(journal));
+    const auto journal_lines = lines_of(read_file(journal));
     CHECK(journal_lines.size() < 25);
     std::ofstream(journal, std::ios::app) << "P 23 0.5,1,2";  // a torn last line
   } else {
@@ -435,17 +400,17 @@ TEST_CASE("sweep: --resume after SIGKILL (and a torn journal line) gives the byt
   auto resume = child_args;
   resume.back() = "2";
   resume.push_back("--resume");
-  const auto r = sweep_cli(resume);
+  const auto r = run_cli(resume);
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  CHECK(slurp(out) == slurp(d.path("ref.csv")));
-  CHECK(slurp(out + ".meta.json") == slurp(d.path("ref.csv.meta.json")));
+  CHECK(read_file(out) == read_file(d.path("ref.csv")));
+  CHECK(read_file(out + ".meta.json") == read_file(d.path("ref.csv.meta.json")));
   CHECK(!fs::exists(journal));
 
   // A journal of another sweep is refused.
   std::ofstream(d.path("other.csv.journal")) << "brokersim-sweep-journal v1 0000000000000000\nP 0 1,2 x\n";
   auto other = args;
   other.insert(other.end(), {"--out", d.path("other.csv"), "--resume"});
-  const auto o = sweep_cli(other);
+  const auto o = run_cli(other);
   CHECK(o.status == 2);
   CHECK(o.err == "brokersim: error: " + d.path("other.csv.journal") +
                      ": the journal belongs to another sweep (scenario, grid, seed, replications or shard differ); delete "
@@ -467,7 +432,7 @@ constexpr const char* kPlanScenario = R"({"name": "plan-test", "seed": 1, "stop"
 TEST_CASE("sweep: plan finds the cheapest setting, bisecting the count, running fewer points than the grid") {
   SweepDir d;
   const std::string s = d.write("plan.json", kPlanScenario);
-  const auto r = sweep_cli({"plan", s, "--vary", "consumers.0.prefetch=2,1", "--vary", "consumers.0.count=1:12:1",
+  const auto r = run_cli({"plan", s, "--vary", "consumers.0.prefetch=2,1", "--vary", "consumers.0.count=1:12:1",
                             "--target", "fraction.completed_on_time >= 0.99", "--target", "wait_ms.local.p95 < 50",
                             "--replications", "2", "--json"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
@@ -482,14 +447,14 @@ TEST_CASE("sweep: plan finds the cheapest setting, bisecting the count, running 
   CHECK(j["points_run"].get<int>() <= 10);
   CHECK(j["tried"].size() == j["points_run"]);
 
-  const auto text = sweep_cli({"plan", s, "--vary", "consumers.0.count=1:12:1", "--target",
+  const auto text = run_cli({"plan", s, "--vary", "consumers.0.count=1:12:1", "--target",
                                "fraction.completed_on_time>=0.99", "--replications", "1"});
   REQUIRE(text.status == 0);
   CHECK(text.out.find("Cheapest setting that meets the target:\n  consumers.0.count=4  (cost 4)\n") != std::string::npos);
 
   // --cost: make consumers expensive and prefetch free: still count 4, but prefetch 2 is as cheap
   // as 1, and the grid order breaks the tie (prefetch 2 listed first).
-  const auto c = sweep_cli({"plan", s, "--vary", "consumers.0.prefetch=2,1", "--vary", "consumers.0.count=1:12:1",
+  const auto c = run_cli({"plan", s, "--vary", "consumers.0.prefetch=2,1", "--vary", "consumers.0.count=1:12:1",
                             "--target", "fraction.completed_on_time>=0.99", "--cost", "10*consumers.0.count",
                             "--replications", "1", "--json"});
   REQUIRE(c.status == 0);
@@ -501,25 +466,25 @@ TEST_CASE("sweep: plan finds the cheapest setting, bisecting the count, running 
 TEST_CASE("sweep: plan says plainly when no setting meets the target, and rejects bad targets") {
   SweepDir d;
   const std::string s = d.write("plan.json", kPlanScenario);
-  const auto r = sweep_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target",
+  const auto r = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target",
                             "fraction.completed_on_time>=0.99", "--replications", "1"});
   CHECK(r.status == 0);
   CHECK(r.out.find("no setting in the grid meets the target\n\nClosest setting tried:\n  consumers.0.count=3") !=
         std::string::npos);
-  const auto j = sweep_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target",
+  const auto j = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target",
                             "fraction.completed_on_time>=0.99", "--replications", "1", "--json"});
   CHECK(nlohmann::json::parse(j.out)["met"] == false);
   CHECK(nlohmann::json::parse(j.out)["closest"]["setting"]["consumers.0.count"] == 3);
 
-  auto bad = sweep_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target", "fraction.nothing<=1"});
+  auto bad = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target", "fraction.nothing<=1"});
   CHECK(bad.status == 2);
   CHECK(bad.err == "brokersim: error: --target: expected metric names (as in sweep's CSV, without _mean: "
                    "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got \"fraction.nothing\"\n");
-  bad = sweep_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target", "throughput_per_s*2"});
+  bad = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target", "throughput_per_s*2"});
   CHECK(bad.status == 2);
   CHECK(bad.err == "brokersim: error: --target: expected one of <= < >= > at character 19 of \"throughput_per_s*2\", got "
                    "the end\n");
-  bad = sweep_cli({"plan", s, "--vary", "consumers.0.count=1:3:1"});
+  bad = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1"});
   CHECK(bad.status == 2);
   CHECK(bad.err == "brokersim: error: plan: expected at least one --target, got nothing\n");
 }
@@ -529,10 +494,10 @@ TEST_CASE("sweep: plan --conservative judges each target at its 95% confidence b
   const std::vector<std::string> base = {"plan", d.scenario, "--vary", "consumers.0.prefetch=1,2,4", "--vary",
                                          "consumers.0.count=1:6:1", "--target", "fraction.expired_before_start<=0.002",
                                          "--replications", "4", "--json"};
-  const auto plain = sweep_cli(base);
+  const auto plain = run_cli(base);
   std::vector<std::string> args = base;
   args.push_back("--conservative");
-  const auto careful = sweep_cli(args);
+  const auto careful = run_cli(args);
   REQUIRE_MESSAGE(plain.status == 0, plain.err);
   REQUIRE_MESSAGE(careful.status == 0, careful.err);
   const auto p = nlohmann::json::parse(plain.out), c = nlohmann::json::parse(careful.out);

@@ -1,6 +1,8 @@
 // Helpers for tests: build a scenario from JSON text, run it, read the per-job trace back.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -8,11 +10,51 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include "experiments/commands.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
 #include "models/simulation.hpp"
 
 namespace brokersim::test {
+
+// The command line in-process: what a user would see, and the exit status.
+struct CliResult {
+  int status;
+  std::string out, err;
+};
+inline CliResult run_cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int status = cli_main(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A temporary folder of its own (process id + a counter), removed at the end of the test.
+struct ScratchDir {
+  std::filesystem::path dir;
+  explicit ScratchDir(const std::string& prefix) {
+    static int counter = 0;
+    dir = std::filesystem::temp_directory_path() /
+          (prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::create_directories(dir);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() { std::filesystem::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+};
 
 struct TraceRow {
   std::map<std::string, std::string> cells;
