@@ -1,6 +1,10 @@
 #include "models/consumer.hpp"
 
+#include <algorithm>
 #include <string>
+
+#include "models/broker.hpp"
+#include "models/world.hpp"
 
 namespace brokersim {
 
@@ -25,20 +29,141 @@ Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, s
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }
 
-void Consumer::track(JobPool& jobs, std::uint32_t job_index) {
-  jobs[job_index].unacked_pos = static_cast<std::uint32_t>(unacked_jobs_.size());
-  unacked_jobs_.push_back(job_index);
-  ++unacked;
+void Consumer::connect(World& w) {
+  if (attached) return;
+  if (!w.broker->open_connection(*this)) return;  // the broker reconnects us when it can
+  attached = true;
+  busy_tw.set(w.now, 0);
+  w.ledger.slots_attached(queue(), w.now, slots());
+  w.broker->consume(*this);
 }
 
-void Consumer::untrack(JobPool& jobs, std::uint32_t job_index) {
-  const std::uint32_t pos = jobs[job_index].unacked_pos;
-  const std::uint32_t last = unacked_jobs_.back();
-  unacked_jobs_[pos] = last;
-  jobs[last].unacked_pos = pos;
-  unacked_jobs_.pop_back();
-  jobs[job_index].unacked_pos = kNoIndex;
-  --unacked;
+void Consumer::receive(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
+  job.where = Where::Local;
+  job.received = w.now;
+  if (job.counted) w.ledger.r.wait_transit.add(w.now - job.delivered);
+  if (spec_->admission == Admission::CheckAtReceiveAndStart &&
+      !admits(*spec_, job.expires_at, clock.now(w.now))) {
+    reject_locally(w, j);
+    return;
+  }
+  local.push_back(j);
+  local_tw.set(w.now, static_cast<double>(local.size()));
+  try_start(w);
+}
+
+void Consumer::try_start(World& w) {
+  if (!attached || w.now < stalled_until) return;
+  bool took = false;
+  while (busy < slots() && !local.empty()) {
+    const std::uint32_t j = local.front();
+    local.pop_front();
+    took = true;
+    // The last responsible check: after all local waiting, immediately before execution.
+    if (spec_->admission != Admission::None && !admits(*spec_, w.jobs[j].expires_at, clock.now(w.now))) {
+      reject_locally(w, j);
+      continue;
+    }
+    start(w, j);
+  }
+  if (took) local_tw.set(w.now, static_cast<double>(local.size()));
+}
+
+void Consumer::start(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
+  RunResult& r = w.ledger.r;
+  job.where = Where::Executing;
+  job.started = w.now;
+  if (++job.executions > 1) ++r.duplicate_executions;
+  if (job.counted) {
+    r.wait_local.add(w.now - job.received);
+    if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
+    if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
+  }
+  ++r.consumers[static_cast<std::size_t>(index_)].started;
+  busy_changed(w, +1);
+
+  Time run = job.service;
+  ExecResult result = ExecResult::Completed;
+  Time limit = sim::kNever;
+  if (spec_->exec_timeout == ConsumerSpec::ExecTimeout::Fixed)
+    limit = World::sample_ns(spec_->exec_timeout_value, timeout_rng);
+  else if (spec_->exec_timeout == ConsumerSpec::ExecTimeout::RemainingBudget && job.expires_at != sim::kNever)
+    limit = std::max<Time>(0, job.expires_at - clock.now(w.now));
+  if (limit < run) {
+    run = limit;
+    result = ExecResult::TimedOut;
+  } else if (spec_->failure_probability > 0 && failure_rng.bernoulli(spec_->failure_probability)) {
+    result = ExecResult::Failed;
+  }
+  w.at(w.now + run, Ev::ExecDone, j, job.gen, static_cast<std::uint32_t>(result));
+}
+
+void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
+  Job& job = w.jobs[j];
+  job.finished = w.now;
+  if (job.counted) w.ledger.r.wait_service.add(w.now - job.started);
+  busy_changed(w, -1);
+  switch (result) {
+    case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
+    case ExecResult::Failed: w.decide(job, Outcome::Failed); break;
+    case ExecResult::Completed:
+      w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
+      break;
+  }
+  send_ack(w, j, Job::Ack::Ack);
+  try_start(w);
+}
+
+void Consumer::reject_locally(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
+  // Judged on true time: delivered in time but stale on arrival (the transit took its budget),
+  // or stale for another reason (it waited here, or was delivered late already).
+  const bool in_transit = job.delivered < job.deadline && job.received >= job.deadline;
+  w.decide(job, in_transit ? Outcome::ExpiredInTransit : Outcome::ExpiredBeforeStart);
+  if (job.counted) {
+    w.ledger.r.wait_local.add(w.now - job.received);
+    if (job.deadline != sim::kNever && job.deadline - w.now > spec_->min_window) ++w.ledger.r.rejected_but_valid;
+  }
+  switch (spec_->on_expired) {
+    case OnExpired::Ack: send_ack(w, j, Job::Ack::Ack); break;
+    case OnExpired::Reject: send_ack(w, j, Job::Ack::Reject); break;
+    case OnExpired::Requeue: send_ack(w, j, Job::Ack::Requeue); break;
+  }
+}
+
+void Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
+  Job& job = w.jobs[j];
+  job.where = Where::Settling;
+  job.ack = what;
+  w.at(w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng), Ev::AckArrive, j, job.gen);
+}
+
+void Consumer::busy_changed(World& w, int delta) {
+  busy += delta;
+  busy_tw.set(w.now, busy);
+  w.ledger.busy_changed(queue(), w.now, delta);
+}
+
+void Consumer::stall(World& w, Time duration) {
+  stalled_until = std::max(stalled_until, w.now + duration);
+  w.at(stalled_until, Ev::StallEnd, static_cast<std::uint32_t>(index_));
+}
+
+void Consumer::crash(World& w) {
+  if (!attached) return;
+  connection_lost(w);
+  w.broker->close_connection(*this);
+}
+
+void Consumer::connection_lost(World& w) {
+  attached = false;
+  busy_changed(w, -busy);
+  w.ledger.slots_attached(queue(), w.now, -slots());
+  local.clear();
+  local_tw.set(w.now, 0);
+  stalled_until = 0;
 }
 
 }  // namespace brokersim

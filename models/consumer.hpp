@@ -1,19 +1,23 @@
-// A consumer: a prefetch window at the broker, a local FIFO buffer of received jobs, `slots`
-// execution slots, a local clock, and the admission rule that decides, after all local waiting,
-// whether a job is still worth starting.
+// A consumer: a local FIFO buffer of received jobs, `slots` execution slots, a local clock, and
+// the admission rule that decides, after all local waiting, whether a job is still worth
+// starting. The consumer knows no broker's rules: it receives deliveries, runs them, and sends
+// its settlement back through the Broker interface. What the broker keeps about it (prefetch
+// credit, unacked deliveries, channel timers) is the broker's own state.
 #pragma once
 
 #include <cstdint>
 #include <deque>
-#include <vector>
 
 #include "models/clock.hpp"
+#include "models/events.hpp"
 #include "models/job.hpp"
 #include "models/scenario.hpp"
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
 
 namespace brokersim {
+
+struct World;
 
 // SCENARIO.md's admission rule: remaining = expires_at - local_clock - uncertainty; reject when
 // remaining <= 0 or remaining < min_window. A job without a deadline is always admitted.
@@ -32,39 +36,37 @@ class Consumer {
   int index() const { return index_; }
   int queue() const { return spec_->queue; }
   int slots() const { return spec_->slots; }
-  int idle_slots() const { return attached ? spec_->slots - busy : 0; }
 
-  // Broker-side credit: the prefetch window counts deliveries not yet acked *at the broker*, so
-  // deliveries in transit and acks in flight both use it up.
-  bool has_credit() const {
-    return attached && (spec_->prefetch == 0 || unacked < static_cast<std::uint32_t>(spec_->prefetch));
-  }
+  // --- events
+  void connect(World& w);                  // Ev::Attach: start, restart, or reconnect
+  void receive(World& w, std::uint32_t j);  // Ev::Receive (the job's gen already checked)
+  void exec_done(World& w, std::uint32_t j, ExecResult result);  // Ev::ExecDone (gen checked)
+  void try_start(World& w);                // Ev::StallEnd, and after every change of slots
 
-  void track(JobPool& jobs, std::uint32_t job_index);    // delivered: now unacked
-  void untrack(JobPool& jobs, std::uint32_t job_index);  // acked at the broker (or requeued)
-  const std::vector<std::uint32_t>& unacked_jobs() const { return unacked_jobs_; }
+  // --- faults
+  void stall(World& w, Time duration);
+  void crash(World& w);                    // the process dies: connection_lost + the broker's part
+  // The client's part of losing its connection: its buffer and running work are gone (the
+  // broker takes back what was unsettled). Called by crash() and by a broker closing a channel.
+  void connection_lost(World& w);
 
   LocalClock clock;
   bool attached = false;
-  bool in_ring = false;
-  std::uint32_t unacked = 0;
   std::deque<std::uint32_t> local;  // received, not started, in arrival order
   int busy = 0;
   Time stalled_until = 0;
-  // Channel state: `epoch` grows whenever the channel closes, voiding its pending ticks; the
-  // consumer-timeout tick runs every 60 s from `attached_at` while deliveries are unacked.
-  std::uint32_t epoch = 0;
-  Time attached_at = 0;
-  bool ticking = false;
-  bool reconnect_when_broker_up = false;
 
   sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
   sim::TimeWeighted busy_tw, local_tw;
 
  private:
+  void start(World& w, std::uint32_t j);
+  void reject_locally(World& w, std::uint32_t j);
+  void send_ack(World& w, std::uint32_t j, Job::Ack what);
+  void busy_changed(World& w, int delta);
+
   const ConsumerSpec* spec_;
   int index_;
-  std::vector<std::uint32_t> unacked_jobs_;
 };
 
 }  // namespace brokersim

@@ -8,57 +8,11 @@
 #include <vector>
 
 #include "models/job.hpp"
+#include "models/results.hpp"
 #include "models/scenario.hpp"
 #include "sim/stats.hpp"
 
 namespace brokersim {
-
-struct QueueResult {
-  std::string name;
-  std::uint64_t published = 0, delivered = 0;
-  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
-  std::uint64_t max_ready = 0;
-  double mean_ready = 0, mean_unacked = 0;
-  std::uint64_t ready_at_end = 0;
-  std::uint64_t max_bytes = 0;    // peak bytes held (ready + unacked bodies)
-  double mean_bytes = 0;          // time-weighted
-  double byte_seconds = 0;        // storage cost: bytes held integrated over time
-  std::uint64_t deletions = 0;    // times deleted by x-expires
-};
-
-struct ConsumerResult {
-  double utilization = 0;     // busy slot time / slot time while attached
-  double mean_local = 0;      // received, not started
-  std::uint64_t started = 0;
-};
-
-struct RunResult {
-  std::uint64_t generated = 0;   // jobs created after warm-up: the sum of `outcomes`
-  OutcomeCounts outcomes{};
-  // Waits in ns (SCENARIO.md "Outputs"): queue per delivery, transit per receipt, local per
-  // start or rejection, service per finished execution, sojourn per job with an outcome.
-  sim::Histogram wait_queue, wait_transit, wait_local, wait_service, sojourn;
-  std::uint64_t completed = 0, completed_on_time = 0;
-  double measured_s = 0;         // measurement window (end - warm-up), seconds
-  double slot_utilization = 0;
-  double idle_slots_with_backlog = 0;
-  std::uint64_t admitted_but_expired = 0, rejected_but_valid = 0;
-  std::uint64_t duplicate_executions = 0;
-  std::uint64_t redeliveries = 0;
-  std::uint64_t consumer_timeouts = 0;  // channels closed by the delivery acknowledgement timeout
-  // Jobs that started executing at the instant they were created (no wait anywhere); the
-  // others, generated - started_at_once, are reported as jobs_waited (P(wait) in the models).
-  std::uint64_t started_at_once = 0;
-  std::vector<QueueResult> queues;
-  std::vector<ConsumerResult> consumers;
-  std::uint64_t events = 0;
-  Time end_time = 0;
-  std::uint64_t peak_in_system = 0;
-  // Why the run ended: "time", "jobs" (all requested jobs settled), "drained" (nothing left to
-  // happen), or a limit: "max_in_system", "max_events", "zero_time_loop" (more than 50 million
-  // events at one simulated instant: time stopped moving).
-  std::string stop_reason;
-};
 
 struct RunOptions {
   std::ostream* trace = nullptr;       // --trace: one CSV row per job, in job order

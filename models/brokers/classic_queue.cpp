@@ -1,4 +1,4 @@
-#include "models/queue.hpp"
+#include "models/brokers/classic_queue.hpp"
 
 #include <algorithm>
 

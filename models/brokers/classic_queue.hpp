@@ -3,8 +3,8 @@
 // Messages are held in publication order (by a per-queue sequence number); a requeued message
 // goes back to its original position. Expiry is evaluated only at the head: expired messages
 // behind a live head stay in the list and are counted (depth, max-length), exactly as the broker
-// does. The queue itself makes no decisions about jobs; the broker (simulation) asks it for the
-// expired head run and for the next message to deliver.
+// does. The queue itself makes no decisions about jobs; the broker (rabbitmq_classic.cpp) asks it
+// for the expired head run and for the next message to deliver.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "models/scenario.hpp"
-#include "sim/stats.hpp"
 
 namespace brokersim {
 
@@ -88,21 +87,10 @@ class ClassicQueue {
   std::uint32_t timer_gen() const { return timer_gen_; }
   void timer_fired() { timer_at_ = sim::kNever; }
 
-  // Statistics, time-weighted from the start of measurement.
-  sim::TimeWeighted ready_tw, unacked_tw;
-  std::uint64_t max_ready = 0;
-  std::uint64_t published = 0, delivered = 0;
-  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
-  std::uint64_t unacked = 0;
-  std::uint64_t unacked_bytes = 0;
-  // Bytes held (ready + unacked bodies, as RabbitMQ's message_bytes): time-weighted and peak.
-  sim::TimeWeighted bytes_tw;
-  std::uint64_t max_bytes = 0;
   // x-expires: consumers attached, the lease timer's generation, and whether it is deleted.
   int consumers = 0;
   std::uint32_t lease_gen = 0;
   bool deleted = false;
-  std::uint64_t deletions = 0;
 
  private:
   const QueueSpec* spec_;

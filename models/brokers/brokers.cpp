@@ -1,0 +1,15 @@
+// The broker kinds brokersim simulates. Adding a broker: its file pair in models/brokers/, one
+// line here, and its keys' validation in experiments/ (docs/architecture.md has the checklist).
+#include "models/broker.hpp"
+#include "models/brokers/rabbitmq_classic.hpp"
+#include "models/world.hpp"
+
+namespace brokersim {
+
+std::unique_ptr<Broker> make_broker(World& w) {
+  if (w.s.broker.kind == "rabbitmq-classic") return std::make_unique<RabbitMqClassic>(w);
+  // The loader refuses every other kind with a clear error; reaching here is a bug.
+  throw InvariantError("broker.kind " + w.s.broker.kind + " is not simulated");
+}
+
+}  // namespace brokersim

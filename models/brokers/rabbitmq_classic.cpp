@@ -1,0 +1,252 @@
+// RabbitMQ classic queues: the message path. Every handler is named after the broker step it
+// models; the rule each follows is in SEMANTICS.md part 2 (sections 1 and 4), cited where it
+// matters.
+#include "models/brokers/rabbitmq_classic.hpp"
+
+#include <algorithm>
+
+#include "models/world.hpp"
+
+namespace brokersim {
+
+RabbitMqClassic::RabbitMqClassic(World& w) : w_(w) {
+  const auto nq = w.s.broker.queues.size();
+  // Cycle detection keeps the queues a message was dead-lettered from as bits of one word.
+  if (nq > 64) throw InvariantError("at most 64 queues are supported");
+  queues_.reserve(nq);
+  for (const auto& q : w.s.broker.queues) queues_.emplace_back(q);
+  dispatchers_.resize(nq);
+  channels_.resize(w.consumers.size());
+  slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
+  // RabbitMQ 4.3 no longer evaluates consumer timeouts for classic queues (SEMANTICS.md D2).
+  consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value() && w.s.broker.version != "4.3";
+}
+
+void RabbitMqClassic::on_event(const sim::Event& ev) {
+  const auto q = static_cast<int>(ev.target);
+  switch (static_cast<Ev>(ev.kind)) {
+    case Ev::BrokerUp:
+      if (down_ && w_.now >= up_at_) up();
+      break;
+    case Ev::Declare: declare(q, ev.aux == 0); break;
+    case Ev::QueueLease: on_lease_end(q, ev.tag); break;
+    case Ev::ChannelTick: on_channel_tick(w_.consumers[ev.target], ev.tag); break;
+    case Ev::QueueTimer:
+      // While the broker is down its queue processes are gone; the restart runs the pass.
+      if (!down_ && ev.tag == queues_[q].timer_gen()) {
+        queues_[q].timer_fired();
+        drop_expired(q);
+        dispatch(q);
+      }
+      break;
+    case Ev::DeadLetter:
+      if (w_.jobs[ev.target].gen == ev.tag) enqueue(ev.target, static_cast<int>(ev.aux), true);
+      break;
+    default: throw InvariantError("rabbitmq-classic: not a broker event");
+  }
+}
+
+void RabbitMqClassic::publish(std::uint32_t j) { enqueue(j, w_.jobs[j].queue, false); }
+
+// rabbit_amqqueue_process: overflow check, then attempt_delivery, then enqueue + drop-head +
+// head-expiry pass (SEMANTICS.md "ordering of checks at publish").
+void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
+  ClassicQueue& Q = queues_[q];
+  const QueueSpec& spec = Q.spec();
+  Job& job = w_.jobs[j];
+  job.queue = q;
+  if (down_ || Q.deleted) {
+    // No broker to take it, or no queue to route it to (the default exchange drops it).
+    w_.decide(job, down_ && !dead_letter ? Outcome::RejectedAtPublish : Outcome::Lost);
+    w_.leave(j);
+    return;
+  }
+  w_.ledger.published(job, q);
+
+  if (spec.overflow != Overflow::DropHead && Q.full_for(job.bytes)) {
+    if (dead_letter) {
+      // Dead-letter republishing has no publisher confirms: a refusing target loses the message.
+      w_.decide(job, Outcome::Lost);
+      w_.leave(j);
+      return;
+    }
+    w_.decide(job, Outcome::RejectedAtPublish);
+    if (spec.overflow == Overflow::RejectPublishDlx)
+      this->dead_letter(j, q, DeathReason::Maxlen);
+    else
+      w_.leave(j);
+    return;
+  }
+
+  job.queue_expiry = Q.expiry_for(w_.now, job.message_ttl);
+  job.ready_since = w_.now;
+  if (Q.empty() && !dispatchers_[q].empty()) {
+    // attempt_delivery before enqueue: this is also why expiration 0 is delivered when (and
+    // only when) a consumer can take the message at once.
+    job.seq = Q.take_seq();
+    deliver(j, q);
+    return;
+  }
+  if (job.queue_expiry <= w_.now && spec.message_ttl && *spec.message_ttl == 0 && spec.dead_letter_index < 0) {
+    // deliver_or_enqueue's `ttl = 0, dlx = undefined` branch: discarded at once.
+    w_.decide(job, Outcome::ExpiredInQueue);
+    w_.leave(j);
+    return;
+  }
+  job.seq = Q.enqueue(j, job.bytes, job.queue_expiry);
+  job.where = Where::Ready;
+  w_.ledger.update_resting(job);
+  bool head_dropped = false;
+  if (spec.overflow == Overflow::DropHead) {
+    while (Q.over_limit()) {
+      // An already-expired head is dropped as maxlen, not expired (SEMANTICS.md D8).
+      const Message m = Q.pop_head();
+      head_dropped = true;
+      w_.decide(w_.jobs[m.job], spec.dead_letter_index >= 0 ? Outcome::DeadLettered : Outcome::Lost);
+      this->dead_letter(m.job, q, DeathReason::Maxlen);
+    }
+  }
+  ready_changed(q);
+  if (Q.ready() == 1 || head_dropped) drop_expired(q);
+}
+
+void RabbitMqClassic::deliver(std::uint32_t j, int q) {
+  Job& job = w_.jobs[j];
+  const int ci = dispatchers_[q].take();
+  Consumer& c = w_.consumers[ci];
+  Channel& ch = channels_[ci];
+  ch.in_ring = false;
+  if (job.redelivered) {
+    ++job.redeliveries;
+    ++w_.ledger.r.redeliveries;
+  }
+  job.redelivered = true;
+  job.where = Where::Transit;
+  job.consumer = ci;
+  job.queue = q;
+  job.delivered = w_.now;
+  w_.ledger.update_resting(job);
+  w_.ledger.delivered(job, q, w_.now);
+  track(ch, j);
+  unacked_changed(q, +1, job.bytes);
+  if (consumer_timeout_on_ && !ch.ticking) {
+    // Ticks keep their phase from the channel's opening, so the timeout fires in [T, T + 60 s].
+    const Time k = (w_.now - ch.opened_at) / kChannelTick + 1;
+    w_.at(ch.opened_at + k * kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(ci), ch.epoch);
+    ch.ticking = true;
+  }
+  if (has_credit(ch, c)) {
+    dispatchers_[q].add(ci, c.spec().priority);
+    ch.in_ring = true;
+  }
+  w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
+}
+
+void RabbitMqClassic::dispatch(int q) {
+  if (down_) return;
+  ClassicQueue& Q = queues_[q];
+  bool fetched = false;
+  while (!Q.empty() && !dispatchers_[q].empty()) {
+    // Expired messages are never delivered (SEMANTICS.md D1): an overdue head goes first.
+    if (Q.head_expired(w_.now)) {
+      expire(Q.pop_head().job, q);
+    } else {
+      deliver(Q.pop_head().job, q);
+    }
+    fetched = true;
+  }
+  if (fetched) {
+    ready_changed(q);
+    drop_expired(q);  // the pass after every fetch
+  }
+}
+
+// drop_expired_msgs: drop the consecutive run of expired messages at the head, then re-arm.
+void RabbitMqClassic::drop_expired(int q) {
+  ClassicQueue& Q = queues_[q];
+  bool dropped = false;
+  while (Q.head_expired(w_.now)) {
+    expire(Q.pop_head().job, q);
+    dropped = true;
+  }
+  if (dropped) ready_changed(q);
+  arm_timer(q);
+}
+
+void RabbitMqClassic::arm_timer(int q) {
+  if (auto t = queues_[q].arm_timer(w_.now)) {
+    // Real brokers fire a few ms late (scheduling); expiry_slack_ms models that lateness.
+    const Time slack = w_.s.broker.expiry_slack.is_zero() ? 0 : World::sample_ns(w_.s.broker.expiry_slack, slack_rng_);
+    w_.at(*t + slack, Ev::QueueTimer, static_cast<std::uint32_t>(q), queues_[q].timer_gen());
+  }
+}
+
+void RabbitMqClassic::expire(std::uint32_t j, int q) {
+  w_.decide(w_.jobs[j], Outcome::ExpiredInQueue);
+  dead_letter(j, q, DeathReason::Expired);
+}
+
+// The caller has made the decision; moving to a dead-letter queue changes nothing by itself.
+void RabbitMqClassic::dead_letter(std::uint32_t j, int q, DeathReason why) {
+  Job& job = w_.jobs[j];
+  const int target = queues_[q].spec().dead_letter_index;
+  if (target < 0) {
+    w_.leave(j);
+    return;
+  }
+  w_.ledger.dead_lettered(job, q, why);
+  job.dead_lettered_from |= std::uint64_t{1} << q;
+  if (why == DeathReason::Rejected) job.rejected_death = true;
+  // Cycle detection (rabbit_dead_letter:detect_cycles/3): a target already in the death history
+  // is dropped unless a rejection is somewhere in the cycle.
+  if (why != DeathReason::Rejected && (job.dead_lettered_from >> target & 1u) && !job.rejected_death) {
+    w_.leave(j);
+    return;
+  }
+  ++job.deaths;
+  job.message_ttl = -1;      // the per-message TTL is stripped from the dead-lettered copy
+  job.redelivered = false;   // a new message in the target queue: its first delivery is not a redelivery
+  job.where = Where::DeadLettering;
+  job.queue = target;
+  w_.ledger.update_resting(job);
+  w_.at(w_.now, Ev::DeadLetter, j, job.gen, static_cast<std::uint32_t>(target));
+}
+
+// basic.nack requeue=true: back to the original position with the original expiry; then the
+// head pass runs (requeue_and_run), so an expired message that lands at the head goes at once.
+void RabbitMqClassic::requeue(std::uint32_t j) {
+  Job& job = w_.jobs[j];
+  const int q = job.queue;
+  queues_[q].requeue(Message{job.seq, j, job.bytes, job.queue_expiry});
+  job.where = Where::Ready;
+  job.ready_since = w_.now;
+  w_.ledger.update_resting(job);
+  ready_changed(q);
+  if (!down_) drop_expired(q);
+}
+
+void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
+  Job& job = w_.jobs[j];
+  if (job.gen != gen) return;  // the channel was closed meanwhile: this ack never arrives
+  Consumer& c = w_.consumers[job.consumer];
+  const int q = job.queue;
+  untrack(channels_[job.consumer], j);
+  unacked_changed(q, -1, -static_cast<std::int64_t>(job.bytes));
+  switch (job.ack) {
+    case Job::Ack::Ack: w_.leave(j); break;
+    case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
+    case Job::Ack::Requeue: requeue(j); break;
+  }
+  give_credit(c);
+  dispatch(c.queue());
+}
+
+void RabbitMqClassic::ready_changed(int q) {
+  w_.ledger.ready_changed(q, w_.now, queues_[q].ready(), queues_[q].ready_bytes());
+}
+
+void RabbitMqClassic::unacked_changed(int q, std::int64_t messages, std::int64_t bytes) {
+  w_.ledger.unacked_changed(q, w_.now, messages, bytes);
+}
+
+}  // namespace brokersim

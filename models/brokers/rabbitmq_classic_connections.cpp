@@ -1,0 +1,195 @@
+// RabbitMQ classic queues: consumers attaching and leaving, the delivery acknowledgement timeout,
+// queue leases (x-expires) and declares, and the broker going down and coming back.
+#include "models/brokers/rabbitmq_classic.hpp"
+
+#include <algorithm>
+
+#include "models/world.hpp"
+
+namespace brokersim {
+
+void RabbitMqClassic::start() {
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    restart_lease(static_cast<int>(q));  // declared at time 0
+    const QueueSpec& spec = queues_[q].spec();
+    if (spec.declare_every) w_.at(*spec.declare_every, Ev::Declare, static_cast<std::uint32_t>(q));
+    // A one-off declare carries aux = 1: it does not schedule the next periodic one.
+    for (Time t : spec.declare_at) w_.at(t, Ev::Declare, static_cast<std::uint32_t>(q), 0, 1);
+  }
+}
+
+bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
+  return ch.open && (c.spec().prefetch == 0 || ch.unacked < static_cast<std::uint32_t>(c.spec().prefetch));
+}
+
+void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {
+  w_.jobs[j].unacked_pos = static_cast<std::uint32_t>(ch.unacked_jobs.size());
+  ch.unacked_jobs.push_back(j);
+  ++ch.unacked;
+}
+
+void RabbitMqClassic::untrack(Channel& ch, std::uint32_t j) {
+  const std::uint32_t pos = w_.jobs[j].unacked_pos;
+  const std::uint32_t last = ch.unacked_jobs.back();
+  ch.unacked_jobs[pos] = last;
+  w_.jobs[last].unacked_pos = pos;
+  ch.unacked_jobs.pop_back();
+  w_.jobs[j].unacked_pos = kNoIndex;
+  --ch.unacked;
+}
+
+void RabbitMqClassic::give_credit(Consumer& c) {
+  Channel& ch = channels_[c.index()];
+  if (!ch.in_ring && has_credit(ch, c)) {
+    dispatchers_[c.queue()].add(c.index(), c.spec().priority);
+    ch.in_ring = true;
+  }
+}
+
+bool RabbitMqClassic::open_connection(Consumer& c) {
+  if (down_) channels_[c.index()].reconnect_when_up = true;  // nothing to connect to yet
+  return !down_;
+}
+
+void RabbitMqClassic::consume(Consumer& c) {
+  Channel& ch = channels_[c.index()];
+  ch.open = true;
+  ch.opened_at = w_.now;
+  ch.ticking = false;
+  ClassicQueue& Q = queues_[c.queue()];
+  // Clients declare the queue they consume from: consuming re-creates a deleted queue.
+  Q.deleted = false;
+  ++Q.consumers;
+  ++Q.lease_gen;  // a queue with a consumer does not expire
+  give_credit(c);
+  dispatch(c.queue());
+}
+
+// The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
+// was still on the wire) is requeued at its original position, redelivered.
+void RabbitMqClassic::close_connection(Consumer& c) {
+  const int q = c.queue();
+  Channel& ch = channels_[c.index()];
+  ch.open = false;
+  ++ch.epoch;
+  ch.ticking = false;
+  if (ch.in_ring) dispatchers_[q].erase(c.index());
+  ch.in_ring = false;
+  const std::vector<std::uint32_t> unacked = ch.unacked_jobs;
+  for (std::uint32_t j : unacked) {
+    untrack(ch, j);
+    ++w_.jobs[j].gen;  // its pending receive / completion / ack events are void now
+    unacked_changed(q, -1, -static_cast<std::int64_t>(w_.jobs[j].bytes));
+    requeue(j);
+  }
+  if (--queues_[q].consumers == 0) restart_lease(q);
+  dispatch(q);
+}
+
+// The broker closes the channel itself: the client loses what it held, as in a crash.
+void RabbitMqClassic::close_channel(Consumer& c) {
+  c.connection_lost(w_);
+  close_connection(c);
+}
+
+// Delivery acknowledgement timeout (RabbitMQ <= 4.2): once per channel tick, the oldest unacked
+// delivery is checked; past consumer_timeout the channel is closed with PRECONDITION_FAILED and
+// all its unacked deliveries are requeued. The client opens a new channel at once.
+void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
+  Channel& ch = channels_[c.index()];
+  if (epoch != ch.epoch || !ch.open) return;
+  if (ch.unacked_jobs.empty()) {
+    ch.ticking = false;  // restarted, in phase, by the next delivery
+    return;
+  }
+  Time oldest = sim::kNever;
+  for (std::uint32_t j : ch.unacked_jobs) oldest = std::min(oldest, w_.jobs[j].delivered);
+  if (w_.now - oldest > *w_.s.broker.consumer_timeout) {
+    ++w_.ledger.r.consumer_timeouts;
+    close_channel(c);
+    w_.at(w_.now, Ev::Attach, static_cast<std::uint32_t>(c.index()));
+    return;
+  }
+  w_.at(w_.now + kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(c.index()), ch.epoch);
+}
+
+// queue.declare (passive or not) renews the x-expires lease and re-creates a deleted queue.
+void RabbitMqClassic::declare(int q, bool periodic) {
+  ClassicQueue& Q = queues_[q];
+  if (!down_) {
+    Q.deleted = false;
+    restart_lease(q);
+  }
+  if (!periodic) return;
+  const Time next = w_.now + *Q.spec().declare_every;
+  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.events.empty())
+    w_.at(next, Ev::Declare, static_cast<std::uint32_t>(q));
+}
+
+void RabbitMqClassic::restart_lease(int q) {
+  ClassicQueue& Q = queues_[q];
+  if (!Q.spec().expires) return;
+  ++Q.lease_gen;
+  if (Q.consumers == 0) w_.at(w_.now + *Q.spec().expires, Ev::QueueLease, static_cast<std::uint32_t>(q), Q.lease_gen);
+}
+
+// The queue was unused for expires_ms: it is deleted, and its messages with it. They are not
+// dead-lettered (dlx.md): lost.
+void RabbitMqClassic::on_lease_end(int q, std::uint32_t gen) {
+  ClassicQueue& Q = queues_[q];
+  if (down_ || gen != Q.lease_gen || Q.consumers > 0 || Q.deleted) return;
+  Q.deleted = true;
+  w_.ledger.queue_deleted(q);
+  for (const Message& m : Q.take_all()) {
+    w_.decide(w_.jobs[m.job], Outcome::Lost);
+    w_.leave(m.job);
+  }
+  ready_changed(q);
+}
+
+// The broker stops. Connections drop: every consumer's unacked deliveries are back in their
+// queues (the broker never saw the acks). Transient messages die with the broker; persistent
+// ones are on disk. Expiry is absolute wall-clock time, so TTLs keep running meanwhile.
+void RabbitMqClassic::down(Time duration) {
+  up_at_ = std::max(up_at_, w_.now + duration);
+  w_.at(up_at_, Ev::BrokerUp, 0);
+  if (down_) return;
+  down_ = true;
+  for (auto& c : w_.consumers) {
+    if (!c.attached) continue;
+    close_channel(c);
+    channels_[c.index()].reconnect_when_up = true;
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    ClassicQueue& Q = queues_[q];
+    for (const Message& m : Q.take_all()) {
+      if (w_.jobs[m.job].persistent) {
+        Q.requeue(m);
+      } else {
+        w_.decide(w_.jobs[m.job], Outcome::Lost);
+        w_.leave(m.job);
+      }
+    }
+    ready_changed(static_cast<int>(q));
+  }
+}
+
+// Recovery: process_args_policy runs drop_expired_msgs on every queue (the overdue head run
+// goes), queue-expiry leases restart, and clients reconnect.
+void RabbitMqClassic::up() {
+  down_ = false;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    queues_[q].timer_fired();
+    drop_expired(static_cast<int>(q));
+    restart_lease(static_cast<int>(q));
+  }
+  for (auto& c : w_.consumers) {
+    Channel& ch = channels_[c.index()];
+    if (!ch.reconnect_when_up) continue;
+    ch.reconnect_when_up = false;
+    c.connect(w_);
+  }
+  for (std::size_t q = 0; q < queues_.size(); ++q) dispatch(static_cast<int>(q));
+}
+
+}  // namespace brokersim

@@ -1,0 +1,46 @@
+// The model's event kinds, in the order simultaneous events run: the enum value is the priority
+// class the kernel orders ties by (then insertion order). Every part of the model schedules with
+// these; models/simulation.cpp routes each kind to its handler. The order is written down once,
+// here, with its reasons:
+//  - Warmup first: statistics restart before anything at that instant is counted.
+//  - Faults next: a stall or crash "at t" must hold for everything else at t; a broker restart
+//    likewise.
+//  - Attach: a consumer that attaches at t is there for messages published at t. Declare and
+//    QueueLease (x-expires) after it: a consumer attaching at the lease's end keeps the queue.
+//  - QueueTimer before deliveries: a message whose TTL ends at t is not delivered at t.
+//  - DeadLetter: a dead-lettered message reaches its target before new publishes at t. (It is
+//    an event, not a call, so dead-letter chains through TTL-0 queues iterate, not recurse.)
+//  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
+//    before ChannelTick too: an ack arriving at the tick is in time.
+//  - Publish (after a publish delay), then Arrival (creation; publishes at once without delay).
+//  - Receive, ExecDone, StallEnd: the consumer side; their mutual order does not change results.
+//  - Observe last: a sample at t shows the state after everything that happened at t.
+#pragma once
+
+#include <cstdint>
+
+namespace brokersim {
+
+enum class Ev : std::uint32_t {
+  Warmup,       // kernel
+  Fault,        // faults (scenario `faults`)
+  BrokerUp,     // broker
+  Attach,       // consumer
+  Declare,      // broker
+  QueueLease,   // broker
+  QueueTimer,   // broker
+  DeadLetter,   // broker
+  AckArrive,    // broker: a consumer's settlement arrives
+  ChannelTick,  // broker
+  Publish,      // producer
+  Arrival,      // producer
+  Receive,      // consumer
+  ExecDone,     // consumer
+  StallEnd,     // consumer
+  Observe,      // kernel
+};
+
+// How an execution ended; carried in the ExecDone event.
+enum class ExecResult : std::uint32_t { Completed, TimedOut, Failed };
+
+}  // namespace brokersim

@@ -1,0 +1,204 @@
+#include "models/ledger.hpp"
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+#include <utility>
+
+#include "models/consumer.hpp"
+#include "models/simulation.hpp"
+
+namespace brokersim {
+
+Ledger::Ledger(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) {
+  queues_.resize(s.broker.queues.size());
+  for (const auto& c : s.consumers) queues_[c.queue].read = true;
+  for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
+  r.consumers.resize(static_cast<std::size_t>(s.consumer_count()));
+}
+
+void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
+  if (!job.counted) return;
+  switch (why) {
+    case DeathReason::Expired: ++queues_[q].dl_expired; break;
+    case DeathReason::Rejected: ++queues_[q].dl_rejected; break;
+    case DeathReason::Maxlen: ++queues_[q].dl_maxlen; break;
+  }
+}
+
+void Ledger::ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes) {
+  QueueBook& b = queues_[q];
+  b.ready = ready;
+  b.ready_bytes = ready_bytes;
+  b.ready_tw.set(now, static_cast<double>(ready));
+  b.max_ready = std::max(b.max_ready, ready);
+  if (track_bytes_) bytes_changed(q, now);
+  refresh_backlog(q, now);
+}
+
+void Ledger::unacked_changed(int q, Time now, std::int64_t messages, std::int64_t bytes) {
+  QueueBook& b = queues_[q];
+  b.unacked = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked) + messages);
+  b.unacked_bytes = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked_bytes) + bytes);
+  b.unacked_tw.set(now, static_cast<double>(b.unacked));
+  if (track_bytes_) bytes_changed(q, now);
+}
+
+void Ledger::bytes_changed(int q, Time now) {
+  QueueBook& b = queues_[q];
+  const std::uint64_t held = b.ready_bytes + b.unacked_bytes;
+  b.bytes_tw.set(now, static_cast<double>(held));
+  b.max_bytes = std::max(b.max_bytes, held);
+}
+
+void Ledger::slots_attached(int q, Time now, int delta) {
+  attached_slots_.add(now, delta);
+  queues_[q].idle_slots += delta;
+  refresh_backlog(q, now);
+}
+
+void Ledger::busy_changed(int q, Time now, int delta) {
+  busy_slots_.add(now, delta);
+  queues_[q].idle_slots -= delta;
+  refresh_backlog(q, now);
+}
+
+void Ledger::refresh_backlog(int q, Time now) {
+  QueueBook& b = queues_[q];
+  b.backlog_area += b.backlog_value * static_cast<double>(now - b.backlog_last);
+  b.backlog_last = now;
+  b.backlog_value = b.ready == 0 ? 0.0 : b.idle_slots;
+}
+
+void Ledger::job_created(const Job& job) {
+  if (job.counted) ++r.generated;
+  ++unsettled_;
+}
+
+void Ledger::count_outcome(const Job& job, Outcome o) {
+  if (opt_.trace) write_trace(job, o);
+  if (!job.counted) return;
+  ++r.outcomes[static_cast<std::size_t>(o)];
+  if (o == Outcome::InSystem) return;
+  r.sojourn.add(job.ended - job.created);
+  if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
+  if (o == Outcome::CompletedOnTime) ++r.completed_on_time;
+}
+
+void Ledger::update_resting(Job& job) {
+  const bool resting = (job.where == Where::Ready || job.where == Where::DeadLettering) &&
+                       !queues_[job.queue].read && job.decision != Outcome::None;
+  if (resting != job.settled_resting) {
+    job.settled_resting = resting;
+    if (resting) --unsettled_; else ++unsettled_;
+  }
+}
+
+void Ledger::warmup(Time now) {
+  for (auto& b : queues_) {
+    b.ready_tw.reset(now);
+    b.unacked_tw.reset(now);
+    b.bytes_tw.reset(now);
+    b.max_ready = b.ready;
+    b.max_bytes = b.ready_bytes + b.unacked_bytes;
+  }
+  busy_slots_.reset(now);
+  attached_slots_.reset(now);
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    refresh_backlog(static_cast<int>(q), now);
+    queues_[q].backlog_area = 0;
+  }
+}
+
+void Ledger::write_trace(const Job& job, Outcome o) {
+  std::ostringstream row;
+  auto t = [&](Time v) {
+    row << ',';
+    if (v >= 0) row << sim::to_ms(v);
+  };
+  row << job.id << ',' << job.producer << ',';
+  if (job.delivered >= 0) row << s_.broker.queues[job.queue].name;
+  row << ',';
+  if (job.delivered >= 0) row << job.consumer;
+  t(job.created);
+  row << ',';
+  if (job.deadline != sim::kNever) row << sim::to_ms(job.expires_at);
+  t(job.published);
+  t(job.delivered);
+  t(job.received);
+  t(job.started);
+  t(job.finished);
+  t(o == Outcome::InSystem ? -1 : job.ended);
+  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << '\n';
+
+  const std::uint64_t slot = job.id - trace_next_;
+  if (trace_pending_.size() <= slot) trace_pending_.resize(slot + 1);
+  trace_pending_[slot] = row.str();
+  while (!trace_pending_.empty() && trace_pending_.front()) {
+    *opt_.trace << *trace_pending_.front();
+    trace_pending_.pop_front();
+    ++trace_next_;
+  }
+}
+
+void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consumers, RunResult& out) {
+  // Jobs still alive: waiting in a queue some consumer reads, in transit, waiting locally or
+  // executing are in the system whatever was decided before; a decided job resting in an unread
+  // queue, or whose ack is on its way, keeps its decision.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> alive;
+  jobs.for_each_live([&](std::uint32_t i, Job& job) { alive.emplace_back(job.id, i); });
+  std::sort(alive.begin(), alive.end());
+  for (auto [id, i] : alive) {
+    Job& job = jobs[i];
+    const bool moving = job.where == Where::Created || job.where == Where::Transit ||
+                        job.where == Where::Local || job.where == Where::Executing ||
+                        ((job.where == Where::Ready || job.where == Where::DeadLettering) && queues_[job.queue].read);
+    count_outcome(job, moving || job.decision == Outcome::None ? Outcome::InSystem : job.decision);
+  }
+  if (opt_.trace) opt_.trace->flush();
+
+  r.end_time = now;
+  const Time span = now - std::min(s_.warmup, now);
+  r.measured_s = sim::to_ms(span) / 1000.0;
+  const double slot_area = attached_slots_.area(now);
+  r.slot_utilization = slot_area > 0 ? busy_slots_.area(now) / slot_area : 0.0;
+  double backlog_area = 0;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    refresh_backlog(static_cast<int>(q), now);
+    backlog_area += queues_[q].backlog_area;
+  }
+  r.idle_slots_with_backlog = slot_area > 0 ? backlog_area / slot_area : 0.0;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    const QueueBook& b = queues_[q];
+    QueueResult qr;
+    qr.name = s_.broker.queues[q].name;
+    qr.published = b.published;
+    qr.delivered = b.delivered;
+    qr.dl_expired = b.dl_expired;
+    qr.dl_rejected = b.dl_rejected;
+    qr.dl_maxlen = b.dl_maxlen;
+    qr.max_ready = b.max_ready;
+    qr.mean_ready = b.ready_tw.mean(now);
+    qr.mean_unacked = b.unacked_tw.mean(now);
+    qr.ready_at_end = b.ready;
+    qr.max_bytes = b.max_bytes;
+    qr.mean_bytes = b.bytes_tw.mean(now);
+    qr.byte_seconds = b.bytes_tw.area(now) / 1e9;
+    qr.deletions = b.deletions;
+    r.queues.push_back(qr);
+  }
+  for (const auto& c : consumers) {
+    ConsumerResult& cr = r.consumers[static_cast<std::size_t>(c.index())];
+    cr.utilization = c.busy_tw.mean(now) / static_cast<double>(c.slots());
+    cr.mean_local = c.local_tw.mean(now);
+  }
+
+  std::uint64_t sum = 0;
+  for (auto n : r.outcomes) sum += n;
+  if (sum != r.generated)
+    throw InvariantError("outcomes add up to " + std::to_string(sum) + " but " +
+                         std::to_string(r.generated) + " jobs were generated");
+  out = std::move(r);
+}
+
+}  // namespace brokersim

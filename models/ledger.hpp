@@ -1,0 +1,105 @@
+// The books of a run, kept the same way whichever broker runs: outcomes, waits, per-queue
+// counters and levels, slot time, the job trace, and the invariant check at the end.
+//
+// Brokers and clients report what happened (a job was published, delivered, dead-lettered; the
+// ready count or the busy slots changed); the ledger decides what counts (jobs created after the
+// warm-up; time averages from the warm-up on) so that every broker follows one rule.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/job.hpp"
+#include "models/results.hpp"
+#include "models/scenario.hpp"
+#include "sim/stats.hpp"
+
+namespace brokersim {
+
+class Consumer;
+struct RunOptions;
+
+// Why a broker dead-lettered a message (RabbitMQ's x-death reasons).
+enum class DeathReason : std::uint8_t { Expired, Rejected, Maxlen };
+
+// Per queue: counters of counted jobs, and levels over time.
+struct QueueBook {
+  std::uint64_t published = 0, delivered = 0;
+  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
+  std::uint64_t deletions = 0;
+  std::uint64_t ready = 0, ready_bytes = 0, unacked = 0, unacked_bytes = 0;
+  std::uint64_t max_ready = 0, max_bytes = 0;
+  sim::TimeWeighted ready_tw, unacked_tw, bytes_tw;
+  bool read = false;  // some consumer group reads it: a job resting here is still in the system
+  // Idle slots of attached consumers reading this queue, integrated over the time the queue held
+  // ready messages (idle_slots_with_backlog).
+  int idle_slots = 0;
+  double backlog_value = 0;
+  Time backlog_last = 0;
+  double backlog_area = 0;
+};
+
+class Ledger {
+ public:
+  Ledger(const Scenario& s, const RunOptions& o);
+
+  QueueBook& queue(int q) { return queues_[static_cast<std::size_t>(q)]; }
+  const QueueBook& queue(int q) const { return queues_[static_cast<std::size_t>(q)]; }
+
+  // --- what brokers report
+  void published(const Job& job, int q) {
+    if (job.counted) ++queues_[q].published;
+  }
+  void delivered(const Job& job, int q, Time now) {
+    if (!job.counted) return;
+    ++queues_[q].delivered;
+    r.wait_queue.add(now - job.ready_since);
+  }
+  void dead_lettered(const Job& job, int q, DeathReason why);
+  void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes);
+  void unacked_changed(int q, Time now, std::int64_t messages, std::int64_t bytes);
+  void queue_deleted(int q) { ++queues_[q].deletions; }
+
+  // --- what consumers report
+  void slots_attached(int q, Time now, int delta);
+  void busy_changed(int q, Time now, int delta);
+
+  // --- outcomes
+  void job_created(const Job& job);
+  void count_outcome(const Job& job, Outcome o);
+  // A decided job resting in a queue no consumer reads is settled: nothing more will happen to
+  // it unless the queue's own TTL moves it on.
+  void update_resting(Job& job);
+  bool settled() const { return unsettled_ == 0; }
+  void job_left(const Job& job) {
+    if (!job.settled_resting) --unsettled_;
+  }
+
+  void warmup(Time now);
+  // End of run: the jobs still alive get their outcome, results are filled in, and the outcomes
+  // must add up to the jobs generated (InvariantError otherwise).
+  void finish(Time now, JobPool& jobs, const std::vector<Consumer>& consumers, RunResult& out);
+
+  RunResult r;                         // filled as the run goes; waits are added directly
+  std::uint64_t created_total = 0;     // including warm-up
+
+ private:
+  void refresh_backlog(int q, Time now);
+  void bytes_changed(int q, Time now);
+  void write_trace(const Job& job, Outcome o);
+
+  const Scenario& s_;
+  const RunOptions& opt_;
+  bool track_bytes_ = false;  // some producer sends non-empty bodies
+  std::vector<QueueBook> queues_;
+  std::uint64_t unsettled_ = 0;  // alive and not resting decided in an unread queue
+  sim::TimeWeighted busy_slots_, attached_slots_;
+  // Trace rows come out in job order; rows wait here until every earlier job has ended.
+  std::uint64_t trace_next_ = 0;
+  std::deque<std::optional<std::string>> trace_pending_;
+};
+
+}  // namespace brokersim
