@@ -15,6 +15,7 @@ Ledger::Ledger(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) {
   for (const auto& c : s.consumers) queues_[c.queue].read = true;
   for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
   r.consumers.resize(static_cast<std::size_t>(s.consumer_count()));
+  tracing_ = o.trace != nullptr;
 }
 
 void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
@@ -26,73 +27,18 @@ void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
   }
 }
 
-void Ledger::ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes) {
-  QueueBook& b = queues_[q];
-  b.ready = ready;
-  b.ready_bytes = ready_bytes;
-  b.ready_tw.set(now, static_cast<double>(ready));
-  b.max_ready = std::max(b.max_ready, ready);
-  if (track_bytes_) bytes_changed(q, now);
-  refresh_backlog(q, now);
-}
 
-void Ledger::unacked_changed(int q, Time now, std::int64_t messages, std::int64_t bytes) {
-  QueueBook& b = queues_[q];
-  b.unacked = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked) + messages);
-  b.unacked_bytes = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked_bytes) + bytes);
-  b.unacked_tw.set(now, static_cast<double>(b.unacked));
-  if (track_bytes_) bytes_changed(q, now);
-}
 
-void Ledger::bytes_changed(int q, Time now) {
-  QueueBook& b = queues_[q];
-  const std::uint64_t held = b.ready_bytes + b.unacked_bytes;
-  b.bytes_tw.set(now, static_cast<double>(held));
-  b.max_bytes = std::max(b.max_bytes, held);
-}
 
-void Ledger::slots_attached(int q, Time now, int delta) {
-  attached_slots_.add(now, delta);
-  queues_[q].idle_slots += delta;
-  refresh_backlog(q, now);
-}
 
-void Ledger::busy_changed(int q, Time now, int delta) {
-  busy_slots_.add(now, delta);
-  queues_[q].idle_slots -= delta;
-  refresh_backlog(q, now);
-}
 
-void Ledger::refresh_backlog(int q, Time now) {
-  QueueBook& b = queues_[q];
-  b.backlog_area += b.backlog_value * static_cast<double>(now - b.backlog_last);
-  b.backlog_last = now;
-  b.backlog_value = b.ready == 0 ? 0.0 : b.idle_slots;
-}
 
 void Ledger::job_created(const Job& job) {
   if (job.counted) ++r.generated;
   ++unsettled_;
 }
 
-void Ledger::count_outcome(const Job& job, Outcome o) {
-  if (opt_.trace) write_trace(job, o);
-  if (!job.counted) return;
-  ++r.outcomes[static_cast<std::size_t>(o)];
-  if (o == Outcome::InSystem) return;
-  r.sojourn.add(job.ended - job.created);
-  if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
-  if (o == Outcome::CompletedOnTime) ++r.completed_on_time;
-}
 
-void Ledger::update_resting(Job& job) {
-  const bool resting = (job.where == Where::Ready || job.where == Where::DeadLettering) &&
-                       !queues_[job.queue].read && job.decision != Outcome::None;
-  if (resting != job.settled_resting) {
-    job.settled_resting = resting;
-    if (resting) --unsettled_; else ++unsettled_;
-  }
-}
 
 void Ledger::warmup(Time now) {
   for (auto& b : queues_) {

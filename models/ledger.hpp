@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <string>
@@ -94,6 +95,7 @@ class Ledger {
   const Scenario& s_;
   const RunOptions& opt_;
   bool track_bytes_ = false;  // some producer sends non-empty bodies
+  bool tracing_ = false;      // --trace given
   std::vector<QueueBook> queues_;
   std::uint64_t unsettled_ = 0;  // alive and not resting decided in an unread queue
   sim::TimeWeighted busy_slots_, attached_slots_;
@@ -101,5 +103,70 @@ class Ledger {
   std::uint64_t trace_next_ = 0;
   std::deque<std::optional<std::string>> trace_pending_;
 };
+
+// The calls made for every job, inline: the broker and the clients are in other translation
+// units, and these were inlined when they all were one class (measured: 6% of the instructions).
+inline void Ledger::ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes) {
+  QueueBook& b = queues_[q];
+  b.ready = ready;
+  b.ready_bytes = ready_bytes;
+  b.ready_tw.set(now, static_cast<double>(ready));
+  b.max_ready = std::max(b.max_ready, ready);
+  if (track_bytes_) bytes_changed(q, now);
+  refresh_backlog(q, now);
+}
+
+inline void Ledger::unacked_changed(int q, Time now, std::int64_t messages, std::int64_t bytes) {
+  QueueBook& b = queues_[q];
+  b.unacked = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked) + messages);
+  b.unacked_bytes = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked_bytes) + bytes);
+  b.unacked_tw.set(now, static_cast<double>(b.unacked));
+  if (track_bytes_) bytes_changed(q, now);
+}
+
+inline void Ledger::bytes_changed(int q, Time now) {
+  QueueBook& b = queues_[q];
+  const std::uint64_t held = b.ready_bytes + b.unacked_bytes;
+  b.bytes_tw.set(now, static_cast<double>(held));
+  b.max_bytes = std::max(b.max_bytes, held);
+}
+
+inline void Ledger::slots_attached(int q, Time now, int delta) {
+  attached_slots_.add(now, delta);
+  queues_[q].idle_slots += delta;
+  refresh_backlog(q, now);
+}
+
+inline void Ledger::busy_changed(int q, Time now, int delta) {
+  busy_slots_.add(now, delta);
+  queues_[q].idle_slots -= delta;
+  refresh_backlog(q, now);
+}
+
+inline void Ledger::refresh_backlog(int q, Time now) {
+  QueueBook& b = queues_[q];
+  b.backlog_area += b.backlog_value * static_cast<double>(now - b.backlog_last);
+  b.backlog_last = now;
+  b.backlog_value = b.ready == 0 ? 0.0 : b.idle_slots;
+}
+
+inline void Ledger::update_resting(Job& job) {
+  const bool resting = (job.where == Where::Ready || job.where == Where::DeadLettering) &&
+                       !queues_[job.queue].read && job.decision != Outcome::None;
+  if (resting != job.settled_resting) {
+    job.settled_resting = resting;
+    if (resting) --unsettled_; else ++unsettled_;
+  }
+}
+
+inline void Ledger::count_outcome(const Job& job, Outcome o) {
+  if (tracing_) write_trace(job, o);
+  if (!job.counted) return;
+  ++r.outcomes[static_cast<std::size_t>(o)];
+  if (o == Outcome::InSystem) return;
+  r.sojourn.add(job.ended - job.created);
+  if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
+  if (o == Outcome::CompletedOnTime) ++r.completed_on_time;
+}
 
 }  // namespace brokersim

@@ -241,6 +241,35 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   dispatch(c.queue());
 }
 
+// Credit: the prefetch window and the channel's unacked deliveries.
+bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
+  return ch.open && (c.spec().prefetch == 0 || ch.unacked < static_cast<std::uint32_t>(c.spec().prefetch));
+}
+
+void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {
+  w_.jobs[j].unacked_pos = static_cast<std::uint32_t>(ch.unacked_jobs.size());
+  ch.unacked_jobs.push_back(j);
+  ++ch.unacked;
+}
+
+void RabbitMqClassic::untrack(Channel& ch, std::uint32_t j) {
+  const std::uint32_t pos = w_.jobs[j].unacked_pos;
+  const std::uint32_t last = ch.unacked_jobs.back();
+  ch.unacked_jobs[pos] = last;
+  w_.jobs[last].unacked_pos = pos;
+  ch.unacked_jobs.pop_back();
+  w_.jobs[j].unacked_pos = kNoIndex;
+  --ch.unacked;
+}
+
+void RabbitMqClassic::give_credit(Consumer& c) {
+  Channel& ch = channels_[c.index()];
+  if (!ch.in_ring && has_credit(ch, c)) {
+    dispatchers_[c.queue()].add(c.index(), c.spec().priority);
+    ch.in_ring = true;
+  }
+}
+
 void RabbitMqClassic::ready_changed(int q) {
   w_.ledger.ready_changed(q, w_.now, queues_[q].ready(), queues_[q].ready_bytes());
 }
