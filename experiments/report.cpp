@@ -1,5 +1,7 @@
 #include "experiments/report.hpp"
 
+#include "experiments/offered_load.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -64,6 +66,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
 
   auto& waits = j["wait_ms"];
   waits["queue"] = wait_json(r.wait_queue);
+  waits["queue_expired"] = wait_json(r.wait_queue_expired);
   waits["transit"] = wait_json(r.wait_transit);
   waits["local"] = wait_json(r.wait_local);
   waits["service"] = wait_json(r.wait_service);
@@ -73,6 +76,15 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   j["goodput_per_s"] = per_s(r.completed_on_time, r.measured_s);
   j["slot_utilization"] = r.slot_utilization;
   j["idle_slots_with_backlog"] = r.idle_slots_with_backlog;
+  j["idle_slots_with_stranded_work"] = r.idle_slots_with_stranded_work;
+  {
+    auto& split = j["expired_before_start_by_cause"];
+    const double g = static_cast<double>(r.generated);
+    split["on_receipt"] = r.stale_on_receipt;
+    split["in_local_buffer"] = r.stale_in_local_buffer;
+    split["fraction_on_receipt"] = r.generated ? static_cast<double>(r.stale_on_receipt) / g : 0.0;
+    split["fraction_in_local_buffer"] = r.generated ? static_cast<double>(r.stale_in_local_buffer) / g : 0.0;
+  }
   j["admitted_but_expired"] = r.admitted_but_expired;
   j["rejected_but_valid"] = r.rejected_but_valid;
   j["duplicate_executions"] = r.duplicate_executions;
@@ -96,6 +108,18 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["deletions"] = q.deletions;
   }
 
+  auto& load = j["offered_load"];
+  for (const QueueLoad& l : offered_load(scenario)) {
+    auto& o = load[scenario.broker.queues[l.queue].name];
+    o["rate_per_s"] = l.rate_per_s;
+    o["mean_service_ms"] = l.mean_service_ms;
+    o["erlangs"] = l.erlangs();
+    o["slots"] = l.slots;
+    o["utilization"] = l.utilization();
+    o["peak_rate_per_s"] = l.peak_rate_per_s;
+    o["peak_utilization"] = l.peak_utilization();
+  }
+
   auto& run = j["run"];
   run["simulated_ms"] = sim::to_ms(r.end_time);
   run["measured_s"] = r.measured_s;
@@ -108,7 +132,18 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
 void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << s.name << "\", seed " << s.seed
       << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << r.stop_reason
-      << ")\n\n";
+      << ")\n";
+  // What is asked of the fleet, before what it did: a load near or above 100% explains the rest.
+  for (const QueueLoad& l : offered_load(s)) {
+    out << "Offered load on " << s.broker.queues[l.queue].name << ": " << fmt("%.2f", l.rate_per_s) << " jobs/s x "
+        << fmt("%.1f", l.mean_service_ms) << " ms = " << fmt("%.2f", l.erlangs()) << " erlangs on " << l.slots
+        << " slots: " << fmt("%.1f", 100 * l.utilization()) << "% utilisation";
+    if (l.scheduled)
+      out << "; peak " << fmt("%.2f", l.peak_rate_per_s) << " jobs/s from " << fmt("%.0f", l.peak_from_ms)
+          << " ms: " << fmt("%.1f", 100 * l.peak_utilization()) << "%";
+    out << '\n';
+  }
+  out << '\n';
 
   // The answer first, in one paragraph: how much work went stale, and where it waited.
   auto pct = [&](Outcome o) {
@@ -116,16 +151,24 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
                              static_cast<double>(r.generated)
                        : 0.0;
   };
+  auto share = [&](std::uint64_t n) {
+    return r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
+  };
   const double stale = pct(Outcome::ExpiredInQueue) + pct(Outcome::ExpiredInTransit) + pct(Outcome::ExpiredBeforeStart);
   out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time, "
       << fmt("%.2f", pct(Outcome::CompletedLate) + pct(Outcome::TimedOut))
       << "% started but finished late or timed out,\n"
-      << "and " << fmt("%.2f", stale) << "% expired before they started: " << fmt("%.2f", pct(Outcome::ExpiredInQueue))
-      << "% in the broker queue, " << fmt("%.2f", pct(Outcome::ExpiredInTransit)) << "% in transit, "
-      << fmt("%.2f", pct(Outcome::ExpiredBeforeStart)) << "% waiting at the consumer.\n"
-      << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / 1e6) << " ms in the broker queue, "
-      << fmt("%.1f", r.wait_transit.mean() / 1e6) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / 1e6)
-      << " ms in the consumers' prefetch buffers.\n\n";
+      << "and " << fmt("%.2f", stale) << "% expired before they started:\n  " << fmt("%.2f", pct(Outcome::ExpiredInQueue))
+      << "% in the broker queue, " << fmt("%.2f", pct(Outcome::ExpiredInTransit)) << "% in transit,\n  "
+      << fmt("%.2f", share(r.stale_on_receipt))
+      << "% were already stale when a consumer received them (their budget was spent before delivery),\n  "
+      << fmt("%.2f", share(r.stale_in_local_buffer)) << "% went stale waiting in a consumer's local (prefetch) buffer.\n"
+      << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / 1e6) << " ms in the broker queue (delivered jobs";
+  if (r.wait_queue_expired.count() > 0)
+    out << "; the " << grouped(r.wait_queue_expired.count()) << " that expired there waited "
+        << fmt("%.1f", r.wait_queue_expired.mean() / 1e6) << " ms";
+  out << "), " << fmt("%.1f", r.wait_transit.mean() / 1e6) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / 1e6)
+      << " ms in the consumers' local buffers.\n\n";
 
   out << "Outcomes                          jobs        %\n";
   for (Outcome o : kReported) {
@@ -151,6 +194,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << line;
   };
   row("queue    (enqueue -> delivery)", r.wait_queue);
+  row("queue    (enqueue -> expiry)", r.wait_queue_expired);
   row("transit  (delivery -> receipt)", r.wait_transit);
   row("local    (receipt -> start)", r.wait_local);
   row("service  (start -> finish)", r.wait_service);
@@ -161,7 +205,9 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << fmt("%.3f", per_s(r.completed_on_time, r.measured_s)) << " jobs/s on time\n";
   out << "Slot utilisation " << fmt("%.1f", 100 * r.slot_utilization)
       << "%; slots idle while the broker held ready messages: "
-      << fmt("%.2f", 100 * r.idle_slots_with_backlog) << "% of slot time\n";
+      << fmt("%.2f", 100 * r.idle_slots_with_backlog) << "% of slot time;\n"
+      << "slots idle while another consumer's local buffer held unstarted jobs (stranded work): "
+      << fmt("%.2f", 100 * r.idle_slots_with_stranded_work) << "% of slot time\n";
   out << "Clock skew: " << grouped(r.admitted_but_expired) << " admitted though already expired, "
       << grouped(r.rejected_but_valid) << " rejected though still valid (true time)\n";
   if (r.redeliveries || r.duplicate_executions || r.consumer_timeouts)

@@ -18,6 +18,6 @@ void print_summary(std::ostream& out, const Scenario& scenario, const RunResult&
 // Header of --trace files (SCENARIO.md).
 inline constexpr const char* kTraceHeader =
     "job,producer,queue,consumer,created_ms,expires_at_ms,published_ms,delivered_ms,received_ms,"
-    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings";
+    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings,warmup";
 
 }  // namespace brokersim

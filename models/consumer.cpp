@@ -34,7 +34,7 @@ void Consumer::connect(World& w) {
   if (!w.broker->open_connection(*this)) return;  // the broker reconnects us when it can
   attached = true;
   busy_tw.set(w.now, 0);
-  w.ledger.slots_attached(queue(), w.now, slots());
+  w.ledger.slots_attached(queue(), index_, w.now, slots());
   w.broker->consume(*this);
 }
 
@@ -49,6 +49,7 @@ void Consumer::receive(World& w, std::uint32_t j) {
     return;
   }
   local.push_back(j);
+  w.ledger.local_changed(queue(), index_, w.now, local.size() - 1, local.size());
   local_tw.set(w.now, static_cast<double>(local.size()));
   try_start(w);
 }
@@ -56,6 +57,7 @@ void Consumer::receive(World& w, std::uint32_t j) {
 void Consumer::try_start(World& w) {
   if (!attached || w.now < stalled_until) return;
   bool took = false;
+  const std::size_t before = local.size();
   while (busy < slots() && !local.empty()) {
     const std::uint32_t j = local.front();
     local.pop_front();
@@ -67,7 +69,10 @@ void Consumer::try_start(World& w) {
     }
     start(w, j);
   }
-  if (took) local_tw.set(w.now, static_cast<double>(local.size()));
+  if (took) {
+    local_tw.set(w.now, static_cast<double>(local.size()));
+    w.ledger.local_changed(queue(), index_, w.now, before, local.size());
+  }
 }
 
 void Consumer::start(World& w, std::uint32_t j) {
@@ -122,6 +127,7 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   // or stale for another reason (it waited here, or was delivered late already).
   const bool in_transit = job.delivered < job.deadline && job.received >= job.deadline;
   w.decide(job, in_transit ? Outcome::ExpiredInTransit : Outcome::ExpiredBeforeStart);
+  job.stale_on_receipt = job.received == w.now;
   if (job.counted) {
     w.ledger.r.wait_local.add(w.now - job.received);
     if (job.deadline != sim::kNever && job.deadline - w.now > spec_->min_window) ++w.ledger.r.rejected_but_valid;
@@ -143,7 +149,7 @@ void Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
 void Consumer::busy_changed(World& w, int delta) {
   busy += delta;
   busy_tw.set(w.now, busy);
-  w.ledger.busy_changed(queue(), w.now, delta);
+  w.ledger.busy_changed(queue(), index_, w.now, delta);
 }
 
 void Consumer::stall(World& w, Time duration) {
@@ -160,7 +166,8 @@ void Consumer::crash(World& w) {
 void Consumer::connection_lost(World& w) {
   attached = false;
   busy_changed(w, -busy);
-  w.ledger.slots_attached(queue(), w.now, -slots());
+  w.ledger.slots_attached(queue(), index_, w.now, -slots());
+  w.ledger.local_changed(queue(), index_, w.now, local.size(), 0);
   local.clear();
   local_tw.set(w.now, 0);
   stalled_until = 0;

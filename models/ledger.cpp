@@ -16,6 +16,7 @@ Ledger::Ledger(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) {
   for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
   r.consumers.resize(static_cast<std::size_t>(s.consumer_count()));
   tracing_ = o.trace != nullptr;
+  idle_.assign(static_cast<std::size_t>(s.consumer_count()), 0);
 }
 
 void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
@@ -45,14 +46,14 @@ void Ledger::warmup(Time now) {
     b.ready_tw.reset(now);
     b.unacked_tw.reset(now);
     b.bytes_tw.reset(now);
-    b.max_ready = b.ready;
-    b.max_bytes = b.ready_bytes + b.unacked_bytes;
+    b.max_ready = b.counted_ready;
+    b.max_bytes = b.counted_ready_bytes + b.counted_unacked_bytes;
   }
   busy_slots_.reset(now);
   attached_slots_.reset(now);
   for (std::size_t q = 0; q < queues_.size(); ++q) {
-    refresh_backlog(static_cast<int>(q), now);
-    queues_[q].backlog_area = 0;
+    refresh_slots(static_cast<int>(q), now);
+    queues_[q].backlog_area = queues_[q].stranded_area = 0;
   }
 }
 
@@ -60,7 +61,7 @@ void Ledger::write_trace(const Job& job, Outcome o) {
   std::ostringstream row;
   auto t = [&](Time v) {
     row << ',';
-    if (v >= 0) row << sim::to_ms(v);
+    if (v >= 0) row << sim::format_ms(v);
   };
   row << job.id << ',' << job.producer << ',';
   if (job.delivered >= 0) row << s_.broker.queues[job.queue].name;
@@ -68,14 +69,16 @@ void Ledger::write_trace(const Job& job, Outcome o) {
   if (job.delivered >= 0) row << job.consumer;
   t(job.created);
   row << ',';
-  if (job.deadline != sim::kNever) row << sim::to_ms(job.expires_at);
+  if (job.deadline != sim::kNever) row << sim::format_ms(job.expires_at);
   t(job.published);
   t(job.delivered);
   t(job.received);
   t(job.started);
   t(job.finished);
   t(o == Outcome::InSystem ? -1 : job.ended);
-  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << '\n';
+  // warmup = 1: created before warmup_ms, so in no figure of the run (its row is here for
+  // the record of what the system held).
+  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << ',' << (job.counted ? 0 : 1) << '\n';
 
   const std::uint64_t slot = job.id - trace_next_;
   if (trace_pending_.size() <= slot) trace_pending_.resize(slot + 1);
@@ -108,12 +111,14 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
   r.measured_s = sim::to_ms(span) / 1000.0;
   const double slot_area = attached_slots_.area(now);
   r.slot_utilization = slot_area > 0 ? busy_slots_.area(now) / slot_area : 0.0;
-  double backlog_area = 0;
+  double backlog_area = 0, stranded_area = 0;
   for (std::size_t q = 0; q < queues_.size(); ++q) {
-    refresh_backlog(static_cast<int>(q), now);
+    refresh_slots(static_cast<int>(q), now);
     backlog_area += queues_[q].backlog_area;
+    stranded_area += queues_[q].stranded_area;
   }
   r.idle_slots_with_backlog = slot_area > 0 ? backlog_area / slot_area : 0.0;
+  r.idle_slots_with_stranded_work = slot_area > 0 ? stranded_area / slot_area : 0.0;
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     const QueueBook& b = queues_[q];
     QueueResult qr;
@@ -126,7 +131,7 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
     qr.max_ready = b.max_ready;
     qr.mean_ready = b.ready_tw.mean(now);
     qr.mean_unacked = b.unacked_tw.mean(now);
-    qr.ready_at_end = b.ready;
+    qr.ready_at_end = b.ready;  // every message: the state the run ends in
     qr.max_bytes = b.max_bytes;
     qr.mean_bytes = b.bytes_tw.mean(now);
     qr.byte_seconds = b.bytes_tw.area(now) / 1e9;

@@ -26,21 +26,28 @@ struct RunOptions;
 // Why a broker dead-lettered a message (RabbitMQ's x-death reasons).
 enum class DeathReason : std::uint8_t { Expired, Rejected, Maxlen };
 
-// Per queue: counters of counted jobs, and levels over time.
+// Per queue. One rule for every number: it counts jobs created after the warm-up. Counters count
+// their events; levels (ready, unacked, bytes) count their messages, averaged over the time after
+// the warm-up. The state itself (`ready`, `unacked`, what --timeseries shows) counts every message.
 struct QueueBook {
   std::uint64_t published = 0, delivered = 0;
   std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
   std::uint64_t deletions = 0;
-  std::uint64_t ready = 0, ready_bytes = 0, unacked = 0, unacked_bytes = 0;
+  std::uint64_t ready = 0, unacked = 0;  // every message: the state
+  std::uint64_t counted_ready = 0, counted_ready_bytes = 0, counted_unacked = 0, counted_unacked_bytes = 0;
   std::uint64_t max_ready = 0, max_bytes = 0;
   sim::TimeWeighted ready_tw, unacked_tw, bytes_tw;
   bool read = false;  // some consumer group reads it: a job resting here is still in the system
-  // Idle slots of attached consumers reading this queue, integrated over the time the queue held
-  // ready messages (idle_slots_with_backlog).
+  // Slot time of attached consumers reading this queue that was idle while (a) the queue held
+  // ready messages (idle_slots_with_backlog) or (b) another consumer of it held received,
+  // unstarted jobs (idle_slots_with_stranded_work). Stranding needs only who holds local jobs:
+  // with two or more holders every idle slot has work elsewhere; with one, all but its own.
   int idle_slots = 0;
-  double backlog_value = 0;
-  Time backlog_last = 0;
-  double backlog_area = 0;
+  int holders = 0;              // consumers with a non-empty local buffer
+  std::int64_t holder_sum = 0;  // the sum of their indices: the holder itself when holders == 1
+  double backlog_value = 0, stranded_value = 0;
+  Time last = 0;
+  double backlog_area = 0, stranded_area = 0;
 };
 
 class Ledger {
@@ -54,19 +61,23 @@ class Ledger {
   void published(const Job& job, int q) {
     if (job.counted) ++queues_[q].published;
   }
+  void expired_in_queue(const Job& job, Time now) {
+    if (job.counted) r.wait_queue_expired.add(now - job.ready_since);
+  }
   void delivered(const Job& job, int q, Time now) {
     if (!job.counted) return;
     ++queues_[q].delivered;
     r.wait_queue.add(now - job.ready_since);
   }
   void dead_lettered(const Job& job, int q, DeathReason why);
-  void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes);
-  void unacked_changed(int q, Time now, std::int64_t messages, std::int64_t bytes);
+  void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t counted_ready, std::uint64_t counted_bytes);
+  void unacked_changed(int q, Time now, const Job& job, int delta);
   void queue_deleted(int q) { ++queues_[q].deletions; }
 
   // --- what consumers report
-  void slots_attached(int q, Time now, int delta);
-  void busy_changed(int q, Time now, int delta);
+  void slots_attached(int q, int consumer, Time now, int delta);
+  void busy_changed(int q, int consumer, Time now, int delta);
+  void local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after);
 
   // --- outcomes
   void job_created(const Job& job);
@@ -88,7 +99,7 @@ class Ledger {
   std::uint64_t created_total = 0;     // including warm-up
 
  private:
-  void refresh_backlog(int q, Time now);
+  void refresh_slots(int q, Time now);
   void bytes_changed(int q, Time now);
   void write_trace(const Job& job, Outcome o);
 
@@ -97,6 +108,7 @@ class Ledger {
   bool track_bytes_ = false;  // some producer sends non-empty bodies
   bool tracing_ = false;      // --trace given
   std::vector<QueueBook> queues_;
+  std::vector<int> idle_;  // idle slots per consumer (0 while detached)
   std::uint64_t unsettled_ = 0;  // alive and not resting decided in an unread queue
   sim::TimeWeighted busy_slots_, attached_slots_;
   // Trace rows come out in job order; rows wait here until every earlier job has ended.
@@ -106,48 +118,68 @@ class Ledger {
 
 // The calls made for every job, inline: the broker and the clients are in other translation
 // units, and these were inlined when they all were one class (measured: 6% of the instructions).
-inline void Ledger::ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes) {
+inline void Ledger::ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t counted_ready,
+                                  std::uint64_t counted_bytes) {
   QueueBook& b = queues_[q];
   b.ready = ready;
-  b.ready_bytes = ready_bytes;
-  b.ready_tw.set(now, static_cast<double>(ready));
-  b.max_ready = std::max(b.max_ready, ready);
+  b.counted_ready = counted_ready;
+  b.counted_ready_bytes = counted_bytes;
+  b.ready_tw.set(now, static_cast<double>(counted_ready));
+  b.max_ready = std::max(b.max_ready, counted_ready);
   if (track_bytes_) bytes_changed(q, now);
-  refresh_backlog(q, now);
+  refresh_slots(q, now);
 }
 
-inline void Ledger::unacked_changed(int q, Time now, std::int64_t messages, std::int64_t bytes) {
+inline void Ledger::unacked_changed(int q, Time now, const Job& job, int delta) {
   QueueBook& b = queues_[q];
-  b.unacked = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked) + messages);
-  b.unacked_bytes = static_cast<std::uint64_t>(static_cast<std::int64_t>(b.unacked_bytes) + bytes);
-  b.unacked_tw.set(now, static_cast<double>(b.unacked));
+  b.unacked += static_cast<std::uint64_t>(delta);
+  if (!job.counted) return;
+  b.counted_unacked += static_cast<std::uint64_t>(delta);
+  b.counted_unacked_bytes += static_cast<std::uint64_t>(delta) * job.bytes;
+  b.unacked_tw.set(now, static_cast<double>(b.counted_unacked));
   if (track_bytes_) bytes_changed(q, now);
 }
 
 inline void Ledger::bytes_changed(int q, Time now) {
   QueueBook& b = queues_[q];
-  const std::uint64_t held = b.ready_bytes + b.unacked_bytes;
+  const std::uint64_t held = b.counted_ready_bytes + b.counted_unacked_bytes;
   b.bytes_tw.set(now, static_cast<double>(held));
   b.max_bytes = std::max(b.max_bytes, held);
 }
 
-inline void Ledger::slots_attached(int q, Time now, int delta) {
+inline void Ledger::slots_attached(int q, int consumer, Time now, int delta) {
   attached_slots_.add(now, delta);
   queues_[q].idle_slots += delta;
-  refresh_backlog(q, now);
+  idle_[static_cast<std::size_t>(consumer)] += delta;
+  refresh_slots(q, now);
 }
 
-inline void Ledger::busy_changed(int q, Time now, int delta) {
+inline void Ledger::busy_changed(int q, int consumer, Time now, int delta) {
   busy_slots_.add(now, delta);
   queues_[q].idle_slots -= delta;
-  refresh_backlog(q, now);
+  idle_[static_cast<std::size_t>(consumer)] -= delta;
+  refresh_slots(q, now);
 }
 
-inline void Ledger::refresh_backlog(int q, Time now) {
+inline void Ledger::local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after) {
+  if ((before == 0) == (after == 0)) return;
   QueueBook& b = queues_[q];
-  b.backlog_area += b.backlog_value * static_cast<double>(now - b.backlog_last);
-  b.backlog_last = now;
+  const int sign = after > 0 ? 1 : -1;
+  b.holders += sign;
+  b.holder_sum += sign * consumer;
+  refresh_slots(q, now);
+}
+
+inline void Ledger::refresh_slots(int q, Time now) {
+  QueueBook& b = queues_[q];
+  const double dt = static_cast<double>(now - b.last);
+  b.backlog_area += b.backlog_value * dt;
+  b.stranded_area += b.stranded_value * dt;
+  b.last = now;
   b.backlog_value = b.ready == 0 ? 0.0 : b.idle_slots;
+  b.stranded_value = b.holders == 0 ? 0.0
+                     : b.holders >= 2 ? b.idle_slots
+                                      : b.idle_slots - idle_[static_cast<std::size_t>(b.holder_sum)];
 }
 
 inline void Ledger::update_resting(Job& job) {
@@ -164,6 +196,7 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (!job.counted) return;
   ++r.outcomes[static_cast<std::size_t>(o)];
   if (o == Outcome::InSystem) return;
+  if (o == Outcome::ExpiredBeforeStart) ++(job.stale_on_receipt ? r.stale_on_receipt : r.stale_in_local_buffer);
   r.sojourn.add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
   if (o == Outcome::CompletedOnTime) ++r.completed_on_time;

@@ -36,10 +36,21 @@ struct RunResult {
   // Waits in ns (SCENARIO.md "Outputs"): queue per delivery, transit per receipt, local per
   // start or rejection, service per finished execution, sojourn per job with an outcome.
   sim::Histogram wait_queue, wait_transit, wait_local, wait_service, sojourn;
+  // Jobs that expired in a broker queue: enqueue (in that queue) to expiry. wait_queue covers
+  // delivered jobs only, so without this the queue wait of a run where most jobs expire there
+  // would read as short.
+  sim::Histogram wait_queue_expired;
+  // expired_before_start, by where the budget went: rejected at receipt with no local wait (it
+  // arrived stale: the budget was spent upstream, in the broker queue or in transit) vs went
+  // stale in the consumer's local buffer. They add up to outcomes[ExpiredBeforeStart].
+  std::uint64_t stale_on_receipt = 0, stale_in_local_buffer = 0;
   std::uint64_t completed = 0, completed_on_time = 0;
   double measured_s = 0;         // measurement window (end - warm-up), seconds
   double slot_utilization = 0;
   double idle_slots_with_backlog = 0;
+  // Fraction of slot time a slot was idle while another consumer of its queue held received,
+  // unstarted jobs: work stranded in the wrong prefetch buffer.
+  double idle_slots_with_stranded_work = 0;
   std::uint64_t admitted_but_expired = 0, rejected_but_valid = 0;
   std::uint64_t duplicate_executions = 0;
   std::uint64_t redeliveries = 0;

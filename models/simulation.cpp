@@ -181,7 +181,7 @@ void Simulation::write_timeseries_header() {
 void Simulation::on_observe() {
   if (w_.opt.timeseries) {
     std::ostream& out = *w_.opt.timeseries;
-    out << sim::to_ms(w_.now);
+    out << sim::format_ms(w_.now);
     for (std::size_t q = 0; q < w_.s.broker.queues.size(); ++q) {
       const QueueBook& b = w_.ledger.queue(static_cast<int>(q));
       out << ',' << b.ready << ',' << b.unacked;

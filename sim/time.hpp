@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 namespace sim {
 
@@ -25,6 +26,22 @@ inline Time round_ns(double x) {
   return x >= 0 ? static_cast<Time>(x + 0.5) : -static_cast<Time>(0.5 - x);
 }
 inline constexpr double to_ms(Time t) { return static_cast<double>(t) / 1e6; }
+
+// Exact decimal milliseconds of a time, for CSV outputs: "3599910.000123", "5", "-0.5". No
+// exponent and no rounding: printed as a double with 6 significant digits, a time after 1,000 s
+// would be off by up to 10 ms.
+inline std::string format_ms(Time t) {
+  const bool negative = t < 0;
+  const std::uint64_t v = negative ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
+  std::string out = (negative ? "-" : "") + std::to_string(v / kNsPerMs);
+  std::uint64_t frac = v % kNsPerMs;
+  if (frac == 0) return out;
+  char digits[7] = "000000";
+  for (int i = 5; i >= 0; --i, frac /= 10) digits[i] = static_cast<char>('0' + frac % 10);
+  int len = 6;
+  while (digits[len - 1] == '0') --len;
+  return out + "." + std::string(digits, static_cast<std::size_t>(len));
+}
 
 // Saturating addition: an "infinite" expiry plus anything stays infinite.
 inline constexpr Time add_sat(Time a, Time b) {

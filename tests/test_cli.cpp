@@ -129,7 +129,7 @@ TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files
 
   const std::string trace = read_file(s.path("jobs.csv"));
   CHECK(trace.rfind("job,producer,queue,consumer,created_ms,expires_at_ms,published_ms,delivered_ms,received_ms,"
-                    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings\n", 0) == 0);
+                    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings,warmup\n", 0) == 0);
   const auto rows = std::count(trace.begin(), trace.end(), '\n') - 1;
   CHECK(rows == j["outcomes"]["generated"].get<long>());
   const std::string series = read_file(s.path("series.csv"));

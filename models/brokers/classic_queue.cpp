@@ -10,6 +10,7 @@ void ClassicQueue::requeue(const Message& m) {
                              [](std::uint64_t s, const Message& x) { return s < x.seq; });
   ready_.insert(it, m);
   ready_bytes_ += m.bytes;
+  count(m, +1);
 }
 
 std::optional<Time> ClassicQueue::arm_timer(Time now) {

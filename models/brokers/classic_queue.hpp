@@ -21,6 +21,7 @@ struct Message {
   std::uint32_t job;
   std::uint32_t bytes;
   Time expiry;  // absolute, true clock; kNever = does not expire
+  bool counted; // its job was created after the warm-up: it counts in the queue's levels
 };
 
 class ClassicQueue {
@@ -40,10 +41,11 @@ class ClassicQueue {
     return sim::add_sat(now, ttl);
   }
 
-  std::uint64_t enqueue(std::uint32_t job, std::uint32_t bytes, Time expiry) {
+  std::uint64_t enqueue(std::uint32_t job, std::uint32_t bytes, Time expiry, bool counted) {
     const std::uint64_t seq = next_seq_++;
-    ready_.push_back(Message{seq, job, bytes, expiry});
+    ready_.push_back(Message{seq, job, bytes, expiry, counted});
     ready_bytes_ += bytes;
+    count(ready_.back(), +1);
     return seq;
   }
   // A sequence number for a message handed to a consumer without entering the ready list, so
@@ -57,9 +59,13 @@ class ClassicQueue {
     Message m = ready_.front();
     ready_.pop_front();
     ready_bytes_ -= m.bytes;
+    count(m, -1);
     return m;
   }
   std::uint64_t ready_bytes() const { return ready_bytes_; }
+  // Ready messages of jobs created after the warm-up, and their bytes: what the statistics see.
+  std::uint64_t counted_ready() const { return counted_ready_; }
+  std::uint64_t counted_ready_bytes() const { return counted_ready_bytes_; }
 
   // Would one more message of `bytes` exceed max-length or max-length-bytes?
   bool full_for(std::uint64_t bytes) const {
@@ -73,6 +79,7 @@ class ClassicQueue {
   // Queue deletion (x-expires): every ready message goes with it.
   std::deque<Message> take_all() {
     ready_bytes_ = 0;
+    counted_ready_ = counted_ready_bytes_ = 0;
     return std::exchange(ready_, {});
   }
 
@@ -93,9 +100,16 @@ class ClassicQueue {
   bool deleted = false;
 
  private:
+  void count(const Message& m, int sign) {
+    if (!m.counted) return;
+    counted_ready_ += static_cast<std::uint64_t>(sign);
+    counted_ready_bytes_ += static_cast<std::uint64_t>(sign) * m.bytes;
+  }
+
   const QueueSpec* spec_;
   std::deque<Message> ready_;
   std::uint64_t ready_bytes_ = 0;
+  std::uint64_t counted_ready_ = 0, counted_ready_bytes_ = 0;
   std::uint64_t next_seq_ = 0;
   Time timer_at_ = sim::kNever;
   std::uint32_t timer_gen_ = 0;

@@ -89,11 +89,12 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
   }
   if (job.queue_expiry <= w_.now && spec.message_ttl && *spec.message_ttl == 0 && spec.dead_letter_index < 0) {
     // deliver_or_enqueue's `ttl = 0, dlx = undefined` branch: discarded at once.
+    w_.ledger.expired_in_queue(job, w_.now);
     w_.decide(job, Outcome::ExpiredInQueue);
     w_.leave(j);
     return;
   }
-  job.seq = Q.enqueue(j, job.bytes, job.queue_expiry);
+  job.seq = Q.enqueue(j, job.bytes, job.queue_expiry, job.counted);
   job.where = Where::Ready;
   w_.ledger.update_resting(job);
   bool head_dropped = false;
@@ -128,7 +129,7 @@ void RabbitMqClassic::deliver(std::uint32_t j, int q) {
   w_.ledger.update_resting(job);
   w_.ledger.delivered(job, q, w_.now);
   track(ch, j);
-  unacked_changed(q, +1, job.bytes);
+  unacked_changed(q, job, +1);
   if (consumer_timeout_on_ && !ch.ticking) {
     // Ticks keep their phase from the channel's opening, so the timeout fires in [T, T + 60 s].
     const Time k = (w_.now - ch.opened_at) / kChannelTick + 1;
@@ -182,6 +183,7 @@ void RabbitMqClassic::arm_timer(int q) {
 }
 
 void RabbitMqClassic::expire(std::uint32_t j, int q) {
+  w_.ledger.expired_in_queue(w_.jobs[j], w_.now);
   w_.decide(w_.jobs[j], Outcome::ExpiredInQueue);
   dead_letter(j, q, DeathReason::Expired);
 }
@@ -217,7 +219,7 @@ void RabbitMqClassic::dead_letter(std::uint32_t j, int q, DeathReason why) {
 void RabbitMqClassic::requeue(std::uint32_t j) {
   Job& job = w_.jobs[j];
   const int q = job.queue;
-  queues_[q].requeue(Message{job.seq, j, job.bytes, job.queue_expiry});
+  queues_[q].requeue(Message{job.seq, j, job.bytes, job.queue_expiry, job.counted});
   job.where = Where::Ready;
   job.ready_since = w_.now;
   w_.ledger.update_resting(job);
@@ -231,7 +233,7 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   Consumer& c = w_.consumers[job.consumer];
   const int q = job.queue;
   untrack(channels_[job.consumer], j);
-  unacked_changed(q, -1, -static_cast<std::int64_t>(job.bytes));
+  unacked_changed(q, job, -1);
   switch (job.ack) {
     case Job::Ack::Ack: w_.leave(j); break;
     case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
@@ -271,11 +273,12 @@ void RabbitMqClassic::give_credit(Consumer& c) {
 }
 
 void RabbitMqClassic::ready_changed(int q) {
-  w_.ledger.ready_changed(q, w_.now, queues_[q].ready(), queues_[q].ready_bytes());
+  const ClassicQueue& Q = queues_[q];
+  w_.ledger.ready_changed(q, w_.now, Q.ready(), Q.counted_ready(), Q.counted_ready_bytes());
 }
 
-void RabbitMqClassic::unacked_changed(int q, std::int64_t messages, std::int64_t bytes) {
-  w_.ledger.unacked_changed(q, w_.now, messages, bytes);
+void RabbitMqClassic::unacked_changed(int q, const Job& job, int delta) {
+  w_.ledger.unacked_changed(q, w_.now, job, delta);
 }
 
 }  // namespace brokersim

@@ -67,7 +67,7 @@ class RabbitMqClassic final : public Broker {
   void dead_letter(std::uint32_t j, int q, DeathReason why);
   void requeue(std::uint32_t j);
   void ready_changed(int q);
-  void unacked_changed(int q, std::int64_t messages, std::int64_t bytes);
+  void unacked_changed(int q, const Job& job, int delta);
 
   // channels, queue leases, restarts
   void close_channel(Consumer& c);

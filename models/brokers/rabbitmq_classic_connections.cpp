@@ -51,7 +51,7 @@ void RabbitMqClassic::close_connection(Consumer& c) {
   for (std::uint32_t j : unacked) {
     untrack(ch, j);
     ++w_.jobs[j].gen;  // its pending receive / completion / ack events are void now
-    unacked_changed(q, -1, -static_cast<std::int64_t>(w_.jobs[j].bytes));
+    unacked_changed(q, w_.jobs[j], -1);
     requeue(j);
   }
   if (--queues_[q].consumers == 0) restart_lease(q);

@@ -1,0 +1,157 @@
+// Issue 12, the figures labelled for what they count: exact CSV times, expired_before_start split
+// by where the budget went, the queue wait of expired jobs, one warm-up rule for every counter,
+// stranded work, and the offered load with its unit-mistake warnings. Small deterministic
+// scenarios with exact answers.
+#include <doctest/doctest.h>
+
+#include "experiments/offered_load.hpp"
+#include "tests/test_util.hpp"
+
+using brokersim::Outcome;
+using brokersim::test::run_scenario;
+
+TEST_CASE("format_ms writes exact milliseconds without exponent") {
+  CHECK(sim::format_ms(0) == "0");
+  CHECK(sim::format_ms(5'000'000) == "5");
+  CHECK(sim::format_ms(3'599'910'000'123) == "3599910.000123");
+  CHECK(sim::format_ms(1'500'000) == "1.5");
+  CHECK(sim::format_ms(-500'000) == "-0.5");
+  CHECK(sim::format_ms(1) == "0.000001");
+}
+
+TEST_CASE("trace and time series keep nanosecond times after 1000 s of simulated time") {
+  // One job at 3,599,910.000123 ms with a constant 5 ms transit: 6 significant digits would
+  // print both times as 3.59991e+06.
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 3600000}, "observe": {"every_ms": 1000000.000001},
+    "broker": {"delivery_latency_ms": 5, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [3599910.000123]}, "service_ms": 1}],
+    "consumers": [{"queue": "q", "prefetch": 1}]
+  })");
+  REQUIRE(run.trace.size() == 1);
+  CHECK(run.trace[0]["created_ms"] == "3599910.000123");
+  CHECK(run.trace[0]["received_ms"] == "3599915.000123");
+  CHECK(run.trace[0]["ended_ms"] == "3599916.000123");
+  REQUIRE(run.series.size() == 4);
+  CHECK(run.series[1].at("time_ms") == doctest::Approx(1000000.000001).epsilon(1e-15));
+}
+
+TEST_CASE("expired_before_start is split into stale on receipt and stale in the local buffer") {
+  // Consumer 0 holds job 0 for 1,000 ms; prefetch 2 means job 1 (deadline 500 ms) waits in its
+  // buffer and goes stale there. Job 2 is published at 0 to a queue whose only consumer attaches
+  // at 700 ms, after its 600 ms deadline: it was stale when it arrived (no local wait).
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"queues": {"a": {}, "b": {}}},
+    "producers": [
+      {"queue": "a", "arrivals": {"at_ms": [0, 1]}, "deadline_ms": 500, "service_ms": 1000},
+      {"queue": "b", "arrivals": {"at_ms": [0]}, "deadline_ms": 600, "service_ms": 1}],
+    "consumers": [{"queue": "a", "prefetch": 2}, {"queue": "b", "prefetch": 1, "start_ms": 700}]
+  })");
+  CHECK(run.outcome(Outcome::ExpiredBeforeStart) == 2);
+  CHECK(run.result.stale_in_local_buffer == 1);
+  CHECK(run.result.stale_on_receipt == 1);
+  const auto j = run.json();
+  CHECK(j["expired_before_start_by_cause"]["on_receipt"] == 1);
+  CHECK(j["expired_before_start_by_cause"]["in_local_buffer"] == 1);
+  CHECK(j["expired_before_start_by_cause"]["fraction_on_receipt"].get<double>() == doctest::Approx(1.0 / 3));
+}
+
+TEST_CASE("the queue wait of jobs that expired there is reported beside the delivered jobs' wait") {
+  // prefetch-boundary: 3 jobs with a 600 ms TTL, a consumer stalled for 1,050 ms, prefetch 1:
+  // job 0 is delivered at once; jobs 1 and 2 wait 600 ms in the queue and expire.
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"queues": {"work": {"message_ttl_ms": 600}}},
+    "producers": [{"queue": "work", "arrivals": {"at_ms": [0, 0, 0]}, "deadline_ms": 600, "service_ms": 10}],
+    "consumers": [{"queue": "work", "prefetch": 1}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 1050}]
+  })");
+  CHECK(run.outcome(Outcome::ExpiredInQueue) == 2);
+  CHECK(run.result.wait_queue.count() == 1);
+  CHECK(run.result.wait_queue.mean() == 0);
+  CHECK(run.result.wait_queue_expired.count() == 2);
+  CHECK(run.result.wait_queue_expired.mean() == doctest::Approx(600e6));
+  CHECK(run.json()["wait_ms"]["queue_expired"]["mean"].get<double>() == doctest::Approx(600.0).epsilon(0.01));
+}
+
+TEST_CASE("warm-up: queue counters and levels count only jobs created after it") {
+  // One job a second into a queue nobody reads (a dead-letter queue stand-in), warm-up 5.5 s:
+  // the jobs at 0..5 s are before it. Published 6..9 s = 4 jobs; the queue holds 10 but only 4
+  // count, so max_ready equals published and the mean ready over 5.5..10 s is
+  // (0.5*0 + 1*1 + 1*2 + 1*3 + 1*4)/4.5.
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 10000}, "warmup_ms": 5500, "observe": {"every_ms": 1000},
+    "broker": {"queues": {"w": {}, "dlq": {}}},
+    "producers": [{"queue": "dlq", "arrivals": {"periodic": {"every_ms": 1000}}, "service_ms": 1}],
+    "consumers": [{"queue": "w"}]
+  })");
+  const auto& q = run.queue("dlq");
+  CHECK(run.result.generated == 5);  // 6, 7, 8, 9, 10 s
+  CHECK(q.published == 5);
+  CHECK(q.max_ready == 5);
+  CHECK(q.mean_ready == doctest::Approx((1.0 + 2.0 + 3.0 + 4.0) / 4.5));
+  CHECK(q.ready_at_end == 11);  // the state: every message
+  // The trace marks the warm-up jobs.
+  REQUIRE(run.trace.size() == 11);
+  CHECK(run.trace[5]["warmup"] == "1");
+  CHECK(run.trace[6]["warmup"] == "0");
+  CHECK(run.series.back().at("dlq.ready") == 11);
+}
+
+TEST_CASE("idle slots while another consumer holds stranded work") {
+  // Two consumers with one slot and prefetch 2; four 1,000 ms jobs at 0 go round-robin: jobs 0
+  // and 2 to consumer 0, which is stalled until 3,000 ms, jobs 1 and 3 to consumer 1.
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 10000},
+    "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0, 0]}, "service_ms": 1000}],
+    "consumers": [{"queue": "q", "count": 2, "prefetch": 2}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 3000}]
+  })");
+  // Slot time: 2 slots x 10 s. Stranded (an idle slot while the OTHER consumer buffers jobs):
+  //   0-1 s    consumer 0's slot (stalled) while consumer 1 buffers job 3
+  //   2-3 s    consumer 1's slot while consumer 0 (stalled) buffers jobs 0 and 2
+  //   3-4 s    consumer 1's slot while consumer 0 runs job 0 and buffers job 2
+  // = 3 s; consumer 0's idle slot while only it holds work is not stranding.
+  CHECK(run.result.idle_slots_with_stranded_work == doctest::Approx(3.0 / 20.0));
+  CHECK(run.json()["idle_slots_with_stranded_work"].get<double>() == doctest::Approx(0.15));
+}
+
+TEST_CASE("offered load per queue and the unit-mistake warnings") {
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 1000},
+    "broker": {"queues": {"q": {}, "lonely": {}}},
+    "producers": [
+      {"queue": "q", "arrivals": {"rate_schedule": [{"from_ms": 0, "rate_per_s": 10}, {"from_ms": 500, "rate_per_s": 30}]},
+       "deadline_ms": 50, "service_ms": {"exp": {"mean": 100}}},
+      {"queue": "lonely", "arrivals": {"poisson": {"rate_per_s": 1}}, "service_ms": 1}],
+    "consumers": [{"queue": "q", "count": 2, "slots": 2}]
+  })");
+  const auto loads = brokersim::offered_load(run.scenario);
+  REQUIRE(loads.size() == 2);
+  const auto& q = loads[1].queue == 1 ? loads[1] : loads[0];  // queues sort by name: lonely, q
+  CHECK(q.rate_per_s == doctest::Approx(20.0));
+  CHECK(q.peak_rate_per_s == doctest::Approx(30.0));
+  CHECK(q.erlangs() == doctest::Approx(2.0));
+  CHECK(q.slots == 4);
+  CHECK(q.utilization() == doctest::Approx(0.5));
+  CHECK(q.peak_utilization() == doctest::Approx(0.75));
+  const auto warnings = brokersim::scenario_warnings(run.scenario);
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0].find("producers.0.deadline_ms (mean 50 ms) is shorter than the mean service time (100 ms)") == 0);
+  CHECK(warnings[1] == "broker.queues.lonely: producers publish to it but no consumer reads it");
+  CHECK(run.json()["offered_load"]["q"]["utilization"].get<double>() == doctest::Approx(0.5));
+}
+
+TEST_CASE("an offered load far above the fleet for the whole run is warned about") {
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 1000},
+    "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"poisson": {"rate_per_s": 100}}, "service_ms": 100}],
+    "consumers": [{"queue": "q", "count": 2}]
+  })");
+  const auto warnings = brokersim::scenario_warnings(run.scenario);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("broker.queues.q: the offered load is 10.00 erlangs on 2 slots (500% utilisation)") == 0);
+}
