@@ -14,6 +14,7 @@
 
 #include "experiments/scenario/broker_kinds.hpp"
 #include "experiments/scenario_load.hpp"
+#include "tests/test_util.hpp"
 
 using brokersim::ScenarioError;
 using nlohmann::json;
@@ -730,4 +731,46 @@ TEST_CASE("the broker registry has every SCENARIO.md kind - only rabbitmq-classi
     CHECK(load_error(doc) == "broker.kind: expected \"rabbitmq-classic\" (the only broker kind this version simulates), "
                              "got \"" + name + "\"");
   }
+}
+
+TEST_CASE("a duplicate key is an error naming its path - in files and in --set values") {
+  const auto error = [](const std::string& text) {
+    try {
+      (void)brokersim::parse_json_text(text, "t.json");
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error(R"({"seed": 1, "stop": {}, "seed": 2})") == "seed: duplicate key");
+  CHECK(error(R"({"broker": {"queues": {"work": {"message_ttl_ms": 1, "dead_letter_to": null, "message_ttl_ms": 2}}}})") ==
+        "broker.queues.work.message_ttl_ms: duplicate key");
+  CHECK(error(R"({"consumers": [{"prefetch": 1, "count": [1, {"a": 1}], "prefetch": 2}]})") ==
+        "consumers.0.prefetch: duplicate key");
+  CHECK(error(R"({"xs": [[], 7, [{"a": 1}, [{"b": 1, "b": 1}]]]})") == "xs.2.1.0.b: duplicate key");
+  CHECK(error(R"([{"a": 1}, {"a": {"a": 2}}, {"a": 3}])") == "(no error)");  // the same name in different objects
+  CHECK(error(R"({"queues": {"work": {}, "dlq": {}, "work": {}}})") == "queues.work: duplicate key");
+  CHECK(error(R"({"a": 1, "a": 1)") != "a: duplicate key");  // not JSON: the syntax error comes first
+
+  json doc = minimal();
+  CHECK_THROWS_WITH_AS(brokersim::apply_set(doc, R"(stop={"jobs":1,"jobs":2})"), "stop.jobs: duplicate key", ScenarioError);
+  CHECK_THROWS_WITH_AS(brokersim::apply_set(doc, R"(consumers=[{"queue": "work"}, {"slots": 1, "slots": 2}])"),
+                       "consumers.1.slots: duplicate key", ScenarioError);
+  CHECK(doc == minimal());  // nothing was set
+  brokersim::apply_set(doc, R"(name={"a":1,"a")");  // not JSON, so a string, as before
+  CHECK(doc["name"] == R"({"a":1,"a")");
+
+  const brokersim::test::ScratchDir dir("brokersim-duplicate-key");
+  json file = minimal();
+  file["seed"] = 1;
+  std::string text = file.dump();
+  text.insert(1, R"("seed": 2, )");
+  const std::string path = dir.write("dup.json", text);
+  const auto run = brokersim::test::run_cli({"run", path});
+  CHECK(run.status == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("seed: duplicate key") != std::string::npos);
+  const auto set = brokersim::test::run_cli({"run", dir.write("ok.json", file.dump()), "--set", R"(stop={"jobs":1,"jobs":2})"});
+  CHECK(set.status == 2);
+  CHECK(set.err.find("stop.jobs: duplicate key") != std::string::npos);
 }

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <optional>
+#include <set>
 #include <system_error>
 #include <vector>
 
@@ -87,11 +89,78 @@ std::string clean_reason(std::string message) {
   return out;
 }
 
-}  // namespace
+// A JSON object with a key twice is valid JSON, and nlohmann keeps the last value silently; a
+// scenario that says two things must not quietly mean the second, so the path of the first
+// repeated key is found on a second, SAX pass (the text is already known to parse).
+class DuplicateKeyFinder {
+ public:
+  std::optional<std::string> duplicate;  // its key path
 
-// ---------------------------------------------------------------------------------------------
+  bool null() { return element(); }
+  bool boolean(bool) { return element(); }
+  bool number_integer(json::number_integer_t) { return element(); }
+  bool number_unsigned(json::number_unsigned_t) { return element(); }
+  bool number_float(json::number_float_t, const json::string_t&) { return element(); }
+  bool string(json::string_t&) { return element(); }
+  bool binary(json::binary_t&) { return element(); }
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(json::string_t& key) {
+    Level& object = levels_.back();
+    if (!object.keys.insert(key).second) {
+      duplicate = join(path(), key);
+      return false;
+    }
+    object.key = key;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const json::exception&) { return false; }
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
+ private:
+  struct Level {
+    bool object;
+    std::set<std::string> keys;  // objects: the keys seen so far
+    std::string key;             // objects: the current member's key
+    std::size_t elements = 0;    // arrays: elements begun so far
+  };
+
+  // Every value in an array is its next element.
+  bool element() {
+    if (!levels_.empty() && !levels_.back().object) ++levels_.back().elements;
+    return true;
+  }
+  bool open(bool object) {
+    element();
+    levels_.push_back(Level{object, {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    levels_.pop_back();
+    return true;
+  }
+  // The path of the value being read, relative to the text's top level.
+  std::string path() const {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < levels_.size(); ++i) {
+      out = levels_[i].object ? join(out, levels_[i].key) : join(out, levels_[i].elements - 1);
+    }
+    return out;
+  }
+
+  std::vector<Level> levels_;
+};
+
+// `at` is where the text's value goes in the scenario ("" for a whole scenario file).
+void reject_duplicate_keys(const std::string& text, const std::string& at) {
+  DuplicateKeyFinder finder;
+  json::sax_parse(text, &finder);
+  if (finder.duplicate) fail_message(join(at, *finder.duplicate), "duplicate key");
+}
+
+// Syntax only: depth, then nlohmann's parser, with line and column in the error.
+json parse_syntax(const std::string& text, const std::string& origin) {
   check_depth(text, origin);
   try {
     return json::parse(text);
@@ -107,6 +176,16 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
     const std::string reason = clean_reason(locator.message.empty() ? error.what() : locator.message);
     throw ScenarioError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": invalid JSON: " + reason);
   }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
+  json doc = parse_syntax(text, origin);
+  reject_duplicate_keys(text, "");
+  return doc;
 }
 
 nlohmann::json read_json_file(const std::string& path) { return parse_json_text(read_text(path, path), path); }
@@ -155,11 +234,14 @@ void apply_set(nlohmann::json& doc, const std::string& assignment) {
   if (path.empty()) throw ScenarioError("--set", "a key path before '='", quoted(assignment));
   const std::string text = assignment.substr(equals + 1);
   json value;
+  bool is_json = true;
   try {
-    value = parse_json_text(text, "--set " + path);
+    value = parse_syntax(text, "--set " + path);
   } catch (const ScenarioError&) {
     value = text;  // not JSON: a bare word such as drop-head is meant as a string
+    is_json = false;
   }
+  if (is_json) reject_duplicate_keys(text, path);
   set_path(doc, path, value);
 }
 
