@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include "experiments/scenario/broker_kinds.hpp"
 #include "experiments/scenario_load.hpp"
+#include "tests/test_util.hpp"
 
 using brokersim::ScenarioError;
 using nlohmann::json;
@@ -669,4 +671,106 @@ TEST_CASE("a wrong value at any path is a ScenarioError, never a crash") {
   CHECK(rejected > accepted);  // most of these values are wrong where they are put
   CHECK(accepted > 0);         // but not all: 0 is a fine start_ms
   fs::remove_all(dir);
+}
+
+TEST_CASE("a key SCENARIO.md gives another broker kind is an error naming that kind") {
+  struct Foreign {
+    std::string path, kind;
+  };
+  // SCENARIO.md's broker-specific keys, section by section.
+  const std::vector<Foreign> keys = {
+      {"broker.queues.work.delivery_limit", "rabbitmq-quorum"},
+      {"broker.queues.work.dead_letter_strategy", "rabbitmq-quorum"},
+      {"broker.queues.work.lock_duration_ms", "azure-servicebus"},
+      {"broker.queues.work.max_delivery_count", "azure-servicebus"},
+      {"broker.queues.dlq.default_ttl_ms", "azure-servicebus"},
+      {"broker.queues.work.dead_letter_on_expiration", "azure-servicebus"},
+      {"broker.queues.work.requires_session", "azure-servicebus"},
+      {"producers.0.scheduled_delay_ms", "azure-servicebus"},
+      {"producers.0.session", "azure-servicebus"},
+      {"consumers.0.receive_mode", "azure-servicebus"},
+      {"broker.queues.work.visibility_timeout_ms", "amazon-sqs"},
+      {"broker.queues.work.retention_ms", "amazon-sqs"},
+      {"broker.queues.work.delay_ms", "amazon-sqs"},
+      {"broker.queues.work.max_receive_count", "amazon-sqs"},
+      {"consumers.0.batch_size", "amazon-sqs"},
+  };
+  for (const auto& key : keys) {
+    CAPTURE(key.path);
+    json doc = minimal();
+    brokersim::set_path(doc, key.path, 1);
+    CHECK(load_error(doc) == key.path + ": this key belongs to broker kind \"" + key.kind +
+                                 "\"; broker kind \"rabbitmq-classic\" has no such key");
+  }
+  // Keys of no broker keep the "did you mean", whatever section they are in.
+  json doc = minimal();
+  brokersim::set_path(doc, "broker.queues.work.lock_duration", 1);
+  CHECK(load_error(doc).starts_with("broker.queues.work.lock_duration: unknown key (allowed: message_ttl_ms,"));
+  doc = minimal();
+  brokersim::set_path(doc, "broker.delivery_latncy_ms", 1);
+  CHECK(load_error(doc) == "broker.delivery_latncy_ms: unknown key (did you mean \"delivery_latency_ms\"?)");
+}
+
+TEST_CASE("the broker registry has every SCENARIO.md kind - only rabbitmq-classic is simulated") {
+  using brokersim::loader::broker_kinds;
+  std::vector<std::string> names;
+  for (const auto* kind : broker_kinds()) {
+    names.emplace_back(kind->name);
+    CHECK((kind->load != nullptr) == (kind->name == "rabbitmq-classic"));
+  }
+  CHECK(names == std::vector<std::string>{"rabbitmq-classic", "rabbitmq-quorum", "azure-servicebus", "amazon-sqs"});
+  // The first is the default: a scenario without broker.kind is rabbitmq-classic.
+  json doc = minimal();
+  brokersim::set_path(doc, "broker.queues.work.delivery_limit", 1);
+  const std::string without_kind = load_error(doc);
+  brokersim::set_path(doc, "broker.kind", "rabbitmq-classic");
+  CHECK(load_error(doc) == without_kind);
+  for (const auto& name : names) {
+    if (name == "rabbitmq-classic") continue;
+    brokersim::set_path(doc, "broker.kind", name);
+    CHECK(load_error(doc) == "broker.kind: expected \"rabbitmq-classic\" (the only broker kind this version simulates), "
+                             "got \"" + name + "\"");
+  }
+}
+
+TEST_CASE("a duplicate key is an error naming its path - in files and in --set values") {
+  const auto error = [](const std::string& text) {
+    try {
+      (void)brokersim::parse_json_text(text, "t.json");
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error(R"({"seed": 1, "stop": {}, "seed": 2})") == "seed: duplicate key");
+  CHECK(error(R"({"broker": {"queues": {"work": {"message_ttl_ms": 1, "dead_letter_to": null, "message_ttl_ms": 2}}}})") ==
+        "broker.queues.work.message_ttl_ms: duplicate key");
+  CHECK(error(R"({"consumers": [{"prefetch": 1, "count": [1, {"a": 1}], "prefetch": 2}]})") ==
+        "consumers.0.prefetch: duplicate key");
+  CHECK(error(R"({"xs": [[], 7, [{"a": 1}, [{"b": 1, "b": 1}]]]})") == "xs.2.1.0.b: duplicate key");
+  CHECK(error(R"([{"a": 1}, {"a": {"a": 2}}, {"a": 3}])") == "(no error)");  // the same name in different objects
+  CHECK(error(R"({"queues": {"work": {}, "dlq": {}, "work": {}}})") == "queues.work: duplicate key");
+  CHECK(error(R"({"a": 1, "a": 1)") != "a: duplicate key");  // not JSON: the syntax error comes first
+
+  json doc = minimal();
+  CHECK_THROWS_WITH_AS(brokersim::apply_set(doc, R"(stop={"jobs":1,"jobs":2})"), "stop.jobs: duplicate key", ScenarioError);
+  CHECK_THROWS_WITH_AS(brokersim::apply_set(doc, R"(consumers=[{"queue": "work"}, {"slots": 1, "slots": 2}])"),
+                       "consumers.1.slots: duplicate key", ScenarioError);
+  CHECK(doc == minimal());  // nothing was set
+  brokersim::apply_set(doc, R"(name={"a":1,"a")");  // not JSON, so a string, as before
+  CHECK(doc["name"] == R"({"a":1,"a")");
+
+  const brokersim::test::ScratchDir dir("brokersim-duplicate-key");
+  json file = minimal();
+  file["seed"] = 1;
+  std::string text = file.dump();
+  text.insert(1, R"("seed": 2, )");
+  const std::string path = dir.write("dup.json", text);
+  const auto run = brokersim::test::run_cli({"run", path});
+  CHECK(run.status == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("seed: duplicate key") != std::string::npos);
+  const auto set = brokersim::test::run_cli({"run", dir.write("ok.json", file.dump()), "--set", R"(stop={"jobs":1,"jobs":2})"});
+  CHECK(set.status == 2);
+  CHECK(set.err.find("stop.jobs: duplicate key") != std::string::npos);
 }

@@ -1,0 +1,117 @@
+// The registry of broker kinds (see broker_kinds.hpp), the broker.kind dispatch, and what every
+// kind shares about queues: their names and references to them.
+#include "experiments/scenario/broker_kinds.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace brokersim::loader {
+
+namespace {
+
+// Kinds SCENARIO.md defines but this version does not simulate: only their own key names, so that
+// a scenario ported from one of them is told which kind a key belongs to rather than "unknown
+// key". A kind that becomes simulated replaces its entry here with its own file's.
+constexpr std::string_view kQuorumQueueKeys[] = {"delivery_limit", "dead_letter_strategy"};
+constexpr std::string_view kServiceBusQueueKeys[] = {"lock_duration_ms", "max_delivery_count", "default_ttl_ms",
+                                                      "dead_letter_on_expiration", "requires_session"};
+constexpr std::string_view kServiceBusProducerKeys[] = {"scheduled_delay_ms", "session"};
+constexpr std::string_view kServiceBusConsumerKeys[] = {"receive_mode"};
+constexpr std::string_view kSqsQueueKeys[] = {"visibility_timeout_ms", "retention_ms", "delay_ms", "max_receive_count"};
+constexpr std::string_view kSqsConsumerKeys[] = {"batch_size"};
+
+constexpr BrokerKind kRabbitmqQuorum{"rabbitmq-quorum", {}, kQuorumQueueKeys, {}, {}};
+constexpr BrokerKind kAzureServiceBus{"azure-servicebus", {}, kServiceBusQueueKeys, kServiceBusProducerKeys,
+                                  kServiceBusConsumerKeys};
+constexpr BrokerKind kAmazonSqs{"amazon-sqs", {}, kSqsQueueKeys, {}, kSqsConsumerKeys};
+
+bool accepts(Keys keys, std::string_view key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
+
+// broker.kind -> the kind, if this version simulates it.
+const BrokerKind& simulated_kind(const json& v) {
+  std::vector<std::string_view> simulated;
+  for (const BrokerKind* kind : broker_kinds()) {
+    if (kind->load == nullptr) continue;
+    if (v.is_string() && v.get_ref<const std::string&>() == kind->name) return *kind;
+    simulated.push_back(kind->name);
+  }
+  // Every other kind of SCENARIO.md (and any unknown name) gets the same answer: not simulated.
+  std::string expected = simulated.size() == 1 ? "" : "one of ";  // appended: g++ 12 -Wrestrict misfires on "..." + string
+  expected += list(simulated, "\"");
+  expected += simulated.size() == 1 ? " (the only broker kind this version simulates)" : " (the broker kinds this version simulates)";
+  fail("broker.kind", expected, v);
+}
+
+bool valid_queue_name(const std::string& name) {
+  // Names appear in --set paths (split on dots) and CSV headers (split on commas, quoted with ").
+  if (name.empty() || name.size() > 255) return false;
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return c == '.' || c == ',' || c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+}
+
+}  // namespace
+
+std::span<const BrokerKind* const> broker_kinds() {
+  static const BrokerKind* const kinds[] = {&rabbitmq_classic(), &kRabbitmqQuorum, &kAzureServiceBus, &kAmazonSqs};
+  return kinds;
+}
+
+Keys BrokerKind::keys(Section section) const {
+  switch (section) {
+    case Section::Broker: return broker_keys;
+    case Section::Queue: return queue_keys;
+    case Section::Producer: return producer_keys;
+    case Section::Consumer: return consumer_keys;
+  }
+  return {};
+}
+
+std::vector<std::string_view> section_keys(Keys common, const BrokerKind& kind, Section section) {
+  std::vector<std::string_view> keys(common.begin(), common.end());
+  const Keys own = kind.keys(section);
+  keys.insert(keys.end(), own.begin(), own.end());
+  return keys;
+}
+
+KeyOwner foreign_key_owner(const BrokerKind& kind, Section section) {
+  return [&kind, section](std::string_view key) {
+    std::vector<std::string_view> owners;
+    for (const BrokerKind* other : broker_kinds()) {
+      if (other != &kind && accepts(other->keys(section), key)) owners.push_back(other->name);
+    }
+    if (owners.empty()) return std::string();
+    return "this key belongs to broker kind" + std::string(owners.size() == 1 ? " " : "s ") + list(owners, "\"") +
+           "; broker kind \"" + std::string(kind.name) + "\" has no such key";
+  };
+}
+
+BrokerSpec load_broker(const json& v, Context& context) {
+  object_at(v, "broker");
+  const BrokerKind& kind = has(v, "kind") ? simulated_kind(v["kind"]) : *broker_kinds().front();
+  context.broker = &kind;
+  return kind.load(v, context);
+}
+
+void collect_queue_names(const json& queues, Context& context) {
+  if (!queues.is_object() || queues.empty()) fail("broker.queues", "a non-empty object of queues by name", queues);
+  for (auto it = queues.begin(); it != queues.end(); ++it) {
+    if (!valid_queue_name(it.key())) {
+      fail("broker.queues", "queue names of 1 to 255 bytes without '.', ',', '\"' or control characters", json(it.key()));
+    }
+    context.queue_names.push_back(it.key());
+  }
+}
+
+int queue_index(const json& v, const std::string& path, const Context& context) {
+  if (v.is_string()) {
+    const auto& names = context.queue_names;
+    const auto it = std::find(names.begin(), names.end(), v.get_ref<const std::string&>());
+    if (it != names.end()) return static_cast<int>(it - names.begin());
+  }
+  std::string known;
+  for (const auto& name : context.queue_names) known += (known.empty() ? "" : ", ") + name;
+  fail(path, "the name of a queue in broker.queues (" + known + ")", v);
+}
+
+}  // namespace brokersim::loader

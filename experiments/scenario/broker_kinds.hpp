@@ -1,0 +1,49 @@
+// The registry of broker kinds: for each broker.kind, the keys it accepts in each section and the
+// code that validates them. Adding a broker is one file (its keys and its loader, like
+// rabbitmq_classic.cpp) and one line in broker_kinds() (broker_kinds.cpp); the common sections
+// take the kind's extra producer and consumer keys from here and name the kind a foreign key
+// belongs to, so nothing else branches on the kind.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "experiments/scenario/sections.hpp"
+
+namespace brokersim::loader {
+
+// Where a key sits: in "broker", in "broker.queues.NAME", in a producer or in a consumer group.
+enum class Section : std::uint8_t { Broker, Queue, Producer, Consumer };
+
+struct BrokerKind {
+  std::string_view name;  // as broker.kind spells it
+  // Every key the kind accepts in "broker" and in "broker.queues.NAME"; for producers and
+  // consumers, the keys it adds to the common ones (workload.cpp, consumers.cpp).
+  Keys broker_keys, queue_keys, producer_keys, consumer_keys;
+  // Validates the whole "broker" object (kind included) and fills context.queue_names;
+  // nullptr for a kind SCENARIO.md names that this version does not simulate.
+  BrokerSpec (*load)(const json& broker, Context& context) = nullptr;
+  // Read the kind's own producer / consumer keys (present in `v` only if listed above).
+  void (*load_producer)(const json& v, const std::string& path, ProducerSpec& producer) = nullptr;
+  void (*load_consumer)(const json& v, const std::string& path, ConsumerSpec& consumer) = nullptr;
+
+  Keys keys(Section section) const;
+};
+
+// Every kind of SCENARIO.md, simulated or not; the first is the default for a missing broker.kind.
+std::span<const BrokerKind* const> broker_kinds();
+
+const BrokerKind& rabbitmq_classic();  // rabbitmq_classic.cpp
+
+// The section's keys for `kind`: `common` (the keys every kind accepts there) and the kind's own.
+std::vector<std::string_view> section_keys(Keys common, const BrokerKind& kind, Section section);
+
+// For check_keys: names the other kinds that accept a key `kind` refuses in `section`.
+KeyOwner foreign_key_owner(const BrokerKind& kind, Section section);
+
+// Queue names are checked and collected in name order, before any queue is read, so that
+// dead_letter_to can name a queue listed after it. `queues` is broker.queues.
+void collect_queue_names(const json& queues, Context& context);
+
+}  // namespace brokersim::loader
