@@ -206,14 +206,43 @@ std::string fmt(double v) {
 
 std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
 
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+// " (did you mean "X"?)" for the nearest candidate within a typo or two (more for long names,
+// whose dotted prefixes make a transposed pair cost 2), else nothing.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 8);
+  std::size_t best_distance = limit + 1;
+  std::string best;
+  for (const auto& c : candidates) {
+    const std::size_t gap = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (gap > limit) continue;
+    const std::size_t d = edit_distance(name, c);
+    if (d < best_distance) best_distance = d, best = c;
+  }
+  return best.empty() ? std::string() : " (did you mean " + quote(best) + "?)";
+}
+
 constexpr const char* kPlanHelp =
     "brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [options]\n"
     "\n"
     "Finds the cheapest grid point whose replication means meet every --target (metric names as in\n"
     "sweep's CSV without _mean, numbers, + - * / and parentheses, one of <= < >= >). Cheapest:\n"
     "fewest slots_total (sum of count*slots), then the smallest prefetch sum, or --cost EXPR over\n"
-    "the varied paths and slots_total. A path whose value raises the cost (a consumer count) is\n"
-    "bisected for each combination of the others, assuming the target is monotone in it.\n";
+    "slots_total, the varied paths and any numeric scenario path (consumers.0.count*consumers.0.slots).\n"
+    "A path whose value raises the cost (a consumer count) is bisected for each combination of the\n"
+    "others, assuming the target is monotone in it. `brokersim metrics SCENARIO.json` lists the\n"
+    "metric names. Exit status 5: no setting in the grid meets every target.\n";
 
 // ---------------------------------------------------------------------------------------------
 // Step 1: the command line.
@@ -235,7 +264,7 @@ po::options_description plan_option_descriptions() {
       ("scenario", po::value<std::string>(), "scenario file (JSON)")
       ("vary", po::value<std::vector<std::string>>()->composing(), "PATH=LIST: a grid axis (repeatable), as in sweep")
       ("target", po::value<std::vector<std::string>>()->composing(), "EXPR CMP EXPR on replication means (repeatable; all must hold)")
-      ("cost", po::value<std::string>(), "cost expression over the varied paths and slots_total (default: slots_total, then prefetch sum)")
+      ("cost", po::value<std::string>(), "cost expression over slots_total, the varied paths and numeric scenario paths (default: slots_total, then prefetch sum)")
       ("bisect", po::value<std::string>(), "PATH to bisect along, or none (default: chosen automatically)")
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key first (repeatable)")
       ("seed", po::value<std::string>(), "override the scenario's seed")
@@ -305,6 +334,14 @@ struct PlanGrid {
   }
 };
 
+// Every name a target may use, for the did-you-mean: metrics, varied paths, slots_total.
+std::vector<std::string> target_names(const PlanGrid& grid) {
+  std::vector<std::string> names = grid.names;
+  for (const auto& a : grid.space.axes) names.push_back(a.path);
+  names.emplace_back("slots_total");
+  return names;
+}
+
 void check_target_names(const PlanGrid& grid, const std::vector<Target>& targets) {
   for (const auto& t : targets) {
     std::vector<std::string> used;
@@ -313,10 +350,70 @@ void check_target_names(const PlanGrid& grid, const std::vector<Target>& targets
     for (const auto& u : used)
       if (!grid.metric_index.count(u) && !grid.axis_index.count(u) && u != "slots_total")
         throw ScenarioError("--target: expected metric names (as in sweep's CSV, without _mean: "
-                            "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u));
+                            "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u) +
+                            did_you_mean(u, target_names(grid)) + "; `brokersim metrics SCENARIO.json` lists them all");
   }
 }
 
+// The numeric leaves of a scenario document as dotted paths (consumers.0.count), for the
+// did-you-mean of --cost.
+void numeric_paths(const json& v, const std::string& prefix, std::vector<std::string>& out) {
+  if (v.is_number()) out.push_back(prefix);
+  if (!v.is_object() && !v.is_array()) return;
+  std::size_t i = 0;
+  for (auto it = v.begin(); it != v.end(); ++it, ++i) {
+    const std::string key = v.is_object() ? it.key() : std::to_string(i);
+    numeric_paths(it.value(), prefix.empty() ? key : prefix + "." + key, out);
+  }
+}
+
+// The capacity keys a file may leave to their defaults; --cost reads those from the validated
+// scenario, so `consumers.0.count*consumers.0.slots` works whether or not slots is written.
+std::optional<double> consumer_default(const Scenario& s, const std::string& path) {
+  const auto first = path.find('.'), last = path.rfind('.');
+  if (path.compare(0, first, "consumers") != 0 || first == last) return std::nullopt;
+  const std::string index = path.substr(first + 1, last - first - 1), key = path.substr(last + 1);
+  if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const std::size_t g = std::stoul(index);
+  if (g >= s.consumers.size()) return std::nullopt;
+  if (key == "count") return s.consumers[g].count;
+  if (key == "slots") return s.consumers[g].slots;
+  if (key == "prefetch") return s.consumers[g].prefetch;
+  return std::nullopt;
+}
+
+// A scenario path's value at a grid point (after --set and the varied values), or nullopt.
+std::optional<double> scenario_number(const json& doc, const Scenario& s, const std::string& path, std::string* got) {
+  std::string pointer;
+  for (char c : path) pointer += c == '.' ? '/' : c;
+  try {
+    const json::json_pointer ptr("/" + pointer);
+    if (doc.contains(ptr)) {
+      const json& v = doc.at(ptr);
+      if (v.is_number()) return v.get<double>();
+      if (got) *got = v.dump(-1, ' ', false, json::error_handler_t::replace);
+      return std::nullopt;
+    }
+  } catch (const json::exception&) {
+    // not a path into this document (an array indexed by a word): as if missing
+  }
+  return consumer_default(s, path);
+}
+
+[[noreturn]] void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& name, const std::string& got) {
+  std::vector<std::string> candidates{"slots_total"};
+  for (const auto& a : grid.space.axes) candidates.push_back(a.path);
+  numeric_paths(doc, "", candidates);
+  for (std::size_t g = 0; g < grid.scenarios[0].consumers.size(); ++g)
+    for (const char* k : {"count", "slots", "prefetch"}) candidates.push_back("consumers." + std::to_string(g) + "." + k);
+  if (!got.empty())
+    throw ScenarioError("--cost: expected a number at scenario path " + name + ", got " + got);
+  throw ScenarioError("--cost: expected varied paths, slots_total or numeric scenario paths (consumers.0.count), got " +
+                      quote(name) + did_you_mean(name, candidates));
+}
+
+// Names in --cost: slots_total, a varied path, or any numeric scenario path (read per point, so a
+// path under a varied one follows it).
 void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
   const std::size_t n = grid.size();
   grid.slots_total.assign(n, 0);
@@ -329,17 +426,24 @@ void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
       grid.prefetch_total[p] += c.prefetch;
     }
   }
+  if (!cost_expr) {
+    grid.cost = grid.slots_total;
+    return;
+  }
+  std::vector<std::string> used;
+  cost_expr->names(used);
+  const bool reads_scenario = std::any_of(used.begin(), used.end(), [&](const std::string& u) {
+    return u != "slots_total" && !grid.axis_index.count(u);
+  });
   for (std::size_t p = 0; p < n; ++p) {
-    if (!cost_expr) {
-      grid.cost[p] = grid.slots_total[p];
-      continue;
-    }
+    const json doc = reads_scenario ? grid.space.point_doc(p) : json();
     grid.cost[p] = cost_expr->eval([&](const std::string& name) -> double {
       if (name == "slots_total") return grid.slots_total[p];
-      const auto it = grid.axis_index.find(name);
-      if (it == grid.axis_index.end())
-        throw ScenarioError("--cost: expected varied paths or slots_total, got " + quote(name));
-      return grid.axis_number(p, it->second, "--cost");
+      if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
+        return grid.axis_number(p, it->second, "--cost");
+      std::string got;
+      if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
+      bad_cost_name(grid, doc, name, got);
     });
   }
 }
@@ -421,6 +525,9 @@ std::optional<std::size_t> choose_bisect_axis(const PlanGrid& grid, const std::o
 struct PointResult {
   Summary summary;
   std::vector<double> lhs;  // each target's left-hand side, on the means
+  std::vector<double> rhs;
+  std::vector<double> margin_ci95;  // each target's margin (lhs - rhs) 95% half-width; NaN for 1 replication
+  std::vector<bool> holds;          // each target, as judged (on the mean or, --conservative, its bound)
   bool meets = false;
   double violation = 0;     // sum of relative shortfalls, 0 when the target is met
 };
@@ -463,7 +570,10 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
   for (const auto& t : targets) {
     const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
     res.lhs.push_back(l);
-    const double slack = conservative && rows.size() > 1 ? margin_half_width(t, rows, grid.metric_index, lookup) : 0;
+    res.rhs.push_back(r);
+    const double half_width = rows.size() > 1 ? margin_half_width(t, rows, grid.metric_index, lookup) : NAN;
+    res.margin_ci95.push_back(half_width);
+    const double slack = conservative && rows.size() > 1 ? half_width : 0;
     bool ok = false;
     double shortfall = 0;
     switch (t.cmp) {
@@ -472,6 +582,7 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
       case Cmp::Ge: ok = l - slack >= r; shortfall = r - (l - slack); break;
       case Cmp::Gt: ok = l - slack > r; shortfall = r - (l - slack); break;
     }
+    res.holds.push_back(ok);
     if (!ok) {
       res.meets = false;
       res.violation += std::max(shortfall, 0.0) / std::max(std::fabs(r), 1e-12) + (shortfall <= 0 ? 1e-12 : 0);
@@ -593,6 +704,53 @@ std::vector<std::string> shown_metrics(const PlanGrid& grid, const std::vector<T
   return shown;
 }
 
+// A chosen setting whose target holds on the mean by less than the margin's own 95% half-width
+// could well miss it on another sample of the same length: say so, rather than let the mean
+// decide alone (2 replications accepted 0.005 +- 0.050 against 0.01).
+struct Caveat {
+  std::optional<std::size_t> target;  // index into the targets; nullopt: about every target
+  double margin = NAN, ci95 = NAN;
+  std::string message;
+};
+
+std::vector<Caveat> caveats_of(const PlanReport& rep) {
+  std::vector<Caveat> caveats;
+  if (!rep.best) return caveats;
+  if (rep.options.replications == 1) {
+    caveats.push_back({std::nullopt, NAN, NAN,
+                       "1 replication per setting: the targets were judged on a single run, with no confidence "
+                       "interval; run more --replications (and --conservative)"});
+    return caveats;
+  }
+  const PointResult& r = rep.result(*rep.best);
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) {
+    const double margin = r.lhs[i] - r.rhs[i], hw = r.margin_ci95[i];
+    if (!(hw > std::fabs(margin))) continue;
+    caveats.push_back({i, margin, hw,
+                       "target " + std::to_string(i + 1) + " (" + rep.targets[i].text + ") holds on the mean by " +
+                           fmt(std::fabs(margin)) + ", less than its 95% confidence half-width " + fmt(hw) +
+                           ": this setting may miss it; judge it with --conservative or run more --replications"});
+  }
+  return caveats;
+}
+
+// Why nothing was chosen, in one sentence: which targets the closest setting tried misses.
+std::string unmet_reason(const PlanReport& rep) {
+  std::string reason = "no setting in the grid meets every target";
+  if (!rep.closest) return reason;
+  const PointResult& r = rep.result(*rep.closest);
+  reason += "; the closest tried, " + rep.grid.space.point_label(*rep.closest) + ", misses ";
+  bool first = true;
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) {
+    if (r.holds[i]) continue;
+    reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text +
+              ": the left-hand side is " + fmt(r.lhs[i]) +
+              (std::isnan(r.margin_ci95[i]) ? std::string() : " ± " + fmt(r.margin_ci95[i])) + ")";
+    first = false;
+  }
+  return reason;
+}
+
 ojson setting_json(const PlanReport& rep, std::size_t p) {
   const PlanGrid& grid = rep.grid;
   ojson s;
@@ -635,6 +793,16 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   j["met"] = rep.best.has_value();
   j["best"] = rep.best ? setting_json(rep, *rep.best) : ojson(nullptr);
   if (!rep.best) j["closest"] = rep.closest ? setting_json(rep, *rep.closest) : ojson(nullptr);
+  if (!rep.best) j["reason"] = unmet_reason(rep);
+  j["caveats"] = ojson::array();
+  for (const auto& c : caveats_of(rep)) {
+    ojson cj;
+    cj["target"] = c.target ? ojson(*c.target + 1) : ojson(nullptr);
+    cj["margin"] = std::isnan(c.margin) ? ojson(nullptr) : ojson(c.margin);
+    cj["ci95"] = std::isnan(c.ci95) ? ojson(nullptr) : ojson(c.ci95);
+    cj["message"] = c.message;
+    j["caveats"].push_back(cj);
+  }
   j["tried"] = ojson::array();
   for (std::size_t p : rep.runner.tried()) j["tried"].push_back(setting_json(rep, p));
   out << j.dump(2) << '\n';
@@ -738,10 +906,41 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     print_plan_json(out, rep);
   else
     print_plan_text(out, rep);
+  for (const auto& c : caveats_of(rep)) err << "brokersim: caveat: " << c.message << '\n';
   if (runner.limited_runs()) {
     err << "brokersim: warning: " << runner.limited_runs() << " run(s) stopped early at a limit: see limits in the README\n";
     return 3;
   }
+  if (!best) {
+    // A status of its own, so that a script or CI job can gate on "the fleet cannot meet the SLO".
+    err << "brokersim: plan: " << unmet_reason(rep) << " (exit status 5)\n";
+    return 5;
+  }
+  return 0;
+}
+
+int cmd_metrics(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description opts(
+      "brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n\n"
+      "Prints every metric name of the scenario, one per line: the names --target and --cost of\n"
+      "`brokersim plan` take, and the NAME_mean / NAME_ci95 columns of `brokersim sweep` (queue\n"
+      "metrics depend on the scenario's queues, hence the scenario). plan also takes slots_total\n"
+      "and the varied paths; --cost any numeric scenario path");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("scenario", po::value<std::string>(), "scenario file (JSON)")
+      ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key first (repeatable)");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const po::variables_map vm = parse_command_line(args, opts, pos);
+  if (vm.count("help")) {
+    out << opts << '\n';
+    return 0;
+  }
+  if (!vm.count("scenario")) throw ScenarioError("metrics", "a scenario file", "nothing");
+  const Scenario s = load_scenario_file(vm["scenario"].as<std::string>(), option_list(vm, "set"));
+  for (const auto& name : metric_names(s)) out << name << '\n';
+  (void)err;
   return 0;
 }
 
