@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.hpp"
+#include "experiments/sweep.hpp"
 
 namespace {
 
@@ -219,4 +220,24 @@ TEST_CASE("metrics: every metric name of the scenario one per line - the sweep's
   const auto none = run_cli({"metrics"});
   CHECK(none.status == 2);
   CHECK(none.err == "brokersim: error: metrics: expected a scenario file, got nothing\n");
+}
+
+TEST_CASE("vary: a malformed range or list names both LIST forms instead of the value's type") {
+  using brokersim::parse_vary;
+  const auto forms = [](const std::string& list) {
+    return "--vary consumers.0.prefetch: expected a list 1,2,4 or a range start:stop:step such as 8:64:8, got \"" + list +
+           "\"";
+  };
+  for (const std::string list : {"8:64", "8:64:8:1", "1:x:2", "1;2;4", "1-8", "1..8", "1 2 4", "1,2:4"})
+    CHECK_THROWS_WITH_AS(parse_vary("consumers.0.prefetch=" + list), forms(list).c_str(), brokersim::ScenarioError);
+  // Well-formed lists and ranges, bare words and negative numbers are read as before.
+  CHECK(parse_vary("consumers.0.prefetch=8:64:8").labels.size() == 8);
+  CHECK(parse_vary("consumers.0.prefetch=-1,2").values[0] == -1);
+  CHECK(parse_vary("broker.queues.work.overflow=drop-head").values[0] == "drop-head");
+
+  PlanDir d;
+  const auto r = run_cli({"plan", d.plan, "--vary", "consumers.0.prefetch=8:64", "--target", "throughput_per_s>0"});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "brokersim: error: " + forms("8:64") + "\n");
 }
