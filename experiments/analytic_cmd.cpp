@@ -632,12 +632,56 @@ ValidationResult run_validation(const ValidationPoint& point) {
 
 // ------------------------------------------------------------------------------ command
 
+namespace {
+
+// `analytic --validate`: the validation design against the exact values, as a markdown table.
+void print_validation(std::ostream& out, int R, double jobs) {
+  out << "Simulation vs exact values: " << R << " independent replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times);\n"
+      << "simulated = mean over replications +- half-width of the 99.9% Student-t confidence interval.\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %-26s | %-3s |\n", "model", "point", "metric", "exact",
+                "simulated (99.9% CI)", "in");
+  out << line << "|" << std::string(44, '-') << "|" << std::string(46, '-') << "|" << std::string(21, '-') << "|"
+      << std::string(21, '-') << "|" << std::string(28, '-') << "|" << std::string(5, '-') << "|\n";
+  int inside = 0, total = 0, in_bracket = 0, brackets = 0;
+  for (const auto& pt : validation_design(jobs, R)) {
+    const ValidationResult v = run_validation(pt);
+    for (const auto& m : v.metrics) {
+      const double mean = sample_mean(m.samples), hw = ci_half_width(m.samples, 0.999);
+      std::string exact_text = fmt(m.exact, 5), verdict;
+      if (std::isnan(m.exact_hi)) {
+        const bool ok = std::fabs(mean - m.exact) <= hw + m.bias_bound;
+        inside += ok;
+        ++total;
+        verdict = ok ? "yes" : "NO";
+      } else {  // approximation: does the CI meet the bracket [fewest-unacked, uniform-with-credit]?
+        exact_text += ".." + fmt(m.exact_hi, 5);
+        const double lo = std::min(m.exact, m.exact_hi), hi = std::max(m.exact, m.exact_hi);
+        verdict = mean + hw < lo || mean - hw > hi ? "out" : std::fabs(mean - m.exact) <= hw ? "yes" : "brk";
+        ++brackets;
+        in_bracket += verdict != "out";
+      }
+      const std::string model = v.fit.name + (v.fit.exact ? "" : " (approx.)");
+      std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %12s +- %-10s | %-3s |\n", model.c_str(), pt.label.c_str(),
+                    m.name.c_str(), exact_text.c_str(), fmt(mean, 5).c_str(), fmt(hw, 2).c_str(), verdict.c_str());
+      out << line;
+    }
+    out.flush();
+  }
+  out << "\n" << inside << " of " << total << " exact values inside the simulated 99.9% CI"
+      << " (mean_ready allows the documented head-timer bias of lambda * P(expired in queue) * 2 ms).\n"
+      << "Approximations (prefetch chain, c > 1, round-robin dispatch): exact column = fewest-unacked..uniform-with-credit;\n"
+      << in_bracket << " of " << brackets << " simulated CIs meet that bracket (yes: contains the fewest-unacked value, brk: between, out: outside).\n";
+}
+
+}  // namespace
+
 int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
       "brokersim analytic --validate [--replications R] [--jobs N]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
-      "and prints its values, or says which assumption fails (exit status 4). --validate runs the\n"
+      "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
       "built-in validation design and prints model | point | exact | simulated (99.9% CI)");
   opts.add_options()
       ("help,h", "show this help")
@@ -659,42 +703,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     const double jobs = vm["jobs"].as<double>();
     if (R < 2) throw ScenarioError("--replications: expected an integer >= 2, got " + std::to_string(R));
     if (!(jobs >= 1000)) throw ScenarioError("--jobs: expected a number >= 1000, got " + fmt(jobs));
-    out << "Simulation vs exact values: " << R << " independent replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times);\n"
-        << "simulated = mean over replications +- half-width of the 99.9% Student-t confidence interval.\n\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %-26s | %-3s |\n", "model", "point", "metric", "exact",
-                  "simulated (99.9% CI)", "in");
-    out << line << "|" << std::string(44, '-') << "|" << std::string(46, '-') << "|" << std::string(21, '-') << "|"
-        << std::string(21, '-') << "|" << std::string(28, '-') << "|" << std::string(5, '-') << "|\n";
-    int inside = 0, total = 0, in_bracket = 0, brackets = 0;
-    for (const auto& pt : validation_design(jobs, R)) {
-      const ValidationResult v = run_validation(pt);
-      for (const auto& m : v.metrics) {
-        const double mean = sample_mean(m.samples), hw = ci_half_width(m.samples, 0.999);
-        std::string exact_text = fmt(m.exact, 5), verdict;
-        if (std::isnan(m.exact_hi)) {
-          const bool ok = std::fabs(mean - m.exact) <= hw + m.bias_bound;
-          inside += ok;
-          ++total;
-          verdict = ok ? "yes" : "NO";
-        } else {  // approximation: does the CI meet the bracket [fewest-unacked, uniform-with-credit]?
-          exact_text += ".." + fmt(m.exact_hi, 5);
-          const double lo = std::min(m.exact, m.exact_hi), hi = std::max(m.exact, m.exact_hi);
-          verdict = mean + hw < lo || mean - hw > hi ? "out" : std::fabs(mean - m.exact) <= hw ? "yes" : "brk";
-          ++brackets;
-          in_bracket += verdict != "out";
-        }
-        const std::string model = v.fit.name + (v.fit.exact ? "" : " (approx.)");
-        std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %12s +- %-10s | %-3s |\n", model.c_str(), pt.label.c_str(),
-                      m.name.c_str(), exact_text.c_str(), fmt(mean, 5).c_str(), fmt(hw, 2).c_str(), verdict.c_str());
-        out << line;
-      }
-      out.flush();
-    }
-    out << "\n" << inside << " of " << total << " exact values inside the simulated 99.9% CI"
-        << " (mean_ready allows the documented head-timer bias of lambda * P(expired in queue) * 2 ms).\n"
-        << "Approximations (prefetch chain, c > 1, round-robin dispatch): exact column = fewest-unacked..uniform-with-credit;\n"
-        << in_bracket << " of " << brackets << " simulated CIs meet that bracket (yes: contains the fewest-unacked value, brk: between, out: outside).\n";
+    print_validation(out, R, jobs);
     return 0;
   }
   if (!vm.count("scenario")) throw ScenarioError("analytic: expected a scenario file or --validate, got nothing");
