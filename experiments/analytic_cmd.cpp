@@ -77,9 +77,11 @@ Patience patience_of(const sim::Distribution& d) {
   return {Patience::Other, 0};
 }
 
-AnalyticFit no_model(std::string why) {
+AnalyticFit no_model(std::vector<std::string> failures) {
   AnalyticFit f;
-  f.reason = "no closed-form model: " + why;
+  f.failures = std::move(failures);
+  f.reason = "no closed-form model: ";
+  for (std::size_t i = 0; i < f.failures.size(); ++i) f.reason += (i ? "; " : "") + f.failures[i];
   return f;
 }
 
@@ -92,77 +94,103 @@ double multisets(int n, int k) {
 
 }  // namespace
 
-AnalyticFit fit_analytic(const Scenario& s) {
-  if (s.broker.kind != "rabbitmq-classic") return no_model("broker.kind is not rabbitmq-classic");
-  if (s.producers.size() != 1)
-    return no_model("the scenario has " + std::to_string(s.producers.size()) + " producers (the models need exactly 1)");
-  const ProducerSpec& p = s.producers[0];
-  if (p.arrivals.kind != ArrivalSpec::Kind::Poisson) return no_model("producers.0.arrivals is not poisson");
-  if (p.service.kind() != sim::Distribution::Kind::Exp)
-    return no_model("producers.0.service_ms is not exponential ({\"exp\": {\"mean\": m}})");
-  if (!p.publish_delay.is_zero()) return no_model("producers.0.publish_delay_ms is not 0");
-  if (!p.clock_offset.is_zero()) return no_model("producers.0.clock_offset_ms is not 0");
-  if (!s.broker.delivery_latency.is_zero()) return no_model("broker.delivery_latency_ms is not 0");
-  if (!s.broker.ack_latency.is_zero()) return no_model("broker.ack_latency_ms is not 0");
-  if (!s.broker.expiry_slack.is_zero()) return no_model("broker.expiry_slack_ms is not 0");
-  if (!s.faults.empty()) return no_model("faults is not empty");
-  if (s.consumers.size() != 1)
-    return no_model("the scenario has " + std::to_string(s.consumers.size()) + " consumer groups (the models need exactly 1)");
+namespace {
+
+// The assumptions every model shares. All of them are checked, not just the first that fails:
+// a user reaching for a model wants the whole list of what to change, not one item per run.
+void check_common(const Scenario& s, std::vector<std::string>& fails) {
+  const auto need = [&](bool ok, std::string why) {
+    if (!ok) fails.push_back(std::move(why));
+  };
+  need(s.broker.kind == "rabbitmq-classic", "broker.kind is not rabbitmq-classic");
+  need(s.producers.size() == 1,
+       "the scenario has " + std::to_string(s.producers.size()) + " producers (the models need exactly 1)");
+  if (!s.producers.empty()) {
+    const ProducerSpec& p = s.producers[0];
+    need(p.arrivals.kind == ArrivalSpec::Kind::Poisson, "producers.0.arrivals is not poisson");
+    need(p.service.kind() == sim::Distribution::Kind::Exp,
+         "producers.0.service_ms is not exponential ({\"exp\": {\"mean\": m}})");
+    need(p.publish_delay.is_zero(), "producers.0.publish_delay_ms is not 0");
+    need(p.clock_offset.is_zero(), "producers.0.clock_offset_ms is not 0");
+  }
+  need(s.broker.delivery_latency.is_zero(), "broker.delivery_latency_ms is not 0");
+  need(s.broker.ack_latency.is_zero(), "broker.ack_latency_ms is not 0");
+  need(s.broker.expiry_slack.is_zero(), "broker.expiry_slack_ms is not 0");
+  need(s.faults.empty(), "faults is not empty");
+  need(s.consumers.size() == 1,
+       "the scenario has " + std::to_string(s.consumers.size()) + " consumer groups (the models need exactly 1)");
+  if (s.consumers.empty()) return;
   const ConsumerSpec& c = s.consumers[0];
-  if (c.queue != p.queue) return no_model("consumers.0.queue is not the queue producers.0 publishes to");
-  if (c.slots != 1) return no_model("consumers.0.slots is not 1");
-  if (c.start != 0) return no_model("consumers.0.start_ms is not 0");
-  if (!c.clock_offset.is_zero()) return no_model("consumers.0.clock_offset_ms is not 0");
-  if (c.uncertainty != 0) return no_model("consumers.0.uncertainty_ms is not 0");
-  if (c.min_window != 0) return no_model("consumers.0.min_window_ms is not 0");
-  if (c.exec_timeout != ConsumerSpec::ExecTimeout::None) return no_model("consumers.0.exec_timeout is not null");
-  if (c.failure_probability != 0) return no_model("consumers.0.failure_probability is not 0");
-  if (c.on_expired == OnExpired::Requeue) return no_model("consumers.0.on_expired is requeue");
+  if (!s.producers.empty()) need(c.queue == s.producers[0].queue, "consumers.0.queue is not the queue producers.0 publishes to");
+  need(c.slots == 1, "consumers.0.slots is not 1");
+  need(c.start == 0, "consumers.0.start_ms is not 0");
+  need(c.clock_offset.is_zero(), "consumers.0.clock_offset_ms is not 0");
+  need(c.uncertainty == 0, "consumers.0.uncertainty_ms is not 0");
+  need(c.min_window == 0, "consumers.0.min_window_ms is not 0");
+  need(c.exec_timeout == ConsumerSpec::ExecTimeout::None, "consumers.0.exec_timeout is not null");
+  need(c.failure_probability == 0, "consumers.0.failure_probability is not 0");
+  need(c.on_expired != OnExpired::Requeue, "consumers.0.on_expired is requeue");
+  if (s.producers.empty()) return;
+  const ProducerSpec& p = s.producers[0];
   const QueueSpec& q = s.broker.queues[static_cast<std::size_t>(p.queue)];
   const std::string qpath = "broker.queues." + q.name + ".";
-  if (q.max_length) return no_model(qpath + "max_length is set");
-  if (q.max_length_bytes) return no_model(qpath + "max_length_bytes is set");
-  if (q.expires) return no_model(qpath + "expires_ms is set");
-  if (q.dead_letter_index == p.queue) return no_model(qpath + "dead_letter_to is the queue itself");
+  need(!q.max_length, qpath + "max_length is set");
+  need(!q.max_length_bytes, qpath + "max_length_bytes is set");
+  need(!q.expires, qpath + "expires_ms is set");
+  need(q.dead_letter_index != p.queue, qpath + "dead_letter_to is the queue itself");
+  need(!s.broker.consumer_timeout || !(std::exp(-static_cast<double>(*s.broker.consumer_timeout) / p.service.mean()) > 1e-12),
+       "broker.consumer_timeout_ms is within 28 mean service times (a long job would close the channel)");
+}
 
-  AnalyticFit f;
-  f.queue = p.queue;
-  f.lambda = p.arrivals.rate_per_s;
-  f.mu = kNs / p.service.mean();
-  f.c = c.count;
-  f.prefetch = c.prefetch;
-  if (s.broker.consumer_timeout && std::exp(-static_cast<double>(*s.broker.consumer_timeout) / p.service.mean()) > 1e-12)
-    return no_model("broker.consumer_timeout_ms is within 28 mean service times (a long job would close the channel)");
+// Patience in the broker queue (TTL) and at the consumer (the deadline, if admission checks it).
+struct Patiences {
+  Patience ttl, adm;
+  bool remaining_budget = false;
+};
 
-  // Patience in the broker queue (TTL) and at the consumer (deadline, if admission checks it).
-  Patience ttl;  // None, Const or Exp
-  if (q.message_ttl) ttl = {Patience::Const, static_cast<double>(*q.message_ttl) / kNs};
+std::optional<Patiences> patiences_of(const Scenario& s, std::vector<std::string>& fails) {
+  const ProducerSpec& p = s.producers[0];
+  const ConsumerSpec& c = s.consumers[0];
+  const QueueSpec& q = s.broker.queues[static_cast<std::size_t>(p.queue)];
+  const std::string qpath = "broker.queues." + q.name + ".";
+  Patiences r;
+  if (q.message_ttl) r.ttl = {Patience::Const, static_cast<double>(*q.message_ttl) / kNs};
   Patience msg;
   const Patience deadline = p.deadline ? patience_of(*p.deadline) : Patience{};
+  bool known = true, deadline_named = false;
   if (p.expiration == ProducerSpec::Expiration::Fixed) {
     msg = patience_of(p.expiration_value);
-    if (msg.kind == Patience::Other) return no_model("producers.0.expiration_ms is neither constant nor exponential");
+    if (msg.kind == Patience::Other) fails.push_back("producers.0.expiration_ms is neither constant nor exponential"), known = false;
   } else if (p.expiration == ProducerSpec::Expiration::RemainingBudget && p.deadline) {
     msg = deadline;  // publish at creation, producer clock true: TTL = the deadline
     if (msg.kind == Patience::Other)
-      return no_model("producers.0.deadline_ms is neither constant nor exponential (it sets the TTL via remaining-budget)");
+      fails.push_back("producers.0.deadline_ms is neither constant nor exponential (it sets the TTL via remaining-budget)"),
+          known = false, deadline_named = true;
   }
   if (msg.kind == Patience::Const) {
-    if (ttl.kind == Patience::None || msg.value < ttl.value) ttl = msg;
+    if (r.ttl.kind == Patience::None || msg.value < r.ttl.value) r.ttl = msg;
   } else if (msg.kind == Patience::Exp) {
-    if (ttl.kind != Patience::None)
-      return no_model(qpath + "message_ttl_ms and an exponential producers.0.expiration_ms together (patience min(const, exp))");
-    ttl = msg;
+    if (r.ttl.kind != Patience::None)
+      fails.push_back(qpath + "message_ttl_ms and an exponential producers.0.expiration_ms together (patience min(const, exp))"), known = false;
+    r.ttl = msg;
   }
-  Patience adm;
   if (c.admission != Admission::None && p.deadline) {
-    adm = deadline;
-    if (adm.kind == Patience::Other)
-      return no_model("producers.0.deadline_ms is neither constant nor exponential and consumers.0.admission checks it");
+    r.adm = deadline;
+    if (r.adm.kind == Patience::Other && !deadline_named)
+      fails.push_back("producers.0.deadline_ms is neither constant nor exponential and consumers.0.admission checks it");
+    if (r.adm.kind == Patience::Other) known = false;
   }
-  const bool remaining_budget = p.expiration == ProducerSpec::Expiration::RemainingBudget && p.deadline;
-  const double rho = f.lambda / (f.c * f.mu);
+  r.remaining_budget = p.expiration == ProducerSpec::Expiration::RemainingBudget && p.deadline;
+  if (!known) return std::nullopt;
+  return r;
+}
 
+// The model the scenario's prefetch and patience select, filled into `f`; or the assumption of
+// the closest model that fails.
+std::optional<std::string> choose_model(AnalyticFit& f, const Patiences& pat, const ConsumerSpec& c) {
+  const Patience& ttl = pat.ttl;
+  const Patience& adm = pat.adm;
+  const double rho = f.lambda / (f.c * f.mu);
   auto describe = [&](std::string text) {
     std::ostringstream o;
     o << text << "; lambda = " << fmt(f.lambda) << "/s, mu = " << fmt(f.mu) << "/s, c = " << f.c
@@ -174,13 +202,14 @@ AnalyticFit fit_analytic(const Scenario& s) {
   const bool prefetch_one = c.prefetch == 1;
   if (!prefetch_one && (ttl.kind != Patience::None || adm.kind != Patience::None)) {
     const std::string pf = "consumers.0.prefetch is " + std::to_string(c.prefetch);
-    if (c.prefetch == 0) return no_model(pf + " (unlimited) with expiry: the prefetch chain needs a finite prefetch");
-    if (!(ttl.kind == Patience::Exp && adm.kind == Patience::Exp && remaining_budget))
-      return no_model(pf + " with expiry: the prefetch chain needs an exponential producers.0.deadline_ms, "
-                      "producers.0.expiration_ms \"remaining-budget\" (expiry in the queue at the deadline) and an "
-                      "admission check (expiry in the prefetch buffer at the deadline)");
-    const double states = multisets(f.c, 1 << c.prefetch);
-    if (states > 20000) return no_model(pf + " with " + std::to_string(f.c) + " consumers: the prefetch chain would be too large");
+    if (c.prefetch == 0) return pf + " (unlimited) with expiry: the prefetch chain needs a finite prefetch";
+    if (!(ttl.kind == Patience::Exp && adm.kind == Patience::Exp && pat.remaining_budget))
+      return pf + " with expiry: the prefetch chain needs an exponential producers.0.deadline_ms, "
+                  "producers.0.expiration_ms \"remaining-budget\" (expiry in the queue at the deadline) and an "
+                  "admission check (expiry in the prefetch buffer at the deadline)";
+    // 2^prefetch kinds: beyond 16 the chain is too large for any c (and the shift would overflow).
+    const double states = c.prefetch > 16 ? INFINITY : multisets(f.c, 1 << c.prefetch);
+    if (states > 20000) return pf + " with " + std::to_string(f.c) + " consumers: the prefetch chain would be too large";
     f.model = AnalyticModel::PrefetchChain;
     f.theta = ttl.value;
     f.exact = f.c == 1;
@@ -190,26 +219,26 @@ AnalyticFit fit_analytic(const Scenario& s) {
              (f.c == 1 ? "; one consumer, so dispatch plays no role: exact"
                        : "; APPROXIMATION: brokersim dispatches round-robin; the values are the chain with "
                          "fewest-unacked dispatch (optimistic), uniform_with_credit the pessimistic bracket"));
-    return f;
+    return std::nullopt;
   }
   if (!prefetch_one && f.c > 1)
-    return no_model("consumers.0.prefetch is " + std::to_string(c.prefetch) + " with " + std::to_string(f.c) +
-                    " consumers: round-robin can hand a job to a busy consumer while another is idle, so it is not "
-                    "M/M/c (only prefetch 1, or a single consumer, is)");
+    return "consumers.0.prefetch is " + std::to_string(c.prefetch) + " with " + std::to_string(f.c) +
+           " consumers: round-robin can hand a job to a busy consumer while another is idle, so it is not "
+           "M/M/c (only prefetch 1, or a single consumer, is)";
 
   // --- prefetch 1 (or a single consumer without expiry)
   if (ttl.kind == Patience::None && adm.kind == Patience::None) {
-    if (rho >= 1) return no_model("utilisation lambda / (c mu) = " + fmt(rho, 4) + " >= 1 with no expiry: no steady state");
+    if (rho >= 1) return "utilisation lambda / (c mu) = " + fmt(rho, 4) + " >= 1 with no expiry: no steady state";
     f.model = AnalyticModel::ErlangC;
     f.name = "M/M/c (Erlang C)";
     describe(prefetch_one ? "no expiry, prefetch 1" : "no expiry, one consumer (any prefetch is M/M/1)");
-    return f;
+    return std::nullopt;
   }
   if (ttl.kind == Patience::Exp || adm.kind == Patience::Exp) {
     if (ttl.kind == Patience::Const || adm.kind == Patience::Const)
-      return no_model("a constant and an exponential patience together (broker TTL vs admission deadline)");
-    if (ttl.kind == Patience::Exp && adm.kind == Patience::Exp && !remaining_budget)
-      return no_model("an exponential producers.0.expiration_ms and an independent exponential deadline checked by admission");
+      return "a constant and an exponential patience together (broker TTL vs admission deadline)";
+    if (ttl.kind == Patience::Exp && adm.kind == Patience::Exp && !pat.remaining_budget)
+      return "an exponential producers.0.expiration_ms and an independent exponential deadline checked by admission";
     f.model = AnalyticModel::ErlangA;
     f.theta = ttl.kind == Patience::Exp ? ttl.value : adm.value;
     f.at_dispatch = ttl.kind == Patience::None;
@@ -217,7 +246,7 @@ AnalyticFit fit_analytic(const Scenario& s) {
     describe(std::string("exponential patience (mean ") + ms_text(1 / f.theta) + ") " +
              (f.at_dispatch ? "enforced by the admission check when delivered (no broker TTL)"
                             : "as the per-message TTL (head-only expiry never delivers an expired message)"));
-    return f;
+    return std::nullopt;
   }
   // Constant patience.
   f.model = AnalyticModel::MMcD;
@@ -229,6 +258,29 @@ AnalyticFit fit_analytic(const Scenario& s) {
            (f.at_dispatch ? (std::isinf(f.D_ttl) ? " (deadline, enforced by the admission check at delivery; no broker TTL)"
                                                  : " (deadline, enforced at delivery; the broker TTL " + ms_text(f.D_ttl) + " is longer)")
                           : " (broker TTL, expiry in the queue)"));
+  return std::nullopt;
+}
+
+}  // namespace
+
+AnalyticFit fit_analytic(const Scenario& s) {
+  std::vector<std::string> fails;
+  check_common(s, fails);
+  if (s.producers.empty() || s.consumers.empty()) return no_model(fails);
+  const ProducerSpec& p = s.producers[0];
+  const ConsumerSpec& c = s.consumers[0];
+  const std::optional<Patiences> pat = patiences_of(s, fails);
+  if (!pat) return no_model(fails);
+
+  // The closest model's own condition, judged as if the common assumptions held.
+  AnalyticFit f;
+  f.queue = p.queue;
+  f.lambda = p.arrivals.rate_per_s;
+  f.mu = kNs / p.service.mean();
+  f.c = c.count;
+  f.prefetch = c.prefetch;
+  if (const auto why = choose_model(f, *pat, c)) fails.push_back(*why);
+  if (!fails.empty()) return no_model(fails);
   return f;
 }
 
@@ -350,6 +402,30 @@ const std::vector<MetricDef>& analytic_metrics() {
 
 namespace {
 nlohmann::ordered_json num(double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
+
+// One failing assumption on the reason's line; several, one per line under it.
+std::string failure_text(const AnalyticFit& f) {
+  if (f.failures.size() <= 1) return f.reason;
+  std::string text = "no closed-form model: " + std::to_string(f.failures.size()) + " assumptions fail:";
+  for (const auto& why : f.failures) text += "\n  - " + why;
+  return text;
+}
+
+// The models give the steady state; a single run is a sample path from an empty system. With no
+// warm-up its averages include the fill-up, and at rho >= 1 the fill-up lasts long (the queue
+// grows until abandonment balances it): a comparison can then show a transient, not a bias.
+std::vector<std::string> transient_warnings(const Scenario& s, const AnalyticFit& f) {
+  std::vector<std::string> warnings;
+  const double rho = f.lambda / (f.c * f.mu);
+  if (rho >= 1)
+    warnings.push_back("offered load lambda / (c mu) = " + fmt(rho, 4) +
+                       " >= 1: from an empty start the queue builds up for a long time before it settles, so the "
+                       "run may compare a transient with the model's steady state (a long warmup_ms helps)");
+  if (s.warmup == 0)
+    warnings.push_back("warmup_ms is 0: the run's averages include the start from an empty system (a transient), "
+                       "the model gives the steady state; set warmup_ms");
+  return warnings;
+}
 }  // namespace
 
 nlohmann::ordered_json analytic_json(const AnalyticFit& f, const AnalyticValues& v) {
@@ -357,6 +433,7 @@ nlohmann::ordered_json analytic_json(const AnalyticFit& f, const AnalyticValues&
   if (f.model == AnalyticModel::None) {
     j["model"] = nullptr;
     j["reason"] = f.reason;
+    j["failures"] = f.failures;
     return j;
   }
   j["model"] = f.name;
@@ -395,6 +472,7 @@ nlohmann::ordered_json compare_analytic_json(const Scenario& s, const RunResult&
   nlohmann::ordered_json sj;
   for (const auto& m : analytic_metrics()) sj[m.name] = num(sim.*m.member * m.scale);
   j["simulated"] = sj;
+  j["warnings"] = transient_warnings(s, f);
   return j;
 }
 
@@ -402,11 +480,12 @@ void print_compare_analytic(std::ostream& out, const Scenario& s, const RunResul
   const AnalyticFit f = fit_analytic(s);
   out << '\n';
   if (f.model == AnalyticModel::None) {
-    out << "Analytic comparison: " << f.reason << '\n';
+    out << "Analytic comparison: " << failure_text(f) << '\n';
     return;
   }
   const AnalyticValues a = analytic_values(f), sim = simulated_values(f, r);
   out << "Analytic comparison: " << f.name << (f.exact ? " (exact)" : " (approximation)") << ": " << f.description << '\n';
+  for (const auto& w : transient_warnings(s, f)) out << "  warning: " << w << '\n';
   char line[160];
   std::snprintf(line, sizeof line, "  %-22s %14s %14s\n", "", "exact", "simulated");
   out << line;
@@ -553,12 +632,56 @@ ValidationResult run_validation(const ValidationPoint& point) {
 
 // ------------------------------------------------------------------------------ command
 
+namespace {
+
+// `analytic --validate`: the validation design against the exact values, as a markdown table.
+void print_validation(std::ostream& out, int R, double jobs) {
+  out << "Simulation vs exact values: " << R << " independent replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times);\n"
+      << "simulated = mean over replications +- half-width of the 99.9% Student-t confidence interval.\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %-26s | %-3s |\n", "model", "point", "metric", "exact",
+                "simulated (99.9% CI)", "in");
+  out << line << "|" << std::string(44, '-') << "|" << std::string(46, '-') << "|" << std::string(21, '-') << "|"
+      << std::string(21, '-') << "|" << std::string(28, '-') << "|" << std::string(5, '-') << "|\n";
+  int inside = 0, total = 0, in_bracket = 0, brackets = 0;
+  for (const auto& pt : validation_design(jobs, R)) {
+    const ValidationResult v = run_validation(pt);
+    for (const auto& m : v.metrics) {
+      const double mean = sample_mean(m.samples), hw = ci_half_width(m.samples, 0.999);
+      std::string exact_text = fmt(m.exact, 5), verdict;
+      if (std::isnan(m.exact_hi)) {
+        const bool ok = std::fabs(mean - m.exact) <= hw + m.bias_bound;
+        inside += ok;
+        ++total;
+        verdict = ok ? "yes" : "NO";
+      } else {  // approximation: does the CI meet the bracket [fewest-unacked, uniform-with-credit]?
+        exact_text += ".." + fmt(m.exact_hi, 5);
+        const double lo = std::min(m.exact, m.exact_hi), hi = std::max(m.exact, m.exact_hi);
+        verdict = mean + hw < lo || mean - hw > hi ? "out" : std::fabs(mean - m.exact) <= hw ? "yes" : "brk";
+        ++brackets;
+        in_bracket += verdict != "out";
+      }
+      const std::string model = v.fit.name + (v.fit.exact ? "" : " (approx.)");
+      std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %12s +- %-10s | %-3s |\n", model.c_str(), pt.label.c_str(),
+                    m.name.c_str(), exact_text.c_str(), fmt(mean, 5).c_str(), fmt(hw, 2).c_str(), verdict.c_str());
+      out << line;
+    }
+    out.flush();
+  }
+  out << "\n" << inside << " of " << total << " exact values inside the simulated 99.9% CI"
+      << " (mean_ready allows the documented head-timer bias of lambda * P(expired in queue) * 2 ms).\n"
+      << "Approximations (prefetch chain, c > 1, round-robin dispatch): exact column = fewest-unacked..uniform-with-credit;\n"
+      << in_bracket << " of " << brackets << " simulated CIs meet that bracket (yes: contains the fewest-unacked value, brk: between, out: outside).\n";
+}
+
+}  // namespace
+
 int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
       "brokersim analytic --validate [--replications R] [--jobs N]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
-      "and prints its values, or says which assumption fails (exit status 4). --validate runs the\n"
+      "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
       "built-in validation design and prints model | point | exact | simulated (99.9% CI)");
   opts.add_options()
       ("help,h", "show this help")
@@ -580,42 +703,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     const double jobs = vm["jobs"].as<double>();
     if (R < 2) throw ScenarioError("--replications: expected an integer >= 2, got " + std::to_string(R));
     if (!(jobs >= 1000)) throw ScenarioError("--jobs: expected a number >= 1000, got " + fmt(jobs));
-    out << "Simulation vs exact values: " << R << " independent replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times);\n"
-        << "simulated = mean over replications +- half-width of the 99.9% Student-t confidence interval.\n\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %-26s | %-3s |\n", "model", "point", "metric", "exact",
-                  "simulated (99.9% CI)", "in");
-    out << line << "|" << std::string(44, '-') << "|" << std::string(46, '-') << "|" << std::string(21, '-') << "|"
-        << std::string(21, '-') << "|" << std::string(28, '-') << "|" << std::string(5, '-') << "|\n";
-    int inside = 0, total = 0, in_bracket = 0, brackets = 0;
-    for (const auto& pt : validation_design(jobs, R)) {
-      const ValidationResult v = run_validation(pt);
-      for (const auto& m : v.metrics) {
-        const double mean = sample_mean(m.samples), hw = ci_half_width(m.samples, 0.999);
-        std::string exact_text = fmt(m.exact, 5), verdict;
-        if (std::isnan(m.exact_hi)) {
-          const bool ok = std::fabs(mean - m.exact) <= hw + m.bias_bound;
-          inside += ok;
-          ++total;
-          verdict = ok ? "yes" : "NO";
-        } else {  // approximation: does the CI meet the bracket [fewest-unacked, uniform-with-credit]?
-          exact_text += ".." + fmt(m.exact_hi, 5);
-          const double lo = std::min(m.exact, m.exact_hi), hi = std::max(m.exact, m.exact_hi);
-          verdict = mean + hw < lo || mean - hw > hi ? "out" : std::fabs(mean - m.exact) <= hw ? "yes" : "brk";
-          ++brackets;
-          in_bracket += verdict != "out";
-        }
-        const std::string model = v.fit.name + (v.fit.exact ? "" : " (approx.)");
-        std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %12s +- %-10s | %-3s |\n", model.c_str(), pt.label.c_str(),
-                      m.name.c_str(), exact_text.c_str(), fmt(mean, 5).c_str(), fmt(hw, 2).c_str(), verdict.c_str());
-        out << line;
-      }
-      out.flush();
-    }
-    out << "\n" << inside << " of " << total << " exact values inside the simulated 99.9% CI"
-        << " (mean_ready allows the documented head-timer bias of lambda * P(expired in queue) * 2 ms).\n"
-        << "Approximations (prefetch chain, c > 1, round-robin dispatch): exact column = fewest-unacked..uniform-with-credit;\n"
-        << in_bracket << " of " << brackets << " simulated CIs meet that bracket (yes: contains the fewest-unacked value, brk: between, out: outside).\n";
+    print_validation(out, R, jobs);
     return 0;
   }
   if (!vm.count("scenario")) throw ScenarioError("analytic: expected a scenario file or --validate, got nothing");
@@ -627,7 +715,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
   if (vm.count("json")) {
     out << analytic_json(f, v).dump(2) << '\n';
   } else if (f.model == AnalyticModel::None) {
-    out << f.reason << '\n';
+    out << failure_text(f) << '\n';
   } else {
     out << "Model: " << f.name << (f.exact ? " (exact)" : " (approximation)") << '\n' << "  " << f.description << "\n\n";
     char line[160];

@@ -30,7 +30,8 @@ enum class AnalyticModel { None, ErlangC, MMcD, ErlangA, PrefetchChain };
 
 struct AnalyticFit {
   AnalyticModel model = AnalyticModel::None;
-  std::string reason;          // model == None: which assumption fails (one sentence)
+  std::string reason;          // model == None: "no closed-form model: " + the failures joined by "; "
+  std::vector<std::string> failures;  // model == None: every assumption that fails, each naming its key path
   std::string name;            // e.g. "M/M/c+D"
   std::string description;     // how the scenario maps onto it
   bool exact = true;           // false: an approximation (named in `description`)

@@ -30,6 +30,7 @@ constexpr const char* kUsage =
     "                [--out results.csv] [--shard K/N] [--resume] [--progress]\n"
     "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
     "  brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [--cost EXPR] [--json]\n"
+    "  brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n"
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...] | --validate [--replications R]\n"
     "  brokersim --help | --version\n"
     "\n"
@@ -144,6 +145,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (cmd == "sweep") return cmd_sweep(rest, out, err);
     if (cmd == "merge") return cmd_merge(rest, out, err);
     if (cmd == "plan") return cmd_plan(rest, out, err);
+    if (cmd == "metrics") return cmd_metrics(rest, out, err);
     if (cmd == "analytic") return cmd_analytic(rest, out, err);
     err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
     return 2;

@@ -17,6 +17,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int cmd_metrics(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);  // plan.cpp
 
 // Exact queueing models a scenario fits (experiments/analytic_cmd.cpp). Exit status 4: the
 // scenario fits no model (the failing assumption is printed on stdout).

@@ -197,13 +197,6 @@ std::shared_ptr<Expr> parse_cost(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-struct PointResult {
-  Summary summary;
-  std::vector<double> lhs;  // each target's left-hand side, on the means
-  bool meets = false;
-  double violation = 0;     // sum of relative shortfalls, 0 when the target is met
-};
-
 std::string fmt(double v) {
   if (std::isnan(v)) return "-";
   char buf[64];
@@ -213,25 +206,65 @@ std::string fmt(double v) {
 
 std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
 
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+// " (did you mean "X"?)" for the nearest candidate within a typo or two (more for long names,
+// whose dotted prefixes make a transposed pair cost 2), else nothing.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 8);
+  std::size_t best_distance = limit + 1;
+  std::string best;
+  for (const auto& c : candidates) {
+    const std::size_t gap = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (gap > limit) continue;
+    const std::size_t d = edit_distance(name, c);
+    if (d < best_distance) best_distance = d, best = c;
+  }
+  return best.empty() ? std::string() : " (did you mean " + quote(best) + "?)";
+}
+
 constexpr const char* kPlanHelp =
     "brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [options]\n"
     "\n"
     "Finds the cheapest grid point whose replication means meet every --target (metric names as in\n"
     "sweep's CSV without _mean, numbers, + - * / and parentheses, one of <= < >= >). Cheapest:\n"
     "fewest slots_total (sum of count*slots), then the smallest prefetch sum, or --cost EXPR over\n"
-    "the varied paths and slots_total. A path whose value raises the cost (a consumer count) is\n"
-    "bisected for each combination of the others, assuming the target is monotone in it.\n";
+    "slots_total, the varied paths and any numeric scenario path (consumers.0.count*consumers.0.slots).\n"
+    "A path whose value raises the cost (a consumer count) is bisected for each combination of the\n"
+    "others, assuming the target is monotone in it. `brokersim metrics SCENARIO.json` lists the\n"
+    "metric names. Exit status 5: no setting in the grid meets every target.\n";
 
-}  // namespace
+// ---------------------------------------------------------------------------------------------
+// Step 1: the command line.
 
-int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+struct PlanOptions {
+  std::string scenario;
+  std::vector<std::string> sets, varies, target_texts;
+  std::optional<std::string> cost, bisect;
+  std::optional<std::uint64_t> seed;
+  std::uint64_t replications = 5;
+  unsigned threads = 1;
+  bool json = false, conservative = false, progress = false;
+};
+
+po::options_description plan_option_descriptions() {
   po::options_description opts("options");
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (JSON)")
       ("vary", po::value<std::vector<std::string>>()->composing(), "PATH=LIST: a grid axis (repeatable), as in sweep")
       ("target", po::value<std::vector<std::string>>()->composing(), "EXPR CMP EXPR on replication means (repeatable; all must hold)")
-      ("cost", po::value<std::string>(), "cost expression over the varied paths and slots_total (default: slots_total, then prefetch sum)")
+      ("cost", po::value<std::string>(), "cost expression over slots_total, the varied paths and numeric scenario paths (default: slots_total, then prefetch sum)")
       ("bisect", po::value<std::string>(), "PATH to bisect along, or none (default: chosen automatically)")
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key first (repeatable)")
       ("seed", po::value<std::string>(), "override the scenario's seed")
@@ -240,350 +273,674 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       ("json", "print the answer as one JSON object")
       ("conservative", "a target holds only at its 95% confidence bound (the margin lhs - rhs per replication, mean + ci95)")
       ("progress", "report progress on stderr even when it is not a terminal");
+  return opts;
+}
+
+// nullopt: --help was printed.
+std::optional<PlanOptions> parse_plan_options(const std::vector<std::string>& args, std::ostream& out) {
+  const po::options_description opts = plan_option_descriptions();
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_command_line(args, opts, pos);
   if (vm.count("help")) {
     out << kPlanHelp << '\n' << opts << '\n';
-    return 0;
+    return std::nullopt;
   }
-  const auto list = [&](const char* n) {
-    return vm.count(n) ? vm[n].as<std::vector<std::string>>() : std::vector<std::string>{};
-  };
   if (!vm.count("scenario")) throw ScenarioError("plan: expected a scenario file, got nothing");
   if (!vm.count("target")) throw ScenarioError("plan: expected at least one --target, got nothing");
-  const std::uint64_t replications =
-      vm.count("replications") ? parse_count("--replications", vm["replications"].as<std::string>(), 1) : 5;
-  const unsigned threads =
-      thread_count(vm.count("threads") ? std::optional<std::string>(vm["threads"].as<std::string>()) : std::nullopt);
-  std::optional<std::uint64_t> seed;
-  if (vm.count("seed")) seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
+  PlanOptions o;
+  o.scenario = vm["scenario"].as<std::string>();
+  o.sets = option_list(vm, "set");
+  o.varies = option_list(vm, "vary");
+  o.target_texts = option_list(vm, "target");
+  if (vm.count("replications")) o.replications = parse_count("--replications", vm["replications"].as<std::string>(), 1);
+  o.threads = thread_count(vm.count("threads") ? std::optional<std::string>(vm["threads"].as<std::string>()) : std::nullopt);
+  if (vm.count("seed")) o.seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
+  if (vm.count("cost")) o.cost = vm["cost"].as<std::string>();
+  if (vm.count("bisect")) o.bisect = vm["bisect"].as<std::string>();
+  o.json = vm.count("json") > 0;
+  o.conservative = vm.count("conservative") > 0;
+  o.progress = vm.count("progress") > 0;
+  return o;
+}
 
-  std::vector<Target> targets;
-  for (const auto& t : list("target")) targets.push_back(parse_target(t));
-  std::shared_ptr<Expr> cost_expr;
-  if (vm.count("cost")) cost_expr = parse_cost(vm["cost"].as<std::string>());
+// ---------------------------------------------------------------------------------------------
+// Step 2: the grid, every point validated and costed before anything runs.
 
-  const SweepSpace space = load_sweep_space(vm["scenario"].as<std::string>(), list("set"), list("vary"), seed);
-  const std::size_t n = space.size();
-  std::vector<std::size_t> all(n);
-  for (std::size_t i = 0; i < n; ++i) all[i] = i;
-  const std::vector<Scenario> scenarios = validate_points(space, all);
-  const std::vector<std::string> names = metric_names(scenarios[0]);
-  std::map<std::string, std::size_t> metric_index;
-  for (std::size_t i = 0; i < names.size(); ++i) metric_index[names[i]] = i;
+struct PlanGrid {
+  SweepSpace space;
+  std::vector<Scenario> scenarios;  // one per grid point
+  std::vector<std::string> names;   // metric columns of a run
+  std::map<std::string, std::size_t> metric_index, axis_index;
+  std::vector<double> slots_total, prefetch_total, cost;
+  bool custom_cost = false;
 
-  std::map<std::string, std::size_t> axis_index;
-  for (std::size_t a = 0; a < space.axes.size(); ++a) axis_index[space.axes[a].path] = a;
+  std::size_t size() const { return scenarios.size(); }
+
+  double axis_number(std::size_t p, std::size_t a, const std::string& option) const {
+    const auto coords = grid_coords(space.axes, p);
+    const json& v = space.axes[a].values[coords[a]];
+    if (!v.is_number())
+      throw ScenarioError(option + ": expected numeric values of " + space.axes[a].path + ", got " +
+                          quote(space.axes[a].labels[coords[a]]));
+    return v.get<double>();
+  }
+
+  // The search order: cost, then (default cost) the prefetch sum, then grid order.
+  bool cheaper(std::size_t x, std::size_t y) const {
+    if (cost[x] != cost[y]) return cost[x] < cost[y];
+    if (!custom_cost && prefetch_total[x] != prefetch_total[y]) return prefetch_total[x] < prefetch_total[y];
+    return x < y;
+  }
+};
+
+// Every name a target may use, for the did-you-mean: metrics, varied paths, slots_total.
+std::vector<std::string> target_names(const PlanGrid& grid) {
+  std::vector<std::string> names = grid.names;
+  for (const auto& a : grid.space.axes) names.push_back(a.path);
+  names.emplace_back("slots_total");
+  return names;
+}
+
+void check_target_names(const PlanGrid& grid, const std::vector<Target>& targets) {
   for (const auto& t : targets) {
     std::vector<std::string> used;
     t.lhs->names(used);
     t.rhs->names(used);
     for (const auto& u : used)
-      if (!metric_index.count(u) && !axis_index.count(u) && u != "slots_total")
+      if (!grid.metric_index.count(u) && !grid.axis_index.count(u) && u != "slots_total")
         throw ScenarioError("--target: expected metric names (as in sweep's CSV, without _mean: "
-                            "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u));
+                            "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u) +
+                            did_you_mean(u, target_names(grid)) + "; `brokersim metrics SCENARIO.json` lists them all");
   }
+}
 
-  // Costs.
-  std::vector<double> slots_total(n), prefetch_total(n), cost(n);
+// The numeric leaves of a scenario document as dotted paths (consumers.0.count), for the
+// did-you-mean of --cost.
+void numeric_paths(const json& v, const std::string& prefix, std::vector<std::string>& out) {
+  if (v.is_number()) out.push_back(prefix);
+  if (!v.is_object() && !v.is_array()) return;
+  std::size_t i = 0;
+  for (auto it = v.begin(); it != v.end(); ++it, ++i) {
+    const std::string key = v.is_object() ? it.key() : std::to_string(i);
+    numeric_paths(it.value(), prefix.empty() ? key : prefix + "." + key, out);
+  }
+}
+
+// The capacity keys a file may leave to their defaults; --cost reads those from the validated
+// scenario, so `consumers.0.count*consumers.0.slots` works whether or not slots is written.
+std::optional<double> consumer_default(const Scenario& s, const std::string& path) {
+  const auto first = path.find('.'), last = path.rfind('.');
+  if (path.compare(0, first, "consumers") != 0 || first == last) return std::nullopt;
+  const std::string index = path.substr(first + 1, last - first - 1), key = path.substr(last + 1);
+  if (index.empty() || index.size() > 6 || index.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const std::size_t g = std::stoul(index);
+  if (g >= s.consumers.size()) return std::nullopt;
+  if (key == "count") return s.consumers[g].count;
+  if (key == "slots") return s.consumers[g].slots;
+  if (key == "prefetch") return s.consumers[g].prefetch;
+  return std::nullopt;
+}
+
+// A scenario path's value at a grid point (after --set and the varied values), or nullopt.
+std::optional<double> scenario_number(const json& doc, const Scenario& s, const std::string& path, std::string* got) {
+  std::string pointer;
+  for (char c : path) pointer += c == '.' ? '/' : c;
+  try {
+    const json::json_pointer ptr("/" + pointer);
+    if (doc.contains(ptr)) {
+      const json& v = doc.at(ptr);
+      if (v.is_number()) return v.get<double>();
+      if (got) *got = v.dump(-1, ' ', false, json::error_handler_t::replace);
+      return std::nullopt;
+    }
+  } catch (const json::exception&) {
+    // not a path into this document (an array indexed by a word): as if missing
+  }
+  return consumer_default(s, path);
+}
+
+[[noreturn]] void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& name, const std::string& got) {
+  std::vector<std::string> candidates{"slots_total"};
+  for (const auto& a : grid.space.axes) candidates.push_back(a.path);
+  numeric_paths(doc, "", candidates);
+  for (std::size_t g = 0; g < grid.scenarios[0].consumers.size(); ++g)
+    for (const char* k : {"count", "slots", "prefetch"}) candidates.push_back("consumers." + std::to_string(g) + "." + k);
+  if (!got.empty())
+    throw ScenarioError("--cost: expected a number at scenario path " + name + ", got " + got);
+  throw ScenarioError("--cost: expected varied paths, slots_total or numeric scenario paths (consumers.0.count), got " +
+                      quote(name) + did_you_mean(name, candidates));
+}
+
+// Names in --cost: slots_total, a varied path, or any numeric scenario path (read per point, so a
+// path under a varied one follows it).
+void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
+  const std::size_t n = grid.size();
+  grid.slots_total.assign(n, 0);
+  grid.prefetch_total.assign(n, 0);
+  grid.cost.assign(n, 0);
+  grid.custom_cost = cost_expr != nullptr;
   for (std::size_t p = 0; p < n; ++p) {
-    for (const auto& c : scenarios[p].consumers) {
-      slots_total[p] += static_cast<double>(c.count) * c.slots;
-      prefetch_total[p] += c.prefetch;
+    for (const auto& c : grid.scenarios[p].consumers) {
+      grid.slots_total[p] += static_cast<double>(c.count) * c.slots;
+      grid.prefetch_total[p] += c.prefetch;
     }
   }
-  const auto axis_number = [&](std::size_t p, std::size_t a, const std::string& option) {
-    const auto coords = grid_coords(space.axes, p);
-    const json& v = space.axes[a].values[coords[a]];
-    if (!v.is_number())
-      throw ScenarioError(option + ": expected numeric values of " + space.axes[a].path + ", got " + quote(space.axes[a].labels[coords[a]]));
-    return v.get<double>();
-  };
+  if (!cost_expr) {
+    grid.cost = grid.slots_total;
+    return;
+  }
+  std::vector<std::string> used;
+  cost_expr->names(used);
+  const bool reads_scenario = std::any_of(used.begin(), used.end(), [&](const std::string& u) {
+    return u != "slots_total" && !grid.axis_index.count(u);
+  });
   for (std::size_t p = 0; p < n; ++p) {
-    if (!cost_expr) {
-      cost[p] = slots_total[p];
-      continue;
-    }
-    cost[p] = cost_expr->eval([&](const std::string& name) -> double {
-      if (name == "slots_total") return slots_total[p];
-      const auto it = axis_index.find(name);
-      if (it == axis_index.end())
-        throw ScenarioError("--cost: expected varied paths or slots_total, got " + quote(name));
-      return axis_number(p, it->second, "--cost");
+    const json doc = reads_scenario ? grid.space.point_doc(p) : json();
+    grid.cost[p] = cost_expr->eval([&](const std::string& name) -> double {
+      if (name == "slots_total") return grid.slots_total[p];
+      if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
+        return grid.axis_number(p, it->second, "--cost");
+      std::string got;
+      if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
+      bad_cost_name(grid, doc, name, got);
     });
   }
-  // Order: cost, then (default cost) prefetch sum, then grid order.
-  const auto key_less = [&](std::size_t x, std::size_t y) {
-    if (cost[x] != cost[y]) return cost[x] < cost[y];
-    if (!cost_expr && prefetch_total[x] != prefetch_total[y]) return prefetch_total[x] < prefetch_total[y];
-    return x < y;
-  };
+}
 
-  // Lines along each axis: for a fixed combination of the other paths, the points in the axis's order.
-  const auto lines_of = [&](std::size_t a) {
-    std::vector<std::vector<std::size_t>> lines;
-    const std::size_t len = space.axes[a].values.size();
-    for (std::size_t p = 0; p < n; ++p) {
-      if (grid_coords(space.axes, p)[a] != 0) continue;
-      std::size_t stride = 1;
-      for (std::size_t b = a + 1; b < space.axes.size(); ++b) stride *= space.axes[b].values.size();
-      std::vector<std::size_t> line;
-      for (std::size_t i = 0; i < len; ++i) line.push_back(p + i * stride);
-      lines.push_back(line);
+PlanGrid build_grid(const PlanOptions& o, const std::vector<Target>& targets, const Expr* cost_expr) {
+  PlanGrid grid;
+  grid.space = load_sweep_space(o.scenario, o.sets, o.varies, o.seed);
+  std::vector<std::size_t> all(grid.space.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  grid.scenarios = validate_points(grid.space, all);
+  grid.names = metric_names(grid.scenarios[0]);
+  for (std::size_t i = 0; i < grid.names.size(); ++i) grid.metric_index[grid.names[i]] = i;
+  for (std::size_t a = 0; a < grid.space.axes.size(); ++a) grid.axis_index[grid.space.axes[a].path] = a;
+  check_target_names(grid, targets);
+  compute_costs(grid, cost_expr);
+  return grid;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 3: the axis to bisect along.
+
+// Lines along an axis: for a fixed combination of the other paths, the points in the axis's order.
+std::vector<std::vector<std::size_t>> lines_along(const PlanGrid& grid, std::size_t a) {
+  const auto& axes = grid.space.axes;
+  std::vector<std::vector<std::size_t>> lines;
+  const std::size_t len = axes[a].values.size();
+  std::size_t stride = 1;
+  for (std::size_t b = a + 1; b < axes.size(); ++b) stride *= axes[b].values.size();
+  for (std::size_t p = 0; p < grid.size(); ++p) {
+    if (grid_coords(axes, p)[a] != 0) continue;
+    std::vector<std::size_t> line;
+    for (std::size_t i = 0; i < len; ++i) line.push_back(p + i * stride);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+// An axis qualifies for bisection when its values are numbers and, along every line, the primary
+// cost strictly increases with the value (or strictly decreases: then it is reversed).
+bool cost_monotone_along(const PlanGrid& grid, std::size_t a) {
+  const auto& axis = grid.space.axes[a];
+  for (const auto& v : axis.values)
+    if (!v.is_number()) return false;
+  if (axis.values.size() < 2) return false;
+  for (const auto& line : lines_along(grid, a)) {
+    std::vector<std::size_t> by_value = line;
+    std::sort(by_value.begin(), by_value.end(), [&](std::size_t x, std::size_t y) {
+      return grid.axis_number(x, a, "--bisect") < grid.axis_number(y, a, "--bisect");
+    });
+    bool up = true, down = true;
+    for (std::size_t i = 1; i < by_value.size(); ++i) {
+      up = up && grid.cost[by_value[i]] > grid.cost[by_value[i - 1]];
+      down = down && grid.cost[by_value[i]] < grid.cost[by_value[i - 1]];
     }
-    return lines;
-  };
-  // An axis qualifies for bisection when its values are numbers and, along every line, the
-  // primary cost strictly increases with the value (or strictly decreases: then it is reversed).
-  const auto monotone = [&](std::size_t a) {
-    for (const auto& v : space.axes[a].values)
-      if (!v.is_number()) return false;
-    if (space.axes[a].values.size() < 2) return false;
-    for (const auto& line : lines_of(a)) {
-      std::vector<std::size_t> by_value = line;
-      std::sort(by_value.begin(), by_value.end(), [&](std::size_t x, std::size_t y) {
-        return axis_number(x, a, "--bisect") < axis_number(y, a, "--bisect");
-      });
-      bool up = true, down = true;
-      for (std::size_t i = 1; i < by_value.size(); ++i) {
-        up = up && cost[by_value[i]] > cost[by_value[i - 1]];
-        down = down && cost[by_value[i]] < cost[by_value[i - 1]];
-      }
-      if (!up && !down) return false;
-    }
-    return true;
-  };
+    if (!up && !down) return false;
+  }
+  return true;
+}
+
+std::optional<std::size_t> choose_bisect_axis(const PlanGrid& grid, const std::optional<std::string>& option) {
+  const auto& axes = grid.space.axes;
   std::optional<std::size_t> bisect;
-  if (vm.count("bisect")) {
-    const std::string b = vm["bisect"].as<std::string>();
-    if (b != "none") {
-      const auto it = axis_index.find(b);
-      if (it == axis_index.end()) throw ScenarioError("--bisect: expected a varied path or none, got " + quote(b));
-      if (!monotone(it->second))
-        throw ScenarioError("--bisect: expected a path along which the cost strictly increases, got " + quote(b));
-      bisect = it->second;
-    }
-  } else {
-    for (std::size_t a = 0; a < space.axes.size(); ++a)
-      if (monotone(a) && (!bisect || space.axes[a].values.size() > space.axes[*bisect].values.size())) bisect = a;
+  if (option) {
+    if (*option == "none") return std::nullopt;
+    const auto it = grid.axis_index.find(*option);
+    if (it == grid.axis_index.end()) throw ScenarioError("--bisect: expected a varied path or none, got " + quote(*option));
+    if (!cost_monotone_along(grid, it->second))
+      throw ScenarioError("--bisect: expected a path along which the cost strictly increases, got " + quote(*option));
+    return it->second;
   }
+  for (std::size_t a = 0; a < axes.size(); ++a)
+    if (cost_monotone_along(grid, a) && (!bisect || axes[a].values.size() > axes[*bisect].values.size())) bisect = a;
+  return bisect;
+}
 
-  // Running a point: R replications over the pool, then the targets on the means.
-  std::map<std::size_t, PointResult> results;
-  std::vector<std::size_t> tried;
-  TaskRunStats stats;
-  const bool conservative = vm.count("conservative") > 0;
-  const bool show = vm.count("progress") || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
-  Progress progress(show ? &err : nullptr, n, "plan (grid points)");
-  progress.update(0);
-  const auto evaluate = [&](std::size_t p) -> const PointResult& {
-    if (const auto it = results.find(p); it != results.end()) return it->second;
-    std::vector<RunTask> tasks;
-    for (std::uint64_t r = 0; r < replications; ++r) tasks.push_back({&scenarios[p], r});
-    const auto rows = run_tasks(tasks, threads, names, {}, &stats);
-    std::vector<const std::vector<double>*> reps;
-    for (const auto& row : rows) reps.push_back(&row);
-    PointResult res;
-    res.summary = summarize(reps);
-    const auto lookup = [&](const std::string& name) -> double {
-      if (const auto it = metric_index.find(name); it != metric_index.end()) return res.summary.mean[it->second];
-      if (name == "slots_total") return slots_total[p];
-      return axis_number(p, axis_index.at(name), "--target");
+// ---------------------------------------------------------------------------------------------
+// Step 4: running a point and judging the targets on it.
+
+struct PointResult {
+  Summary summary;
+  std::vector<double> lhs;  // each target's left-hand side, on the means
+  std::vector<double> rhs;
+  std::vector<double> margin_ci95;  // each target's margin (lhs - rhs) 95% half-width; NaN for 1 replication
+  std::vector<bool> holds;          // each target, as judged (on the mean or, --conservative, its bound)
+  bool meets = false;
+  double violation = 0;     // sum of relative shortfalls, 0 when the target is met
+};
+
+// Student t 95% half-width of a target's margin (lhs - rhs), evaluated per replication: the
+// expression need not be linear in the metrics, so the metrics' own ci95 do not give it.
+double margin_half_width(const Target& t, const std::vector<std::vector<double>>& rows,
+                         const std::map<std::string, std::size_t>& metric_index,
+                         const std::function<double(const std::string&)>& lookup) {
+  std::vector<double> margins;
+  for (const auto& row : rows) {
+    const auto per_rep = [&](const std::string& name) -> double {
+      if (const auto it = metric_index.find(name); it != metric_index.end()) return row[it->second];
+      return lookup(name);
     };
-    res.meets = true;
-    for (const auto& t : targets) {
-      const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
-      res.lhs.push_back(l);
-      // --conservative: judge the target's margin (lhs - rhs, per replication: the expression
-      // need not be linear in the metrics) by its mean plus its 95% half-width, towards failing.
-      double slack = 0;
-      if (conservative && rows.size() > 1) {
-        std::vector<double> margins;
-        for (const auto& row : rows) {
-          const auto per_rep = [&](const std::string& name) -> double {
-            if (const auto it = metric_index.find(name); it != metric_index.end()) return row[it->second];
-            return lookup(name);
-          };
-          margins.push_back(t.lhs->eval(per_rep) - t.rhs->eval(per_rep));
-        }
-        double mean = 0, ss = 0;
-        for (double m : margins) mean += m;
-        mean /= static_cast<double>(margins.size());
-        for (double m : margins) ss += (m - mean) * (m - mean);
-        slack = student_t975(margins.size() - 1) *
-                std::sqrt(ss / static_cast<double>(margins.size() - 1) / static_cast<double>(margins.size()));
-      }
-      bool ok = false;
-      double shortfall = 0;
-      switch (t.cmp) {
-        case Cmp::Le: ok = l + slack <= r; shortfall = l + slack - r; break;
-        case Cmp::Lt: ok = l + slack < r; shortfall = l + slack - r; break;
-        case Cmp::Ge: ok = l - slack >= r; shortfall = r - (l - slack); break;
-        case Cmp::Gt: ok = l - slack > r; shortfall = r - (l - slack); break;
-      }
-      if (!ok) {
-        res.meets = false;
-        res.violation += std::max(shortfall, 0.0) / std::max(std::fabs(r), 1e-12) + (shortfall <= 0 ? 1e-12 : 0);
-      }
-      if (std::isnan(l) || std::isnan(r)) res.violation = std::numeric_limits<double>::infinity();
-    }
-    tried.push_back(p);
-    progress.update(tried.size());
-    return results.emplace(p, std::move(res)).first->second;
-  };
-
-  std::optional<std::size_t> best;
-  if (bisect) {
-    auto lines = lines_of(*bisect);
-    for (auto& line : lines) std::sort(line.begin(), line.end(), key_less);
-    std::sort(lines.begin(), lines.end(), [&](const auto& x, const auto& y) { return key_less(x[0], y[0]); });
-    for (const auto& line : lines) {
-      std::size_t hi = 0;  // points of this line cheaper than the best so far
-      while (hi < line.size() && (!best || key_less(line[hi], *best))) ++hi;
-      if (hi == 0 || !evaluate(line[hi - 1]).meets) continue;
-      std::size_t lo = 0, h = hi - 1;  // line[h] meets; find the first that does
-      while (lo < h) {
-        const std::size_t mid = lo + (h - lo) / 2;
-        if (evaluate(line[mid]).meets)
-          h = mid;
-        else
-          lo = mid + 1;
-      }
-      best = line[h];
-    }
-  } else {
-    std::vector<std::size_t> order = all;
-    std::sort(order.begin(), order.end(), key_less);
-    for (std::size_t p : order)
-      if (evaluate(p).meets) {
-        best = p;
-        break;
-      }
+    margins.push_back(t.lhs->eval(per_rep) - t.rhs->eval(per_rep));
   }
-  progress.finish();
+  double mean = 0, ss = 0;
+  for (double m : margins) mean += m;
+  mean /= static_cast<double>(margins.size());
+  for (double m : margins) ss += (m - mean) * (m - mean);
+  return student_t975(margins.size() - 1) *
+         std::sqrt(ss / static_cast<double>(margins.size() - 1) / static_cast<double>(margins.size()));
+}
 
+// The targets on a point's replication rows: on the means, or (--conservative) on the margin's
+// 95% bound, towards failing.
+PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<Target>& targets,
+                        const std::vector<std::vector<double>>& rows, bool conservative) {
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& row : rows) reps.push_back(&row);
+  PointResult res;
+  res.summary = summarize(reps);
+  const auto lookup = [&](const std::string& name) -> double {
+    if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return res.summary.mean[it->second];
+    if (name == "slots_total") return grid.slots_total[p];
+    return grid.axis_number(p, grid.axis_index.at(name), "--target");
+  };
+  res.meets = true;
+  for (const auto& t : targets) {
+    const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
+    res.lhs.push_back(l);
+    res.rhs.push_back(r);
+    const double half_width = rows.size() > 1 ? margin_half_width(t, rows, grid.metric_index, lookup) : NAN;
+    res.margin_ci95.push_back(half_width);
+    const double slack = conservative && rows.size() > 1 ? half_width : 0;
+    bool ok = false;
+    double shortfall = 0;
+    switch (t.cmp) {
+      case Cmp::Le: ok = l + slack <= r; shortfall = l + slack - r; break;
+      case Cmp::Lt: ok = l + slack < r; shortfall = l + slack - r; break;
+      case Cmp::Ge: ok = l - slack >= r; shortfall = r - (l - slack); break;
+      case Cmp::Gt: ok = l - slack > r; shortfall = r - (l - slack); break;
+    }
+    res.holds.push_back(ok);
+    if (!ok) {
+      res.meets = false;
+      res.violation += std::max(shortfall, 0.0) / std::max(std::fabs(r), 1e-12) + (shortfall <= 0 ? 1e-12 : 0);
+    }
+    if (std::isnan(l) || std::isnan(r)) res.violation = std::numeric_limits<double>::infinity();
+  }
+  return res;
+}
+
+// Runs each point at most once (R replications over the pool) and remembers the order run.
+class PointRunner {
+ public:
+  PointRunner(const PlanGrid& grid, const std::vector<Target>& targets, const PlanOptions& o, std::ostream* progress)
+      : grid_(grid), targets_(targets), o_(o), progress_(progress, grid.size(), "plan (grid points)") {
+    progress_.update(0);
+  }
+
+  const PointResult& evaluate(std::size_t p) {
+    if (const auto it = results_.find(p); it != results_.end()) return it->second;
+    std::vector<RunTask> tasks;
+    for (std::uint64_t r = 0; r < o_.replications; ++r) tasks.push_back({&grid_.scenarios[p], r});
+    const auto rows = run_tasks(tasks, o_.threads, grid_.names, {}, &stats_);
+    PointResult res = judge_point(grid_, p, targets_, rows, o_.conservative);
+    tried_.push_back(p);
+    progress_.update(tried_.size());
+    return results_.emplace(p, std::move(res)).first->second;
+  }
+  void finish() { progress_.finish(); }
+
+  const std::map<std::size_t, PointResult>& results() const { return results_; }
+  const std::vector<std::size_t>& tried() const { return tried_; }
+  std::size_t limited_runs() const { return stats_.limited; }
+
+ private:
+  const PlanGrid& grid_;
+  const std::vector<Target>& targets_;
+  const PlanOptions& o_;
+  Progress progress_;
+  std::map<std::size_t, PointResult> results_;
+  std::vector<std::size_t> tried_;
+  TaskRunStats stats_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Step 5: the search.
+
+// For each line along the axis (cheapest line first), bisect among the points cheaper than the
+// best so far, assuming a costlier value never misses a target a cheaper one meets.
+std::optional<std::size_t> search_by_bisection(const PlanGrid& grid, std::size_t axis, PointRunner& runner) {
+  std::optional<std::size_t> best;
+  const auto cheaper = [&](std::size_t x, std::size_t y) { return grid.cheaper(x, y); };
+  auto lines = lines_along(grid, axis);
+  for (auto& line : lines) std::sort(line.begin(), line.end(), cheaper);
+  std::sort(lines.begin(), lines.end(), [&](const auto& x, const auto& y) { return cheaper(x[0], y[0]); });
+  for (const auto& line : lines) {
+    std::size_t hi = 0;  // points of this line cheaper than the best so far
+    while (hi < line.size() && (!best || cheaper(line[hi], *best))) ++hi;
+    if (hi == 0 || !runner.evaluate(line[hi - 1]).meets) continue;
+    std::size_t lo = 0, h = hi - 1;  // line[h] meets; find the first that does
+    while (lo < h) {
+      const std::size_t mid = lo + (h - lo) / 2;
+      if (runner.evaluate(line[mid]).meets)
+        h = mid;
+      else
+        lo = mid + 1;
+    }
+    best = line[h];
+  }
+  return best;
+}
+
+std::optional<std::size_t> search_in_cost_order(const PlanGrid& grid, PointRunner& runner) {
+  std::vector<std::size_t> order(grid.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return grid.cheaper(x, y); });
+  for (std::size_t p : order)
+    if (runner.evaluate(p).meets) return p;
+  return std::nullopt;
+}
+
+// The setting tried that misses the targets by the least (relative shortfall), cheaper first on ties.
+std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner) {
   std::optional<std::size_t> closest;
-  if (!best)
-    for (std::size_t p : tried)
-      if (!closest || results[p].violation < results[*closest].violation ||
-          (results[p].violation == results[*closest].violation && key_less(p, *closest)))
-        closest = p;
+  const auto& results = runner.results();
+  for (std::size_t p : runner.tried()) {
+    const double v = results.at(p).violation;
+    if (!closest || v < results.at(*closest).violation || (v == results.at(*closest).violation && grid.cheaper(p, *closest)))
+      closest = p;
+  }
+  return closest;
+}
 
-  // Metrics to show: those in the targets, then the standard few.
+// ---------------------------------------------------------------------------------------------
+// Step 6: the report.
+
+struct PlanReport {
+  const PlanOptions& options;
+  const PlanGrid& grid;
+  const std::vector<Target>& targets;
+  const PointRunner& runner;
+  std::optional<std::size_t> bisect, best, closest;
+  std::vector<std::string> shown;  // metrics to show: those in the targets, then the standard few
+  std::string cost_text;
+
+  const PointResult& result(std::size_t p) const { return runner.results().at(p); }
+};
+
+std::vector<std::string> shown_metrics(const PlanGrid& grid, const std::vector<Target>& targets) {
   std::vector<std::string> shown;
   for (const auto& t : targets) {
     std::vector<std::string> used;
     t.lhs->names(used);
     t.rhs->names(used);
     for (const auto& u : used)
-      if (metric_index.count(u) && std::find(shown.begin(), shown.end(), u) == shown.end()) shown.push_back(u);
+      if (grid.metric_index.count(u) && std::find(shown.begin(), shown.end(), u) == shown.end()) shown.push_back(u);
   }
   for (const char* m : {"throughput_per_s", "goodput_per_s", "slot_utilization", "wait_ms.local.p95", "wait_ms.queue.p95"})
-    if (metric_index.count(m) && std::find(shown.begin(), shown.end(), m) == shown.end()) shown.emplace_back(m);
+    if (grid.metric_index.count(m) && std::find(shown.begin(), shown.end(), m) == shown.end()) shown.emplace_back(m);
+  return shown;
+}
 
-  const std::string cost_text = cost_expr ? vm["cost"].as<std::string>() : "slots_total, then the prefetch sum";
-  const auto setting_json = [&](std::size_t p) {
-    ojson s;
-    s["point"] = p;
-    ojson values = ojson::object();
-    const auto coords = grid_coords(space.axes, p);
-    for (std::size_t a = 0; a < space.axes.size(); ++a) values[space.axes[a].path] = ojson::parse(space.axes[a].values[coords[a]].dump());
-    s["setting"] = values;
-    s["cost"] = cost[p];
-    s["slots_total"] = slots_total[p];
-    const PointResult& r = results.at(p);
-    s["meets"] = r.meets;
-    s["targets"] = r.lhs;
-    ojson metrics = ojson::object();
-    for (const auto& m : shown) {
-      const std::size_t i = metric_index.at(m);
-      metrics[m]["mean"] = r.summary.mean[i];
-      if (std::isnan(r.summary.ci95[i]))
-        metrics[m]["ci95"] = nullptr;
-      else
-        metrics[m]["ci95"] = r.summary.ci95[i];
-    }
-    s["metrics"] = metrics;
-    return s;
-  };
+// A chosen setting whose target holds on the mean by less than the margin's own 95% half-width
+// could well miss it on another sample of the same length: say so, rather than let the mean
+// decide alone (2 replications accepted 0.005 +- 0.050 against 0.01).
+struct Caveat {
+  std::optional<std::size_t> target;  // index into the targets; nullopt: about every target
+  double margin = NAN, ci95 = NAN;
+  std::string message;
+};
 
-  if (vm.count("json")) {
-    ojson j;
-    j["scenario"] = scenarios[0].name;
-    j["seed"] = scenarios[0].seed;
-    j["replications"] = replications;
-    j["targets"] = list("target");
-    j["cost"] = cost_text;
-    j["conservative"] = conservative;
-    j["grid_points"] = n;
-    j["points_run"] = tried.size();
-    j["bisect"] = bisect ? ojson(space.axes[*bisect].path) : ojson(nullptr);
-    j["met"] = best.has_value();
-    j["best"] = best ? setting_json(*best) : ojson(nullptr);
-    if (!best) j["closest"] = closest ? setting_json(*closest) : ojson(nullptr);
-    j["tried"] = ojson::array();
-    for (std::size_t p : tried) j["tried"].push_back(setting_json(p));
-    out << j.dump(2) << '\n';
-  } else {
-    out << "brokersim plan: scenario \"" << scenarios[0].name << "\", seed " << scenarios[0].seed << ", "
-        << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
-    for (std::size_t i = 0; i < targets.size(); ++i) out << "target " << i + 1 << ": " << targets[i].text << '\n';
-    if (conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
-    out << "cost: " << cost_text << '\n';
-    out << "searched " << n << " grid points, ran " << tried.size();
-    if (bisect)
-      out << " (bisecting " << space.axes[*bisect].path << " for each setting of the other paths, assuming that a"
-          << " costlier " << space.axes[*bisect].path << " never misses a target a cheaper one meets)";
-    else
-      out << " (in order of cost, up to the first that meets the target)";
-    out << "\n\n";
-    const auto describe = [&](std::size_t p) {
-      out << "  " << space.point_label(p) << "  (cost " << fmt(cost[p]);
-      if (cost_expr) out << ", slots_total " << fmt(slots_total[p]);
-      out << ")\n\n";
-      out << "  " << pad("metric", 34) << pad("mean", 14) << "ci95\n";
-      const PointResult& r = results.at(p);
-      for (const auto& m : shown) {
-        const std::size_t i = metric_index.at(m);
-        out << "  " << pad(m, 34) << pad(fmt(r.summary.mean[i]), 14)
-            << (std::isnan(r.summary.ci95[i]) ? std::string("-") : "± " + fmt(r.summary.ci95[i])) << '\n';
-      }
-      out << '\n';
-    };
-    if (best) {
-      out << "Cheapest setting that meets the target:\n";
-      describe(*best);
-    } else {
-      out << "no setting in the grid meets the target\n\n";
-      if (closest) {
-        out << "Closest setting tried:\n";
-        describe(*closest);
-      }
-    }
-    out << "Settings tried (in the order run):\n  ";
-    std::vector<std::size_t> widths;
-    for (const auto& a : space.axes) {
-      widths.push_back(std::max<std::size_t>(a.path.size() + 2, 8));
-      out << pad(a.path, widths.back());
-    }
-    out << pad("cost", 10);
-    for (std::size_t i = 0; i < targets.size(); ++i) out << pad("target " + std::to_string(i + 1), 14);
-    out << "meets\n";
-    for (std::size_t p : tried) {
-      const auto coords = grid_coords(space.axes, p);
-      out << "  ";
-      for (std::size_t a = 0; a < space.axes.size(); ++a) out << pad(space.axes[a].labels[coords[a]], widths[a]);
-      out << pad(fmt(cost[p]), 10);
-      for (double l : results[p].lhs) out << pad(fmt(l), 14);
-      out << (results[p].meets ? "yes" : "no") << '\n';
-    }
-    out << "(target N: the left-hand side of target N, on the replication means)\n";
+std::vector<Caveat> caveats_of(const PlanReport& rep) {
+  std::vector<Caveat> caveats;
+  if (!rep.best) return caveats;
+  if (rep.options.replications == 1) {
+    caveats.push_back({std::nullopt, NAN, NAN,
+                       "1 replication per setting: the targets were judged on a single run, with no confidence "
+                       "interval; run more --replications (and --conservative)"});
+    return caveats;
   }
-  if (stats.limited) {
-    err << "brokersim: warning: " << stats.limited << " run(s) stopped early at a limit: see limits in the README\n";
+  const PointResult& r = rep.result(*rep.best);
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) {
+    const double margin = r.lhs[i] - r.rhs[i], hw = r.margin_ci95[i];
+    if (!(hw > std::fabs(margin))) continue;
+    caveats.push_back({i, margin, hw,
+                       "target " + std::to_string(i + 1) + " (" + rep.targets[i].text + ") holds on the mean by " +
+                           fmt(std::fabs(margin)) + ", less than its 95% confidence half-width " + fmt(hw) +
+                           ": this setting may miss it; judge it with --conservative or run more --replications"});
+  }
+  return caveats;
+}
+
+// Why nothing was chosen, in one sentence: which targets the closest setting tried misses.
+std::string unmet_reason(const PlanReport& rep) {
+  std::string reason = "no setting in the grid meets every target";
+  if (!rep.closest) return reason;
+  const PointResult& r = rep.result(*rep.closest);
+  reason += "; the closest tried, " + rep.grid.space.point_label(*rep.closest) + ", misses ";
+  bool first = true;
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) {
+    if (r.holds[i]) continue;
+    reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text +
+              ": the left-hand side is " + fmt(r.lhs[i]) +
+              (std::isnan(r.margin_ci95[i]) ? std::string() : " ± " + fmt(r.margin_ci95[i])) + ")";
+    first = false;
+  }
+  return reason;
+}
+
+ojson setting_json(const PlanReport& rep, std::size_t p) {
+  const PlanGrid& grid = rep.grid;
+  ojson s;
+  s["point"] = p;
+  ojson values = ojson::object();
+  const auto coords = grid_coords(grid.space.axes, p);
+  for (std::size_t a = 0; a < grid.space.axes.size(); ++a)
+    values[grid.space.axes[a].path] = ojson::parse(grid.space.axes[a].values[coords[a]].dump());
+  s["setting"] = values;
+  s["cost"] = grid.cost[p];
+  s["slots_total"] = grid.slots_total[p];
+  const PointResult& r = rep.result(p);
+  s["meets"] = r.meets;
+  s["targets"] = r.lhs;
+  ojson metrics = ojson::object();
+  for (const auto& m : rep.shown) {
+    const std::size_t i = grid.metric_index.at(m);
+    metrics[m]["mean"] = r.summary.mean[i];
+    if (std::isnan(r.summary.ci95[i]))
+      metrics[m]["ci95"] = nullptr;
+    else
+      metrics[m]["ci95"] = r.summary.ci95[i];
+  }
+  s["metrics"] = metrics;
+  return s;
+}
+
+void print_plan_json(std::ostream& out, const PlanReport& rep) {
+  const PlanGrid& grid = rep.grid;
+  ojson j;
+  j["scenario"] = grid.scenarios[0].name;
+  j["seed"] = grid.scenarios[0].seed;
+  j["replications"] = rep.options.replications;
+  j["targets"] = rep.options.target_texts;
+  j["cost"] = rep.cost_text;
+  j["conservative"] = rep.options.conservative;
+  j["grid_points"] = grid.size();
+  j["points_run"] = rep.runner.tried().size();
+  j["bisect"] = rep.bisect ? ojson(grid.space.axes[*rep.bisect].path) : ojson(nullptr);
+  j["met"] = rep.best.has_value();
+  j["best"] = rep.best ? setting_json(rep, *rep.best) : ojson(nullptr);
+  if (!rep.best) j["closest"] = rep.closest ? setting_json(rep, *rep.closest) : ojson(nullptr);
+  if (!rep.best) j["reason"] = unmet_reason(rep);
+  j["caveats"] = ojson::array();
+  for (const auto& c : caveats_of(rep)) {
+    ojson cj;
+    cj["target"] = c.target ? ojson(*c.target + 1) : ojson(nullptr);
+    cj["margin"] = std::isnan(c.margin) ? ojson(nullptr) : ojson(c.margin);
+    cj["ci95"] = std::isnan(c.ci95) ? ojson(nullptr) : ojson(c.ci95);
+    cj["message"] = c.message;
+    j["caveats"].push_back(cj);
+  }
+  j["tried"] = ojson::array();
+  for (std::size_t p : rep.runner.tried()) j["tried"].push_back(setting_json(rep, p));
+  out << j.dump(2) << '\n';
+}
+
+void print_plan_header(std::ostream& out, const PlanReport& rep) {
+  const PlanGrid& grid = rep.grid;
+  const std::uint64_t replications = rep.options.replications;
+  out << "brokersim plan: scenario \"" << grid.scenarios[0].name << "\", seed " << grid.scenarios[0].seed << ", "
+      << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) out << "target " << i + 1 << ": " << rep.targets[i].text << '\n';
+  if (rep.options.conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
+  out << "cost: " << rep.cost_text << '\n';
+  out << "searched " << grid.size() << " grid points, ran " << rep.runner.tried().size();
+  if (rep.bisect) {
+    const std::string& path = grid.space.axes[*rep.bisect].path;
+    out << " (bisecting " << path << " for each setting of the other paths, assuming that a"
+        << " costlier " << path << " never misses a target a cheaper one meets)";
+  } else {
+    out << " (in order of cost, up to the first that meets the target)";
+  }
+  out << "\n\n";
+}
+
+void print_setting(std::ostream& out, const PlanReport& rep, std::size_t p) {
+  const PlanGrid& grid = rep.grid;
+  out << "  " << grid.space.point_label(p) << "  (cost " << fmt(grid.cost[p]);
+  if (grid.custom_cost) out << ", slots_total " << fmt(grid.slots_total[p]);
+  out << ")\n\n";
+  out << "  " << pad("metric", 34) << pad("mean", 14) << "ci95\n";
+  const PointResult& r = rep.result(p);
+  for (const auto& m : rep.shown) {
+    const std::size_t i = grid.metric_index.at(m);
+    out << "  " << pad(m, 34) << pad(fmt(r.summary.mean[i]), 14)
+        << (std::isnan(r.summary.ci95[i]) ? std::string("-") : "± " + fmt(r.summary.ci95[i])) << '\n';
+  }
+  out << '\n';
+}
+
+void print_tried_table(std::ostream& out, const PlanReport& rep) {
+  const auto& axes = rep.grid.space.axes;
+  out << "Settings tried (in the order run):\n  ";
+  std::vector<std::size_t> widths;
+  for (const auto& a : axes) {
+    widths.push_back(std::max<std::size_t>(a.path.size() + 2, 8));
+    out << pad(a.path, widths.back());
+  }
+  out << pad("cost", 10);
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) out << pad("target " + std::to_string(i + 1), 14);
+  out << "meets\n";
+  for (std::size_t p : rep.runner.tried()) {
+    const auto coords = grid_coords(axes, p);
+    out << "  ";
+    for (std::size_t a = 0; a < axes.size(); ++a) out << pad(axes[a].labels[coords[a]], widths[a]);
+    out << pad(fmt(rep.grid.cost[p]), 10);
+    for (double l : rep.result(p).lhs) out << pad(fmt(l), 14);
+    out << (rep.result(p).meets ? "yes" : "no") << '\n';
+  }
+  out << "(target N: the left-hand side of target N, on the replication means)\n";
+}
+
+void print_plan_text(std::ostream& out, const PlanReport& rep) {
+  print_plan_header(out, rep);
+  if (rep.best) {
+    out << "Cheapest setting that meets the target:\n";
+    print_setting(out, rep, *rep.best);
+  } else {
+    out << "no setting in the grid meets the target\n\n";
+    if (rep.closest) {
+      out << "Closest setting tried:\n";
+      print_setting(out, rep, *rep.closest);
+    }
+  }
+  print_tried_table(out, rep);
+}
+
+}  // namespace
+
+int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::optional<PlanOptions> options = parse_plan_options(args, out);
+  if (!options) return 0;
+  const PlanOptions& o = *options;
+  std::vector<Target> targets;
+  for (const auto& t : o.target_texts) targets.push_back(parse_target(t));
+  std::shared_ptr<Expr> cost_expr;
+  if (o.cost) cost_expr = parse_cost(*o.cost);
+
+  const PlanGrid grid = build_grid(o, targets, cost_expr.get());
+  const std::optional<std::size_t> bisect = choose_bisect_axis(grid, o.bisect);
+
+  const bool show = o.progress || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
+  PointRunner runner(grid, targets, o, show ? &err : nullptr);
+  const std::optional<std::size_t> best =
+      bisect ? search_by_bisection(grid, *bisect, runner) : search_in_cost_order(grid, runner);
+  runner.finish();
+
+  PlanReport rep{o, grid, targets, runner, bisect, best, std::nullopt, shown_metrics(grid, targets),
+                 o.cost ? *o.cost : "slots_total, then the prefetch sum"};
+  if (!best) rep.closest = closest_tried(grid, runner);
+  if (o.json)
+    print_plan_json(out, rep);
+  else
+    print_plan_text(out, rep);
+  for (const auto& c : caveats_of(rep)) err << "brokersim: caveat: " << c.message << '\n';
+  if (runner.limited_runs()) {
+    err << "brokersim: warning: " << runner.limited_runs() << " run(s) stopped early at a limit: see limits in the README\n";
     return 3;
   }
+  if (!best) {
+    // A status of its own, so that a script or CI job can gate on "the fleet cannot meet the SLO".
+    err << "brokersim: plan: " << unmet_reason(rep) << " (exit status 5)\n";
+    return 5;
+  }
+  return 0;
+}
+
+int cmd_metrics(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description opts(
+      "brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n\n"
+      "Prints every metric name of the scenario, one per line: the names --target and --cost of\n"
+      "`brokersim plan` take, and the NAME_mean / NAME_ci95 columns of `brokersim sweep` (queue\n"
+      "metrics depend on the scenario's queues, hence the scenario). plan also takes slots_total\n"
+      "and the varied paths; --cost any numeric scenario path");
+  opts.add_options()
+      ("help,h", "show this help")
+      ("scenario", po::value<std::string>(), "scenario file (JSON)")
+      ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key first (repeatable)");
+  po::positional_options_description pos;
+  pos.add("scenario", 1);
+  const po::variables_map vm = parse_command_line(args, opts, pos);
+  if (vm.count("help")) {
+    out << opts << '\n';
+    return 0;
+  }
+  if (!vm.count("scenario")) throw ScenarioError("metrics", "a scenario file", "nothing");
+  const Scenario s = load_scenario_file(vm["scenario"].as<std::string>(), option_list(vm, "set"));
+  for (const auto& name : metric_names(s)) out << name << '\n';
+  (void)err;
   return 0;
 }
 

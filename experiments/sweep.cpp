@@ -176,12 +176,21 @@ SweepAxis parse_vary(const std::string& spec) {
     return axis;
   }
 
+  // "8:64", "1;2;4" or "1-8" read as strings would fail later as "expected an integer, got "8:64"",
+  // which hides what went wrong: the LIST syntax. A number followed by a separator is that.
+  const auto misread_list = [](const std::string& item) {
+    return item.find_first_of("0123456789.+-") == 0 &&
+           (item.find_first_of(":; \t") != std::string::npos || item.find('-', 1) != std::string::npos ||
+            item.find("..") != std::string::npos);
+  };
   for (const auto& item : split(list, ',')) {
     if (item.empty()) throw ScenarioError(where, "a comma-separated LIST without empty items", quote(list));
     json v;
     try {
       v = parse_json_text(item, where);
     } catch (const ScenarioError&) {
+      if (misread_list(item))
+        throw ScenarioError(where, "a list 1,2,4 or a range start:stop:step such as 8:64:8", quote(list));
       v = item;  // a bare word (drop-head) is a string, as in --set
     }
     axis.values.push_back(v);

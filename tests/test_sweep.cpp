@@ -468,7 +468,7 @@ TEST_CASE("sweep: plan says plainly when no setting meets the target, and reject
   const std::string s = d.write("plan.json", kPlanScenario);
   const auto r = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target",
                             "fraction.completed_on_time>=0.99", "--replications", "1"});
-  CHECK(r.status == 0);
+  CHECK(r.status == 5);
   CHECK(r.out.find("no setting in the grid meets the target\n\nClosest setting tried:\n  consumers.0.count=3") !=
         std::string::npos);
   const auto j = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target",
@@ -479,7 +479,8 @@ TEST_CASE("sweep: plan says plainly when no setting meets the target, and reject
   auto bad = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target", "fraction.nothing<=1"});
   CHECK(bad.status == 2);
   CHECK(bad.err == "brokersim: error: --target: expected metric names (as in sweep's CSV, without _mean: "
-                   "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got \"fraction.nothing\"\n");
+                   "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got \"fraction.nothing\"; "
+                   "`brokersim metrics SCENARIO.json` lists them all\n");
   bad = run_cli({"plan", s, "--vary", "consumers.0.count=1:3:1", "--target", "throughput_per_s*2"});
   CHECK(bad.status == 2);
   CHECK(bad.err == "brokersim: error: --target: expected one of <= < >= > at character 19 of \"throughput_per_s*2\", got "
