@@ -580,11 +580,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     out << "(target N: the left-hand side of target N, on the replication means)\n";
   }
-  if (stats.limited) {
-    err << "brokersim: warning: " << stats.limited << " run(s) stopped early at a limit: see limits in the README\n";
-    return 3;
-  }
-  return 0;
+  return warn_incomplete_runs(err, stats);
 }
 
 }  // namespace brokersim
