@@ -130,8 +130,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   check_distinct_files(outputs, inputs);
   // "-" shares stdout with the summary, which then follows the CSV; --json would no longer parse.
   for (const auto& o : outputs)
-    if (o.path == "-" && vm.count("json"))
-      throw ScenarioError(o.role, "a file (stdout carries the --json object)", "\"-\"");
+    if (is_standard_output(o.path) && vm.count("json"))
+      throw ScenarioError(o.role, "a file (stdout carries the --json object)", "\"" + o.path + "\"");
 
   std::optional<OutputFile> trace, series;
   RunOptions options;

@@ -60,11 +60,24 @@ bool names_descriptor(const std::string& path) {
          starts_with(path, "/proc/self/fd/");
 }
 
+// The descriptor a /dev/fd/N-style name stands for, or -1.
+int descriptor_of(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!starts_with(path, prefix)) continue;
+    const std::string n = path.substr(std::strlen(prefix));
+    if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(n);
+  }
+  return -1;
+}
+
 // The file an output or input names, for comparisons: "-" is standard output; an existing file is
 // compared by identity (device and inode), a missing one by its path with symlinks and ".."
 // resolved as far as they exist.
 bool same_file(const std::string& a, const std::string& b) {
-  if (a == "-" || b == "-") return a == b;
+  if (is_standard_output(a) || is_standard_output(b)) return is_standard_output(a) && is_standard_output(b);
   std::error_code ec_a, ec_b;
   const bool has_a = fs::exists(a, ec_a), has_b = fs::exists(b, ec_b);
   if (has_a != has_b) return false;
@@ -88,6 +101,8 @@ void install_interrupt_cleanup() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
 }
+
+bool is_standard_output(const std::string& path) { return path == "-" || descriptor_of(path) == 1; }
 
 bool is_stream_target(const std::string& path) {
   if (path == "-" || names_descriptor(path)) return true;
@@ -164,16 +179,20 @@ int FdStreamBuf::sync() { return drain() ? 0 : -1; }
 
 OutputFile::OutputFile(std::string path, std::ostream* standard_output) : path_(std::move(path)) {
   if (path_.empty()) throw ScenarioError("output file", "a path", "\"\"");
-  if (path_ == "-") {
-    if (!standard_output) throw ScenarioError(path_, "a file name (this output cannot go to standard output)", "\"-\"");
+  // The command's stdout, not a second descriptor on it: a reopened /dev/stdout that is a regular
+  // file would have its own offset, and the summary printed after the CSV would overwrite it.
+  if (is_standard_output(path_) && standard_output) {
     mode_ = Mode::StandardOutput;
     out_ = standard_output;
     return;
   }
+  if (path_ == "-") throw ScenarioError(path_, "a file name (this output cannot go to standard output)", "\"-\"");
   if (is_stream_target(path_)) {
     mode_ = Mode::InPlace;
-    // O_APPEND: a /dev/stdout redirected to a regular file (>>) is extended, not overwritten from 0.
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    // A descriptor is duplicated (sharing its offset with whoever else writes to it); a device or
+    // FIFO is opened.
+    const int inherited = descriptor_of(path_);
+    fd_ = inherited >= 0 ? ::fcntl(inherited, F_DUPFD_CLOEXEC, 0) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0) fail("cannot open for writing", errno);
     buf_.attach(fd_);
     return;

@@ -26,6 +26,9 @@ void install_interrupt_cleanup();
 // (device, FIFO, socket, directory), or a /dev/fd/N-style name of an open descriptor.
 bool is_stream_target(const std::string& path);
 
+// "-", /dev/stdout, /dev/fd/1 or /proc/self/fd/1.
+bool is_standard_output(const std::string& path);
+
 // A file a command reads or writes, and how its messages name it ("--trace", "the scenario file").
 struct NamedPath {
   std::string role;

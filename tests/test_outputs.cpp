@@ -222,6 +222,13 @@ TEST_CASE("outputs: - is standard output for run --trace and sweep --out and mer
   r = run_cli({"run", d.scenario, "--json", "--trace", "-"});
   CHECK(r.status == 2);
   CHECK(r.err == "brokersim: error: --trace: expected a file (stdout carries the --json object), got \"-\"\n");
+  const CliResult dev_stdout = run_cli({"run", d.scenario, "--trace", "/dev/stdout"});
+  REQUIRE(dev_stdout.status == 0);
+  CHECK(dev_stdout.out == run_cli({"run", d.scenario, "--trace", "-"}).out);
+  r = run_cli({"run", d.scenario, "--trace", "/dev/stdout", "--timeseries", "-"});
+  CHECK(r.status == 2);
+  CHECK(r.err == "brokersim: error: --timeseries: expected a file that no other input or output of the command uses, "
+                 "got \"-\", which is also --trace (\"/dev/stdout\")\n");
 
   const std::vector<std::string> sweep = {"sweep", d.scenario, "--vary", "consumers.0.prefetch=1,2"};
   const CliResult ref = run_cli(sweep);
@@ -370,4 +377,14 @@ TEST_CASE("sweep: results.csv.meta.json records --set and --vary in order with s
   const CliResult rerun = run_cli(again);
   REQUIRE(rerun.status == 0);
   CHECK(rerun.out == read_file(d.path("r.csv")));
+}
+
+TEST_CASE("plan: runs that measured nothing are reported with exit status 3") {
+  Scratch d;
+  const CliResult r = run_cli({"plan", d.scenario, "--set", "stop={\"jobs\": 20}", "--set", "warmup_ms=1000000",
+                               "--vary", "consumers.0.count=1:2:1", "--target", "fraction.expired_in_queue<=0.5",
+                               "--replications", "2", "--threads", "1"});
+  CHECK(r.status == 3);
+  CHECK(r.err.find("run(s) measured nothing: they ended before warmup_ms, or no job was created after warmup_ms\n") !=
+        std::string::npos);
 }
