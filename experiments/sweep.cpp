@@ -729,7 +729,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("seed", po::value<std::string>(), "override the scenario's seed")
       ("replications", po::value<std::string>(), "runs per point, replication r = 0..R-1 (default 1)")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
-      ("out", po::value<std::string>(), "write the CSV here (and OUT.meta.json beside it) instead of stdout")
+      ("out", po::value<std::string>(), "write the CSV here (and OUT.meta.json beside it when OUT is a regular file; - is stdout) instead of stdout")
       ("shard", po::value<std::string>(), "K/N: run only the points with index % N == K")
       ("shard-count", po::value<std::string>(), "N: shard count when the shard index comes from JOB_COMPLETION_INDEX")
       ("resume", "continue an interrupted sweep from OUT.journal")
