@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <cstdio>
 #include <optional>
+#include <vector>
 
 #include "experiments/analytic_cmd.hpp"
 #include "experiments/cli_options.hpp"
@@ -36,7 +38,34 @@ constexpr const char* kUsage =
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
 
+std::string format_ms(Time t) {
+  if (t % sim::kNsPerMs == 0) return std::to_string(t / sim::kNsPerMs) + " ms";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6f ms", static_cast<double>(t) / static_cast<double>(sim::kNsPerMs));
+  return buf;
+}
+
 }  // namespace
+
+std::string incomplete_run(const Scenario& scenario, const RunResult& result) {
+  if (result.stop_reason == "max_in_system" || result.stop_reason == "max_events" ||
+      result.stop_reason == "zero_time_loop")
+    return result.stop_reason;
+  if (result.end_time < scenario.warmup) return "before_warmup";
+  if (result.generated == 0) return "no_job_measured";
+  return "";
+}
+
+std::string incomplete_run_warning(const Scenario& scenario, const RunResult& result) {
+  const std::string why = incomplete_run(scenario, result);
+  if (why == "before_warmup")
+    return "the run ended at " + format_ms(result.end_time) + ", before warmup_ms (" + format_ms(scenario.warmup) +
+           "): it measured nothing (every outcome is 0, the rates and utilisation mean nothing); lower warmup_ms or run longer";
+  if (why == "no_job_measured")
+    return "no job was created after warmup_ms (" + format_ms(scenario.warmup) +
+           "): the run measured nothing, every outcome is 0";
+  return "run stopped early (" + why + "): see limits in the README";
+}
 
 po::variables_map parse_command_line(const std::vector<std::string>& args, const po::options_description& opts,
                                      const po::positional_options_description& positional) {
@@ -88,17 +117,32 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (vm.count("seed")) scenario.seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
   if (vm.count("replication")) scenario.replication = parse_count("--replication", vm["replication"].as<std::string>(), 0);
   if (vm.count("timeseries") && !scenario.observe_every)
-    throw ScenarioError("--timeseries", "the scenario to set observe.every_ms", "nothing");
+    throw ScenarioError("--timeseries needs observe.every_ms in the scenario (e.g. --set observe.every_ms=1000)");
+
+  // Every file named must be distinct before anything is written: a trace over the scenario, or two
+  // outputs into one file, would destroy what was there.
+  std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
+  for (std::size_t i = 0; i < scenario.producers.size(); ++i)
+    if (scenario.producers[i].arrivals.kind == ArrivalSpec::Kind::Trace)
+      inputs.push_back({"producers." + std::to_string(i) + ".arrivals.trace_csv", scenario.producers[i].arrivals.trace_path});
+  std::vector<NamedPath> outputs;
+  if (vm.count("trace")) outputs.push_back({"--trace", vm["trace"].as<std::string>()});
+  if (vm.count("timeseries")) outputs.push_back({"--timeseries", vm["timeseries"].as<std::string>()});
+  check_distinct_files(outputs, inputs);
+  // "-" shares stdout with the summary, which then follows the CSV; --json would no longer parse.
+  for (const auto& o : outputs)
+    if (is_standard_output(o.path) && vm.count("json"))
+      throw ScenarioError(o.role, "a file (stdout carries the --json object)", "\"" + o.path + "\"");
 
   std::optional<OutputFile> trace, series;
   RunOptions options;
   if (vm.count("trace")) {
-    trace.emplace(vm["trace"].as<std::string>());
+    trace.emplace(vm["trace"].as<std::string>(), &out);
     trace->stream() << kTraceHeader << '\n';
     options.trace = &trace->stream();
   }
   if (vm.count("timeseries")) {
-    series.emplace(vm["timeseries"].as<std::string>());
+    series.emplace(vm["timeseries"].as<std::string>(), &out);
     options.timeseries = &series->stream();
   }
   if (vm.count("progress")) options.progress = &err;
@@ -115,11 +159,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (vm.count("compare-analytic")) print_compare_analytic(out, scenario, result);
   }
 
-  const bool limited = result.stop_reason == "max_in_system" || result.stop_reason == "max_events" ||
-                       result.stop_reason == "zero_time_loop";
-  if (limited) {
-    err << "brokersim: warning: run stopped early (" << result.stop_reason
-        << "): see limits in the README\n";
+  if (!incomplete_run(scenario, result).empty()) {
+    err << "brokersim: warning: " << incomplete_run_warning(scenario, result) << '\n';
     return 3;
   }
   return 0;

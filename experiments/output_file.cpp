@@ -2,10 +2,19 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
 #include <mutex>
+#include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "models/scenario.hpp"
+
+namespace fs = std::filesystem;
 
 namespace brokersim {
 
@@ -42,6 +51,50 @@ void unregister_partial(int slot) {
   if (slot >= 0) g_used[slot].store(false);
 }
 
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Names of already-open descriptors: renaming "beside" them would write into /dev or /proc, and
+// they stand for whatever the shell connected, which may be a regular file opened for appending.
+bool names_descriptor(const std::string& path) {
+  return path == "/dev/stdout" || path == "/dev/stderr" || starts_with(path, "/dev/fd/") ||
+         starts_with(path, "/proc/self/fd/");
+}
+
+// The descriptor a /dev/fd/N-style name stands for, or -1.
+int descriptor_of(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!starts_with(path, prefix)) continue;
+    const std::string n = path.substr(std::strlen(prefix));
+    if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(n);
+  }
+  return -1;
+}
+
+// The file an output or input names, for comparisons: "-" is standard output; an existing file is
+// compared by identity (device and inode), a missing one by its path with symlinks and ".."
+// resolved as far as they exist.
+bool same_file(const std::string& a, const std::string& b) {
+  if (is_standard_output(a) || is_standard_output(b)) return is_standard_output(a) && is_standard_output(b);
+  std::error_code ec_a, ec_b;
+  const bool has_a = fs::exists(a, ec_a), has_b = fs::exists(b, ec_b);
+  if (has_a != has_b) return false;
+  std::error_code ec;
+  if (has_a) return fs::equivalent(a, b, ec);
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return ca.lexically_normal() == cb.lexically_normal();
+}
+
+bool is_character_device(const std::string& path) {
+  struct stat st {};
+  return path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+std::string reason(int error) { return error ? std::strerror(error) : "write failed"; }
+
 }  // namespace
 
 void install_interrupt_cleanup() {
@@ -49,32 +102,161 @@ void install_interrupt_cleanup() {
   std::signal(SIGTERM, on_signal);
 }
 
-OutputFile::OutputFile(std::string path)
-    : path_(std::move(path)), temp_(path_ + ".part." + std::to_string(::getpid())) {
-  slot_ = register_partial(temp_);
-  out_.open(temp_, std::ios::binary | std::ios::trunc);
-  if (!out_) {
-    unregister_partial(slot_);
-    throw std::runtime_error(path_ + ": cannot open for writing");
+bool is_standard_output(const std::string& path) { return path == "-" || descriptor_of(path) == 1; }
+
+bool is_stream_target(const std::string& path) {
+  if (path == "-" || names_descriptor(path)) return true;
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+void check_distinct_files(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const NamedPath& o = outputs[i];
+    const auto refuse = [&](const NamedPath& other) {
+      throw ScenarioError(o.role, "a file that no other input or output of the command uses",
+                          "\"" + o.path + "\", which is also " + other.role +
+                              (other.path == o.path ? std::string() : " (\"" + other.path + "\")"));
+    };
+    for (const NamedPath& in : inputs)
+      if (same_file(o.path, in.path)) refuse(in);
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_file(o.path, outputs[j].path) && !is_character_device(o.path)) refuse(outputs[j]);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+FdStreamBuf::FdStreamBuf() : buffer_(1 << 16) { setp(buffer_.data(), buffer_.data() + buffer_.size()); }
+
+bool FdStreamBuf::write_all(const char* p, std::size_t n) {
+  if (error_) return false;
+  while (n > 0) {
+    const ssize_t w = ::write(fd_, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      error_ = w < 0 ? errno : EIO;
+      return false;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+bool FdStreamBuf::drain() {
+  const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+  setp(buffer_.data(), buffer_.data() + buffer_.size());
+  return n == 0 || write_all(buffer_.data(), n);
+}
+
+FdStreamBuf::int_type FdStreamBuf::overflow(int_type c) {
+  if (!drain()) return traits_type::eof();
+  if (!traits_type::eq_int_type(c, traits_type::eof())) {
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+  }
+  return traits_type::not_eof(c);
+}
+
+std::streamsize FdStreamBuf::xsputn(const char* s, std::streamsize n) {
+  const auto room = epptr() - pptr();
+  if (n <= room) {
+    std::memcpy(pptr(), s, static_cast<std::size_t>(n));
+    pbump(static_cast<int>(n));
+    return n;
+  }
+  if (!drain()) return 0;
+  if (n >= static_cast<std::streamsize>(buffer_.size())) return write_all(s, static_cast<std::size_t>(n)) ? n : 0;
+  std::memcpy(pptr(), s, static_cast<std::size_t>(n));
+  pbump(static_cast<int>(n));
+  return n;
+}
+
+int FdStreamBuf::sync() { return drain() ? 0 : -1; }
+
+// ---------------------------------------------------------------------------------------------
+
+OutputFile::OutputFile(std::string path, std::ostream* standard_output) : path_(std::move(path)) {
+  if (path_.empty()) throw ScenarioError("output file", "a path", "\"\"");
+  // The command's stdout, not a second descriptor on it: a reopened /dev/stdout that is a regular
+  // file would have its own offset, and the summary printed after the CSV would overwrite it.
+  if (is_standard_output(path_) && standard_output) {
+    mode_ = Mode::StandardOutput;
+    out_ = standard_output;
+    return;
+  }
+  if (path_ == "-") throw ScenarioError(path_, "a file name (this output cannot go to standard output)", "\"-\"");
+  if (is_stream_target(path_)) {
+    mode_ = Mode::InPlace;
+    // A descriptor is duplicated (sharing its offset with whoever else writes to it); a device or
+    // FIFO is opened.
+    const int inherited = descriptor_of(path_);
+    fd_ = inherited >= 0 ? ::fcntl(inherited, F_DUPFD_CLOEXEC, 0) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail("cannot open for writing", errno);
+    buf_.attach(fd_);
+    return;
+  }
+  // A symlink is followed: its target is replaced, the link stays.
+  std::error_code ec;
+  struct stat old {};
+  const bool existed = ::stat(path_.c_str(), &old) == 0;
+  target_ = existed ? fs::canonical(path_, ec).string() : path_;
+  if (ec) target_ = path_;
+  temp_ = target_ + ".part." + std::to_string(::getpid());
+  slot_ = register_partial(temp_);
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    const int e = errno;
+    unregister_partial(slot_);
+    slot_ = -1;
+    fail("cannot open for writing", e);
+  }
+  if (existed) (void)::fchmod(fd_, old.st_mode & 07777);  // replacing a file keeps its permissions
+  buf_.attach(fd_);
 }
 
 OutputFile::~OutputFile() {
-  if (!committed_) {
-    out_.close();
-    std::remove(temp_.c_str());
-  }
+  if (fd_ >= 0) ::close(fd_);
+  if (mode_ == Mode::Replace && !committed_ && !temp_.empty()) ::unlink(temp_.c_str());
   unregister_partial(slot_);
 }
 
+void OutputFile::fail(const std::string& what, int error) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (mode_ == Mode::Replace && !temp_.empty()) ::unlink(temp_.c_str());
+  throw std::runtime_error(path_ + ": " + what + " (" + reason(error) + ")");
+}
+
 void OutputFile::commit() {
-  out_.close();
-  if (!out_ || std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    std::remove(temp_.c_str());
-    throw std::runtime_error(path_ + ": cannot write");
+  if (mode_ == Mode::StandardOutput) {
+    errno = 0;
+    out_->flush();
+    if (!*out_) fail("cannot write to standard output", errno);
+    committed_ = true;
+    return;
+  }
+  out_->flush();
+  if (!*out_ || buf_.error()) fail("cannot write", buf_.error());
+  if (mode_ == Mode::Replace && ::fsync(fd_) != 0) fail("cannot write (flushing to disk)", errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 && mode_ == Mode::Replace) fail("cannot write", errno);
+  if (mode_ == Mode::Replace) {
+    if (std::rename(temp_.c_str(), target_.c_str()) != 0) fail("cannot write (renaming into place)", errno);
+    // The rename is durable only once the folder is flushed too. Best effort: some file systems
+    // refuse fsync on a folder, and the new file is complete in either case.
+    const fs::path folder = fs::path(target_).parent_path();
+    const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      (void)::fsync(dir);
+      ::close(dir);
+    }
   }
   committed_ = true;
   unregister_partial(slot_);
+  slot_ = -1;
 }
 
 }  // namespace brokersim

@@ -614,7 +614,7 @@ class PointRunner {
 
   const std::map<std::size_t, PointResult>& results() const { return results_; }
   const std::vector<std::size_t>& tried() const { return tried_; }
-  std::size_t limited_runs() const { return stats_.limited; }
+  const TaskRunStats& stats() const { return stats_; }
 
  private:
   const PlanGrid& grid_;
@@ -907,10 +907,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   else
     print_plan_text(out, rep);
   for (const auto& c : caveats_of(rep)) err << "brokersim: caveat: " << c.message << '\n';
-  if (runner.limited_runs()) {
-    err << "brokersim: warning: " << runner.limited_runs() << " run(s) stopped early at a limit: see limits in the README\n";
-    return 3;
-  }
+  if (const int status = warn_incomplete_runs(err, runner.stats())) return status;
   if (!best) {
     // A status of its own, so that a script or CI job can gate on "the fleet cannot meet the SLO".
     err << "brokersim: plan: " << unmet_reason(rep) << " (exit status 5)\n";

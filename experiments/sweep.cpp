@@ -361,7 +361,8 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
   std::atomic<bool> stop{false};
   std::mutex mu;
   std::exception_ptr failure;
-  std::size_t limited_runs = 0;
+  std::size_t limited_runs = 0, empty_runs = 0;
+  if (stats) stats->incomplete.assign(tasks.size(), std::string());
 
   const auto work = [&] {
     std::vector<std::string> got;
@@ -379,8 +380,13 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         flatten(result_json(s, r), "", true, &got, &values);
         if (got != names) throw InvariantError("sweep: a run reported other metrics than the first grid point");
         rows[i] = std::move(values);
+        const std::string why = incomplete_run(s, r);
         std::lock_guard<std::mutex> lock(mu);
-        if (limited(r)) ++limited_runs;
+        if (limited(r))
+          ++limited_runs;
+        else if (!why.empty())
+          ++empty_runs;
+        if (stats) stats->incomplete[i] = why;
         if (on_done) on_done(i, rows);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
@@ -400,8 +406,20 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
     for (auto& t : pool) t.join();
   }
   if (failure) std::rethrow_exception(failure);
-  if (stats) stats->limited += limited_runs;
+  if (stats) {
+    stats->limited += limited_runs;
+    stats->measured_nothing += empty_runs;
+  }
   return rows;
+}
+
+int warn_incomplete_runs(std::ostream& err, const TaskRunStats& stats) {
+  if (stats.limited)
+    err << "brokersim: warning: " << stats.limited << " run(s) stopped early at a limit: see limits in the README\n";
+  if (stats.measured_nothing)
+    err << "brokersim: warning: " << stats.measured_nothing
+        << " run(s) measured nothing: they ended before warmup_ms, or no job was created after warmup_ms\n";
+  return stats.limited || stats.measured_nothing ? 3 : 0;
 }
 
 double student_t975(std::size_t dof) {
@@ -562,14 +580,20 @@ std::optional<std::uint64_t> seed_option(const po::variables_map& vm) {
   return parse_count("--seed", vm["seed"].as<std::string>(), 0);
 }
 
-// The metadata that identifies a sweep (everything but the shard and its rows).
-ojson sweep_identity(const SweepSpace& space, std::uint64_t replications) {
+// The metadata that identifies a sweep (everything but the shard and its rows): with the scenario
+// file, enough to run it again to the same bytes. `sets` and `varies` are the options as given,
+// in order (later --set overrides earlier ones; the first --vary varies slowest); `varies` is
+// empty when the grid came from the scenario's sweep block.
+ojson sweep_identity(const SweepSpace& space, std::uint64_t replications, const std::vector<std::string>& sets,
+                     const std::vector<std::string>& varies) {
   ojson m;
   m["brokersim_version"] = BROKERSIM_VERSION;
   m["scenario"] = space.base.is_object() && space.base.contains("name") ? space.base["name"] : json("");
   m["scenario_hash"] = hash_hex(space.base.dump());
   m["seed"] = space.effective_seed();
   m["replications"] = replications;
+  m["set"] = sets;
+  m["vary"] = varies;
   auto& grid = m["grid"];
   grid = ojson::array();
   for (const auto& a : space.axes) {
@@ -597,7 +621,7 @@ std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std
     h += ',';
     h += csv_cell(n + "_ci95");
   }
-  h += '\n';
+  h += ",incomplete_runs\n";
   return h;
 }
 
@@ -654,14 +678,9 @@ class Journal {
       }
     }
     {
-      const std::string temp = path_ + ".part." + std::to_string(::getpid());
-      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-      out << kept;
-      out.close();
-      if (!out || std::rename(temp.c_str(), path_.c_str()) != 0) {
-        std::remove(temp.c_str());
-        throw std::runtime_error(path_ + ": cannot write the sweep journal");
-      }
+      OutputFile rewritten(path_);
+      rewritten.stream() << kept;
+      rewritten.commit();
     }
     fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd_ < 0) throw std::runtime_error(path_ + ": cannot open the sweep journal (" + std::strerror(errno) + ")");
@@ -719,7 +738,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("seed", po::value<std::string>(), "override the scenario's seed")
       ("replications", po::value<std::string>(), "runs per point, replication r = 0..R-1 (default 1)")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
-      ("out", po::value<std::string>(), "write the CSV here (and OUT.meta.json beside it) instead of stdout")
+      ("out", po::value<std::string>(), "write the CSV here (and OUT.meta.json beside it when OUT is a regular file; - is stdout) instead of stdout")
       ("shard", po::value<std::string>(), "K/N: run only the points with index % N == K")
       ("shard-count", po::value<std::string>(), "N: shard count when the shard index comes from JOB_COMPLETION_INDEX")
       ("resume", "continue an interrupted sweep from OUT.journal")
@@ -740,10 +759,16 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::optional<std::string> out_path =
       vm.count("out") ? std::optional<std::string>(vm["out"].as<std::string>()) : std::nullopt;
   if (resume && !out_path) throw ScenarioError("--resume", "--out FILE (the journal is kept beside it)", "no --out");
+  // A FIFO, a device or stdout is streamed into: there is no folder beside it for the metadata
+  // and the journal (they would land in /dev), so neither is written, and --resume cannot be.
+  const bool out_is_file = out_path && !is_stream_target(*out_path);
+  if (resume && !out_is_file)
+    throw ScenarioError("--resume", "--out naming a regular file (the journal is kept beside it)",
+                        "\"" + *out_path + "\", which is not a regular file");
   const Shard shard = select_shard(vm);
 
-  const SweepSpace space = load_sweep_space(vm["scenario"].as<std::string>(), option_list(vm, "set"),
-                                            option_list(vm, "vary"), seed_option(vm));
+  const std::vector<std::string> sets = option_list(vm, "set"), varies = option_list(vm, "vary");
+  const SweepSpace space = load_sweep_space(vm["scenario"].as<std::string>(), sets, varies, seed_option(vm));
   const std::size_t total = space.size();
   std::vector<std::size_t> mine;
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
@@ -756,18 +781,34 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                     [](const QueueSpec& a, const QueueSpec& b) { return a.name == b.name; }))
       throw ScenarioError("--vary: expected every grid point to have the same queues (the CSV columns), got different ones");
 
-  const ojson identity = sweep_identity(space, replications);
-  std::map<std::size_t, std::string> cells;  // grid index -> metric cells
-  std::optional<Journal> journal;
   if (out_path) {
+    std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
+    for (const auto& s : scenarios)
+      for (std::size_t i = 0; i < s.producers.size(); ++i)
+        if (s.producers[i].arrivals.kind == ArrivalSpec::Kind::Trace)
+          inputs.push_back({"producers." + std::to_string(i) + ".arrivals.trace_csv", s.producers[i].arrivals.trace_path});
+    std::vector<NamedPath> outputs{{"--out", *out_path}};
+    if (out_is_file) {
+      outputs.push_back({"--out's metadata", *out_path + ".meta.json"});
+      outputs.push_back({"--out's resume journal", *out_path + ".journal"});
+    }
+    check_distinct_files(outputs, inputs);
+  }
+
+  const ojson identity = sweep_identity(space, replications, sets, varies);
+  // grid index -> row cells after `replications`: NAME_mean,NAME_ci95 per metric, incomplete_runs
+  std::map<std::size_t, std::string> cells;
+  std::optional<Journal> journal;
+  if (out_is_file) {
     std::string names_joined;
     for (const auto& n : names) names_joined += n + ",";
+    names_joined += "incomplete_runs";
     const std::string header = "brokersim-sweep-journal v1 " +
                                hash_hex(identity.dump() + "|" + std::to_string(shard.index) + "/" +
                                         std::to_string(shard.count) + "|" + names_joined) +
                                "\n";
     journal.emplace(*out_path + ".journal", header);
-    cells = journal->open(resume, 2 * names.size());
+    cells = journal->open(resume, 2 * names.size() + 1);
   }
 
   // Tasks: the points still to run, each with its replications, in grid order.
@@ -798,6 +839,10 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           if (j) c += ',';
           c += format_number(s.mean[j]) + "," + format_number(s.ci95[j]);
         }
+        std::size_t incomplete = 0;
+        for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
+        c += ',';
+        c += std::to_string(incomplete);
         const std::size_t point = mine[todo[k]];
         if (journal) journal->append(point, c);
         cells[point] = std::move(c);
@@ -813,7 +858,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     csv += std::to_string(replications) + "," + cells.at(p) + "\n";
   }
 
-  if (out_path) {
+  if (out_is_file) {
     OutputFile meta(*out_path + ".meta.json");
     meta.stream() << write_meta_text(identity, shard, mine);
     OutputFile file(*out_path);
@@ -821,14 +866,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     meta.commit();
     file.commit();
     journal->remove();
+  } else if (out_path) {
+    OutputFile file(*out_path, &out);
+    file.stream() << csv;
+    file.commit();
   } else {
     out << csv;
   }
-  if (stats.limited) {
-    err << "brokersim: warning: " << stats.limited << " run(s) stopped early at a limit: see limits in the README\n";
-    return 3;
-  }
-  return 0;
+  return warn_incomplete_runs(err, stats);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -862,6 +907,18 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const auto files = option_list(vm, "shards");
   if (files.empty()) throw ScenarioError("merge: expected shard CSV files, got nothing");
   if (!vm.count("out")) throw ScenarioError("merge: expected --out FILE, got nothing");
+  const std::string out_path = vm["out"].as<std::string>();
+  const bool out_is_file = !is_stream_target(out_path);
+  {
+    std::vector<NamedPath> inputs;
+    for (const auto& f : files) {
+      inputs.push_back({"a shard file", f});
+      inputs.push_back({"a shard's metadata", f + ".meta.json"});
+    }
+    std::vector<NamedPath> outputs{{"--out", out_path}};
+    if (out_is_file) outputs.push_back({"--out's metadata", out_path + ".meta.json"});
+    check_distinct_files(outputs, inputs);
+  }
 
   ojson identity;
   std::string header;
@@ -935,7 +992,12 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
     csv += row.first + "\n";
     all.push_back(p);
   }
-  const std::string out_path = vm["out"].as<std::string>();
+  if (!out_is_file) {  // streamed like sweep --out: no metadata beside a device or pipe
+    OutputFile file(out_path, &out);
+    file.stream() << csv;
+    file.commit();
+    return 0;
+  }
   OutputFile meta(out_path + ".meta.json");
   meta.stream() << write_meta_text(identity, Shard{}, all);
   OutputFile file(out_path);

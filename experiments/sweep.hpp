@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,8 +81,16 @@ struct RunTask {
 using TaskDone = std::function<void(std::size_t, const std::vector<std::vector<double>>&)>;
 
 struct TaskRunStats {
-  std::size_t limited = 0;  // runs stopped early at a limit (max_in_system, max_events, zero-time loop)
+  std::size_t limited = 0;           // runs stopped early at a limit (max_in_system, max_events, zero-time loop)
+  std::size_t measured_nothing = 0;  // runs that ended before warmup_ms or created no job after it
+  // Per task of the last run_tasks call: incomplete_run() of its run ("" when it measured
+  // normally); set before on_done(i, ...) is called for task i.
+  std::vector<std::string> incomplete;
 };
+
+// The stderr warning for runs counted in `stats`, and the exit status: 3 when a run stopped at a
+// limit or measured nothing, else 0.
+int warn_incomplete_runs(std::ostream& err, const TaskRunStats& stats);
 
 // Run `tasks` on `threads` threads (a shared counter over the task list, so tasks start in list
 // order) and return one metric row per task, in task order, each matching `names`.

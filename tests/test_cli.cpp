@@ -62,7 +62,7 @@ TEST_CASE("bad input: exact error text and exit status 2, nothing on stdout") {
       {{"run", ok, "--bogus"}, "unrecognised option '--bogus'"},
       {{"run", s.write("no_observe.json", R"({"stop": {"time_ms": 10}, "broker": {"queues": {"q": {}}},
           "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1}]})"), "--timeseries", s.path("x.csv")},
-       "--timeseries: expected the scenario to set observe.every_ms, got nothing"},
+       "--timeseries needs observe.every_ms in the scenario (e.g. --set observe.every_ms=1000)"},
       {{"run", ok, "--set", "broker.kind=amazon-sqs"},
        "broker.kind: expected \"rabbitmq-classic\" (the only broker kind this version simulates), got \"amazon-sqs\""},
       {{"run", ok, "--set", "stop=null"}, "stop: expected an object with time_ms and/or jobs, got null"},
