@@ -678,8 +678,9 @@ void print_validation(std::ostream& out, int R, double jobs) {
 
 int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
-      "brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
-      "brokersim analytic --validate [--replications R] [--jobs N]\n\n"
+      "usage:\n"
+      "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
+      "  brokersim analytic --validate [--replications R] [--jobs N]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
       "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
       "built-in validation design and prints model | point | exact | simulated (99.9% CI)");

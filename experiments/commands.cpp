@@ -26,14 +26,18 @@ constexpr const char* kUsage =
     "brokersim: discrete-event simulation of broker queues, consumer prefetch and job deadlines\n"
     "\n"
     "usage:\n"
-    "  brokersim run SCENARIO.json [--json] [--seed N] [--set PATH=VALUE ...]\n"
-    "                [--trace jobs.csv] [--timeseries series.csv] [--progress]\n"
-    "  brokersim sweep SCENARIO.json --vary PATH=LIST ... [--replications R] [--threads T]\n"
-    "                [--out results.csv] [--shard K/N] [--resume] [--progress]\n"
+    "  brokersim run SCENARIO.json [--json] [--seed N] [--replication R] [--set PATH=VALUE ...]\n"
+    "                [--trace jobs.csv] [--timeseries series.csv] [--compare-analytic] [--progress]\n"
+    "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
+    "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
+    "                [--resume] [--progress]\n"
     "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
-    "  brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [--cost EXPR] [--json]\n"
+    "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
+    "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
+    "                [--replications R] [--threads T] [--json] [--progress]\n"
     "  brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n"
-    "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...] | --validate [--replications R]\n"
+    "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
+    "  brokersim analytic --validate [--replications R] [--jobs N]\n"
     "  brokersim --help | --version\n"
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
@@ -92,7 +96,12 @@ std::uint64_t parse_count(const std::string& option, const std::string& text, st
 }
 
 int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description opts("brokersim run SCENARIO.json [options]");
+  po::options_description opts(
+      "usage:\n"
+      "  brokersim run SCENARIO.json [--json] [--seed N] [--replication R] [--set PATH=VALUE ...]\n"
+      "                [--trace jobs.csv] [--timeseries series.csv] [--compare-analytic] [--progress]\n"
+      "\n"
+      "options");
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (JSON)")

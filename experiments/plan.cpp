@@ -234,7 +234,10 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 }
 
 constexpr const char* kPlanHelp =
-    "brokersim plan SCENARIO.json --vary PATH=LIST ... --target 'EXPR<=VALUE' ... [options]\n"
+    "usage:\n"
+    "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
+    "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
+    "                [--replications R] [--threads T] [--json] [--progress]\n"
     "\n"
     "Finds the cheapest grid point whose replication means meet every --target (metric names as in\n"
     "sweep's CSV without _mean, numbers, + - * / and parentheses, one of <= < >= >). Cheapest:\n"

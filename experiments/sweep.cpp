@@ -719,7 +719,10 @@ class Journal {
 };
 
 constexpr const char* kSweepHelp =
-    "brokersim sweep SCENARIO.json --vary PATH=LIST ... [options]\n"
+    "usage:\n"
+    "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
+    "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
+    "                [--resume] [--progress]\n"
     "\n"
     "Runs every point of the grid (the cartesian product of the --vary lists, the first varying\n"
     "slowest; without --vary, the scenario's \"sweep\" block, paths in sorted order) and prints one\n"
@@ -892,7 +895,11 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
-  po::options_description opts("brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv");
+  po::options_description opts(
+      "usage:\n"
+      "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
+      "\n"
+      "options");
   opts.add_options()
       ("help,h", "show this help")
       ("shards", po::value<std::vector<std::string>>()->composing(), "shard CSV files (each with FILE.meta.json)")
