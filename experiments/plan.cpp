@@ -921,7 +921,8 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 int cmd_metrics(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
-      "brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n\n"
+      "usage:\n"
+      "  brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n\n"
       "Prints every metric name of the scenario, one per line: the names --target and --cost of\n"
       "`brokersim plan` take, and the NAME_mean / NAME_ci95 columns of `brokersim sweep` (queue\n"
       "metrics depend on the scenario's queues, hence the scenario). plan also takes slots_total\n"
