@@ -11,6 +11,7 @@
 
 #include "experiments/analytic_cmd.hpp"
 #include "experiments/cli_options.hpp"
+#include "experiments/offered_load.hpp"
 #include "experiments/output_file.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
@@ -155,6 +156,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     options.timeseries = &series->stream();
   }
   if (vm.count("progress")) options.progress = &err;
+  // Likely unit mistakes: said before the run, which still goes ahead (exit status unchanged).
+  for (const auto& w : scenario_warnings(scenario)) err << "brokersim: warning: " << w << '\n';
   const RunResult result = simulate(scenario, options);
   if (trace) trace->commit();
   if (series) series->commit();

@@ -155,3 +155,16 @@ TEST_CASE("an offered load far above the fleet for the whole run is warned about
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("broker.queues.q: the offered load is 10.00 erlangs on 2 slots (500% utilisation)") == 0);
 }
+
+TEST_CASE("run prints the unit-mistake warnings on stderr and still exits 0") {
+  brokersim::test::ScratchDir dir("labels");
+  const std::string path = dir.write("s.json", R"({"stop": {"time_ms": 1000}, "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"poisson": {"rate_per_s": 5}}, "deadline_ms": 50, "service_ms": 100}],
+    "consumers": [{"queue": "q", "count": 2}]})");
+  const auto r = brokersim::test::run_cli({"run", path});
+  CHECK(r.status == 0);
+  CHECK(r.err.find("brokersim: warning: producers.0.deadline_ms (mean 50 ms) is shorter than the mean service time") !=
+        std::string::npos);
+  CHECK(r.out.find("Offered load on q: 5.00 jobs/s x 100.0 ms = 0.50 erlangs on 2 slots: 25.0% utilisation") !=
+        std::string::npos);
+}

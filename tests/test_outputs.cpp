@@ -309,7 +309,8 @@ TEST_CASE("outputs: a run that ends before warmup_ms or measures no job warns an
   // Past the warm-up, but no job created after it: the only arrival is at 0.
   Scratch d;
   const std::string one = d.write("one.json", R"({"stop": {"time_ms": 100}, "warmup_ms": 50,
-    "broker": {"queues": {"q": {}}}, "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1}]})");
+    "broker": {"queues": {"q": {}}}, "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1}],
+    "consumers": [{"queue": "q"}]})");
   r = run_cli({"run", one, "--json"});
   CHECK(r.status == 3);
   CHECK(nlohmann::json::parse(r.out)["outcomes"]["generated"] == 0);
