@@ -48,16 +48,24 @@ void Consumer::receive(World& w, std::uint32_t j) {
     reject_locally(w, j);
     return;
   }
+  // The ledger hears of the buffer once, after the job has had its chance at a free slot: a job
+  // that starts at once never made the buffer non-empty (and costs no stranded-work update).
+  const std::size_t before = local.size();
   local.push_back(j);
-  w.ledger.local_changed(queue(), index_, w.now, local.size() - 1, local.size());
   local_tw.set(w.now, static_cast<double>(local.size()));
-  try_start(w);
+  start_buffered(w);
+  if ((before == 0) != local.empty()) w.ledger.local_changed(queue(), index_, w.now, before, local.size());
 }
 
 void Consumer::try_start(World& w) {
+  const std::size_t before = local.size();
+  start_buffered(w);
+  if ((before == 0) != local.empty()) w.ledger.local_changed(queue(), index_, w.now, before, local.size());
+}
+
+void Consumer::start_buffered(World& w) {
   if (!attached || w.now < stalled_until) return;
   bool took = false;
-  const std::size_t before = local.size();
   while (busy < slots() && !local.empty()) {
     const std::uint32_t j = local.front();
     local.pop_front();
@@ -69,10 +77,7 @@ void Consumer::try_start(World& w) {
     }
     start(w, j);
   }
-  if (took) {
-    local_tw.set(w.now, static_cast<double>(local.size()));
-    w.ledger.local_changed(queue(), index_, w.now, before, local.size());
-  }
+  if (took) local_tw.set(w.now, static_cast<double>(local.size()));
 }
 
 void Consumer::start(World& w, std::uint32_t j) {

@@ -60,6 +60,7 @@ class Consumer {
   sim::TimeWeighted busy_tw, local_tw;
 
  private:
+  void start_buffered(World& w);  // fill free slots from the buffer, oldest first
   void start(World& w, std::uint32_t j);
   void reject_locally(World& w, std::uint32_t j);
   void send_ack(World& w, std::uint32_t j, Job::Ack what);

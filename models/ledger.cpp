@@ -52,7 +52,8 @@ void Ledger::warmup(Time now) {
   busy_slots_.reset(now);
   attached_slots_.reset(now);
   for (std::size_t q = 0; q < queues_.size(); ++q) {
-    refresh_slots(static_cast<int>(q), now);
+    refresh_backlog(static_cast<int>(q), now);
+    refresh_stranded(static_cast<int>(q), now);
     queues_[q].backlog_area = queues_[q].stranded_area = 0;
   }
 }
@@ -113,7 +114,8 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
   r.slot_utilization = slot_area > 0 ? busy_slots_.area(now) / slot_area : 0.0;
   double backlog_area = 0, stranded_area = 0;
   for (std::size_t q = 0; q < queues_.size(); ++q) {
-    refresh_slots(static_cast<int>(q), now);
+    refresh_backlog(static_cast<int>(q), now);
+    refresh_stranded(static_cast<int>(q), now);
     backlog_area += queues_[q].backlog_area;
     stranded_area += queues_[q].stranded_area;
   }

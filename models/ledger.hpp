@@ -46,7 +46,7 @@ struct QueueBook {
   int holders = 0;              // consumers with a non-empty local buffer
   std::int64_t holder_sum = 0;  // the sum of their indices: the holder itself when holders == 1
   double backlog_value = 0, stranded_value = 0;
-  Time last = 0;
+  Time backlog_last = 0, stranded_last = 0;
   double backlog_area = 0, stranded_area = 0;
 };
 
@@ -99,7 +99,8 @@ class Ledger {
   std::uint64_t created_total = 0;     // including warm-up
 
  private:
-  void refresh_slots(int q, Time now);
+  void refresh_backlog(int q, Time now);
+  void refresh_stranded(int q, Time now);
   void bytes_changed(int q, Time now);
   void write_trace(const Job& job, Outcome o);
 
@@ -127,7 +128,7 @@ inline void Ledger::ready_changed(int q, Time now, std::uint64_t ready, std::uin
   b.ready_tw.set(now, static_cast<double>(counted_ready));
   b.max_ready = std::max(b.max_ready, counted_ready);
   if (track_bytes_) bytes_changed(q, now);
-  refresh_slots(q, now);
+  refresh_backlog(q, now);
 }
 
 inline void Ledger::unacked_changed(int q, Time now, const Job& job, int delta) {
@@ -151,14 +152,16 @@ inline void Ledger::slots_attached(int q, int consumer, Time now, int delta) {
   attached_slots_.add(now, delta);
   queues_[q].idle_slots += delta;
   idle_[static_cast<std::size_t>(consumer)] += delta;
-  refresh_slots(q, now);
+  refresh_backlog(q, now);
+  refresh_stranded(q, now);
 }
 
 inline void Ledger::busy_changed(int q, int consumer, Time now, int delta) {
   busy_slots_.add(now, delta);
   queues_[q].idle_slots -= delta;
   idle_[static_cast<std::size_t>(consumer)] -= delta;
-  refresh_slots(q, now);
+  refresh_backlog(q, now);
+  if (queues_[q].holders != 0) refresh_stranded(q, now);  // with no holder it stays 0
 }
 
 inline void Ledger::local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after) {
@@ -167,16 +170,20 @@ inline void Ledger::local_changed(int q, int consumer, Time now, std::size_t bef
   const int sign = after > 0 ? 1 : -1;
   b.holders += sign;
   b.holder_sum += sign * consumer;
-  refresh_slots(q, now);
+  refresh_stranded(q, now);
 }
 
-inline void Ledger::refresh_slots(int q, Time now) {
+inline void Ledger::refresh_backlog(int q, Time now) {
   QueueBook& b = queues_[q];
-  const double dt = static_cast<double>(now - b.last);
-  b.backlog_area += b.backlog_value * dt;
-  b.stranded_area += b.stranded_value * dt;
-  b.last = now;
+  b.backlog_area += b.backlog_value * static_cast<double>(now - b.backlog_last);
+  b.backlog_last = now;
   b.backlog_value = b.ready == 0 ? 0.0 : b.idle_slots;
+}
+
+inline void Ledger::refresh_stranded(int q, Time now) {
+  QueueBook& b = queues_[q];
+  b.stranded_area += b.stranded_value * static_cast<double>(now - b.stranded_last);
+  b.stranded_last = now;
   b.stranded_value = b.holders == 0 ? 0.0
                      : b.holders >= 2 ? b.idle_slots
                                       : b.idle_slots - idle_[static_cast<std::size_t>(b.holder_sum)];
