@@ -194,7 +194,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << line;
   };
   row("queue    (enqueue -> delivery)", r.wait_queue);
-  row("queue    (enqueue -> expiry)", r.wait_queue_expired);
+  if (r.wait_queue_expired.count() > 0) row("queue    (enqueue -> expiry)", r.wait_queue_expired);
   row("transit  (delivery -> receipt)", r.wait_transit);
   row("local    (receipt -> start)", r.wait_local);
   row("service  (start -> finish)", r.wait_service);

@@ -1,4 +1,4 @@
-// Scenario files (JSON, see /work/shared/SCENARIO.md) -> validated brokersim::Scenario.
+// Scenario files (JSON, see docs/scenario.md) -> validated brokersim::Scenario.
 // Every input is checked here, at the edge, so the simulator can trust what it is given; every
 // failure is a ScenarioError whose what() names the key path as --set takes it.
 #pragma once
