@@ -24,12 +24,7 @@ using brokersim::test::run_cli;
 
 const std::string kSource = BROKERSIM_SOURCE_DIR;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using brokersim::test::lines_of;
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r");

@@ -39,13 +39,7 @@ struct Scratch : brokersim::test::ScratchDir {
   Scratch() : ScratchDir("brokersim-outputs"), scenario(write("s.json", kScenario)) {}
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
+using brokersim::test::lines_of;
 
 bool is_fifo(const std::string& path) {
   struct stat st {};

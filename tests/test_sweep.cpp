@@ -39,13 +39,7 @@ struct SweepDir : brokersim::test::ScratchDir {
   SweepDir() : ScratchDir("brokersim-sweep"), scenario(write("s.json", kScenario)) {}
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
+using brokersim::test::lines_of;
 
 std::size_t column(const std::string& header, const std::string& name) {
   const auto cols = split_csv_line(header);

@@ -77,6 +77,14 @@ struct Run {
   }
 };
 
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
 inline std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> cells;
   std::string cell;
