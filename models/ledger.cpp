@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "models/consumer.hpp"
-#include "models/simulation.hpp"
+#include "models/results.hpp"
 
 namespace brokersim {
 

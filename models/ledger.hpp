@@ -21,7 +21,6 @@
 namespace brokersim {
 
 class Consumer;
-struct RunOptions;
 
 // Why a broker dead-lettered a message (RabbitMQ's x-death reasons).
 enum class DeathReason : std::uint8_t { Expired, Rejected, Maxlen };

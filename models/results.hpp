@@ -1,8 +1,11 @@
-// What a run reports: outcomes, waits, per-queue and per-consumer figures. Filled by the ledger
-// (models/ledger.hpp) and the broker; read by the reports, sweeps and tests.
+// What a run is given besides its scenario (output streams) and what it reports: outcomes, waits,
+// per-queue and per-consumer figures, filled by the ledger (models/ledger.hpp); read by the
+// reports, sweeps and tests.
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,18 @@ struct RunResult {
   // happen), or a limit: "max_in_system", "max_events", "zero_time_loop" (more than 50 million
   // events at one simulated instant: time stopped moving).
   std::string stop_reason;
+};
+
+struct RunOptions {
+  std::ostream* trace = nullptr;       // --trace: one CSV row per job, in job order
+  std::ostream* timeseries = nullptr;  // --timeseries: one CSV row per observe.every_ms
+  std::ostream* progress = nullptr;    // --progress: a line now and then, simulated time and jobs
+};
+
+// Thrown when a run breaks an invariant (outcomes not adding up, time going backwards): a bug,
+// never a property of the scenario.
+struct InvariantError : std::logic_error {
+  using std::logic_error::logic_error;
 };
 
 }  // namespace brokersim

@@ -11,8 +11,8 @@
 #include "models/events.hpp"
 #include "models/job.hpp"
 #include "models/ledger.hpp"
+#include "models/results.hpp"
 #include "models/scenario.hpp"
-#include "models/simulation.hpp"
 #include "models/workload.hpp"
 #include "sim/event_queue.hpp"
 
