@@ -457,8 +457,11 @@ Summary summarize(const std::vector<const std::vector<double>*>& reps) {
 std::string format_number(double v) {
   if (std::isnan(v)) return "";
   if (v == 0) return "0";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  // The shortest decimal that reads back as exactly v, never in exponent notation (a CSV a
+  // planner opens in a spreadsheet; 1e-05 reads as text in some). A double in fixed notation
+  // has at most 309 integer digits and 1074 fractional ones.
+  char buf[1100];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   return std::string(buf, r.ptr);
 }
 

@@ -4,7 +4,10 @@
 // scenarios with exact answers.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "experiments/offered_load.hpp"
+#include "experiments/sweep.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;
@@ -167,4 +170,13 @@ TEST_CASE("run prints the unit-mistake warnings on stderr and still exits 0") {
         std::string::npos);
   CHECK(r.out.find("Offered load on q: 5.00 jobs/s x 100.0 ms = 0.50 erlangs on 2 slots: 25.0% utilisation") !=
         std::string::npos);
+}
+
+TEST_CASE("sweep numbers are exact and never in exponent notation") {
+  CHECK(brokersim::format_number(0.1) == "0.1");
+  CHECK(brokersim::format_number(1e-05) == "0.00001");
+  CHECK(brokersim::format_number(2.5e21) == "2500000000000000000000");
+  CHECK(brokersim::format_number(1.0 / 3) == "0.3333333333333333");
+  CHECK(std::strtod(brokersim::format_number(4.9e-324).c_str(), nullptr) == 4.9e-324);  // stod refuses denormals
+  CHECK(brokersim::format_number(std::nan("")) == "");
 }
