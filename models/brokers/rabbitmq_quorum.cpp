@@ -3,6 +3,7 @@
 #include "models/brokers/rabbitmq_quorum.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "models/world.hpp"
 
@@ -89,6 +90,12 @@ void RabbitMqQuorum::dead_letter(std::uint32_t j, int q, DeathReason why) {
       w_.ledger.update_resting(job);
       return;
     }
+    // Into the target now, not by a later hop: the next message of the same pass must see it
+    // there (the target's confirm is what lets the source forget it).
+    const bool was = std::exchange(dead_letter_now_, true);
+    RabbitMqClassic::dead_letter(j, q, why);
+    dead_letter_now_ = was;
+    return;
   }
   RabbitMqClassic::dead_letter(j, q, why);
 }
@@ -101,7 +108,7 @@ void RabbitMqQuorum::ready_changed(int q) {
 // The dead-letter worker republishes held messages once their target has room, oldest first.
 void RabbitMqQuorum::release_held(int target) {
   releasing_ = true;
-  dead_letter_now_ = true;
+  const bool was = std::exchange(dead_letter_now_, true);
   for (std::size_t i = 0; i < held_.size();) {
     const Held h = held_[i];
     const ClassicQueue& T = queues_[target];
@@ -114,7 +121,7 @@ void RabbitMqQuorum::release_held(int target) {
     --queues_[h.source].held;
     RabbitMqClassic::dead_letter(h.job, h.source, h.why);
   }
-  dead_letter_now_ = false;
+  dead_letter_now_ = was;
   releasing_ = false;
 }
 
