@@ -269,3 +269,32 @@ TEST_CASE("analytic on a quorum queue with prefetch 1 fits M/M/c+D - prefetch 0 
   CHECK(ttl0.status == 4);
   CHECK(ttl0.out.find("message_ttl_ms is 0, which a quorum queue keeps for 1 ms") != std::string::npos);
 }
+
+TEST_CASE("quorum returns are served in return order ahead of ready messages - classic restores the original order") {
+  // A goes to consumer 0, B to consumer 1 (both stalled); C waits. Consumer 1 crashes at 10
+  // (B returned), consumer 0 at 20 (A returned). Consumer 2 attaches at 30 and takes one at a time.
+  const char* text = R"({
+    "stop": {"time_ms": 1000},
+    "broker": {"kind": "rabbitmq-quorum", "queues": {"q": {}}},
+    "producers": [
+      {"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10},
+      {"queue": "q", "arrivals": {"at_ms": [1]}, "service_ms": 10},
+      {"queue": "q", "arrivals": {"at_ms": [2]}, "service_ms": 10}],
+    "consumers": [{"queue": "q", "count": 2, "prefetch": 1}, {"queue": "q", "prefetch": 1, "start_ms": 30}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 500}, {"at_ms": 0, "consumer": 1, "stall_ms": 500},
+               {"at_ms": 10, "consumer": 1, "crash": true}, {"at_ms": 20, "consumer": 0, "crash": true}]
+  })";
+  auto quorum = run_scenario(text);
+  CHECK(quorum.trace.at(1).ms("delivered_ms") == 30);  // B, returned first
+  CHECK(quorum.trace.at(0).ms("delivered_ms") == 40);  // then A
+  CHECK(quorum.trace.at(2).ms("delivered_ms") == 50);  // then the ready C
+  auto classic = run_scenario(text, {"broker.kind=rabbitmq-classic"});
+  CHECK(classic.trace.at(0).ms("delivered_ms") == 30);
+  CHECK(classic.trace.at(1).ms("delivered_ms") == 40);
+  CHECK(classic.trace.at(2).ms("delivered_ms") == 50);
+  // Limit disabled: each return goes to the tail, behind C.
+  auto tail = run_scenario(text, {"broker.queues.q.delivery_limit=-1"});
+  CHECK(tail.trace.at(2).ms("delivered_ms") == 30);
+  CHECK(tail.trace.at(1).ms("delivered_ms") == 40);
+  CHECK(tail.trace.at(0).ms("delivered_ms") == 50);
+}
