@@ -117,6 +117,13 @@ TEST_CASE("vector 30: at-least-once dead-lettering keeps refused messages in the
   CHECK(run.trace.at(3)["outcome"] == "in_system");         // D: 2 held + D = 3
   CHECK(run.trace.at(4)["outcome"] == "rejected_at_publish");  // E: would be the 4th
   CHECK(run.result.duplicate_executions == 0);
+  // The source deleted (x-expires, on the 5 s tick) before the target has room: the held two go
+  // with it, as does D.
+  auto deleted = run_scenario(text, {"broker.queues.q.expires_ms=300", "consumers.0.start_ms=6000", R"(stop={"time_ms": 8000})"});
+  CHECK(deleted.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 3);
+  CHECK(deleted.trace.at(1)["outcome"] == "lost");
+  CHECK(deleted.trace.at(1).ms("ended_ms") == 5000);
+  CHECK(deleted.queue("dlq").delivered == 1);
   // drop-head (the default): at-most-once, the two the target refuses are lost.
   auto fallback = run_scenario(text, {"broker.queues.q.overflow=drop-head"});
   CHECK(fallback.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 2);

@@ -86,7 +86,7 @@ class RabbitMqClassic : public Broker {
   void on_channel_tick(Consumer& c, std::uint32_t epoch);
   void declare(int q, bool periodic);
   virtual void restart_lease(int q);
-  void on_lease_end(int q, std::uint32_t gen);
+  virtual void on_lease_end(int q, std::uint32_t gen);
   void up();
 
   World& w_;

@@ -68,6 +68,19 @@ void RabbitMqQuorum::restart_lease(int q) {
   w_.at(tick, Ev::QueueLease, static_cast<std::uint32_t>(q), Q.lease_gen);
 }
 
+// A deleted queue takes its unconfirmed dead-letters with it.
+void RabbitMqQuorum::on_lease_end(int q, std::uint32_t gen) {
+  RabbitMqClassic::on_lease_end(q, gen);
+  if (!queues_[q].deleted || queues_[q].held == 0) return;
+  std::erase_if(held_, [&](const Held& h) {
+    if (h.source != q) return false;
+    w_.decide(w_.jobs[h.job], Outcome::Lost);
+    w_.leave(h.job);
+    return true;
+  });
+  queues_[q].held = 0;
+}
+
 // at-least-once needs reject-publish on the source (with drop-head the broker falls back to
 // at-most-once) and a target.
 bool RabbitMqQuorum::holds_dead_letters(int q) const {

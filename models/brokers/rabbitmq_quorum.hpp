@@ -29,6 +29,7 @@ class RabbitMqQuorum final : public RabbitMqClassic {
   Time queue_expiry(std::uint32_t j, int q) override;
   bool returned_past_limit(std::uint32_t j, Return why) override;
   void restart_lease(int q) override;
+  void on_lease_end(int q, std::uint32_t gen) override;
   void dead_letter(std::uint32_t j, int q, DeathReason why) override;
   void ready_changed(int q) override;
   bool holds_dead_letters(int q) const;
