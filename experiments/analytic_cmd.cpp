@@ -102,7 +102,11 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   const auto need = [&](bool ok, std::string why) {
     if (!ok) fails.push_back(std::move(why));
   };
-  need(s.broker.kind == "rabbitmq-classic", "broker.kind is not rabbitmq-classic");
+  // Quorum queues dispatch, expire at the head and settle as classic queues do wherever the models
+  // apply (no requeues, so no returns queue or delivery limit; no faults); they differ in the cap
+  // on "unlimited" prefetch (2000) and in TTL 0 living 1 ms, both refused below.
+  const bool quorum = s.broker.kind == "rabbitmq-quorum";
+  need(s.broker.kind == "rabbitmq-classic" || quorum, "broker.kind is neither rabbitmq-classic nor rabbitmq-quorum");
   need(s.producers.size() == 1,
        "the scenario has " + std::to_string(s.producers.size()) + " producers (the models need exactly 1)");
   if (!s.producers.empty()) {
@@ -130,6 +134,7 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   need(c.exec_timeout == ConsumerSpec::ExecTimeout::None, "consumers.0.exec_timeout is not null");
   need(c.failure_probability == 0, "consumers.0.failure_probability is not 0");
   need(c.on_expired != OnExpired::Requeue, "consumers.0.on_expired is requeue");
+  if (quorum) need(c.prefetch != 0, "consumers.0.prefetch is 0, which a quorum queue caps at 2000");
   if (s.producers.empty()) return;
   const ProducerSpec& p = s.producers[0];
   const QueueSpec& q = s.broker.queues[static_cast<std::size_t>(p.queue)];
@@ -137,6 +142,11 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   need(!q.max_length, qpath + "max_length is set");
   need(!q.max_length_bytes, qpath + "max_length_bytes is set");
   need(!q.expires, qpath + "expires_ms is set");
+  if (quorum) {
+    need(!(q.message_ttl && *q.message_ttl == 0), qpath + "message_ttl_ms is 0, which a quorum queue keeps for 1 ms");
+    need(!(p.expiration == ProducerSpec::Expiration::Fixed && p.expiration_value.is_zero()),
+         "producers.0.expiration_ms is 0, which a quorum queue keeps for 1 ms");
+  }
   need(q.dead_letter_index != p.queue, qpath + "dead_letter_to is the queue itself");
   need(!s.broker.consumer_timeout || !(std::exp(-static_cast<double>(*s.broker.consumer_timeout) / p.service.mean()) > 1e-12),
        "broker.consumer_timeout_ms is within 28 mean service times (a long job would close the channel)");

@@ -98,6 +98,8 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["published"] = q.published;
     o["delivered"] = q.delivered;
     o["dead_lettered_by_reason"] = {{"expired", q.dl_expired}, {"rejected", q.dl_rejected}, {"maxlen", q.dl_maxlen}};
+    // Only quorum queues have a delivery limit: other kinds keep their output as it was.
+    if (scenario.broker.kind == "rabbitmq-quorum") o["dead_lettered_by_reason"]["delivery_limit"] = q.dl_delivery_limit;
     o["max_ready"] = q.max_ready;
     o["mean_ready"] = q.mean_ready;
     o["mean_unacked"] = q.mean_unacked;

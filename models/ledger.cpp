@@ -25,6 +25,7 @@ void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
     case DeathReason::Expired: ++queues_[q].dl_expired; break;
     case DeathReason::Rejected: ++queues_[q].dl_rejected; break;
     case DeathReason::Maxlen: ++queues_[q].dl_maxlen; break;
+    case DeathReason::DeliveryLimit: ++queues_[q].dl_delivery_limit; break;
   }
 }
 
@@ -130,6 +131,7 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
     qr.dl_expired = b.dl_expired;
     qr.dl_rejected = b.dl_rejected;
     qr.dl_maxlen = b.dl_maxlen;
+    qr.dl_delivery_limit = b.dl_delivery_limit;
     qr.max_ready = b.max_ready;
     qr.mean_ready = b.ready_tw.mean(now);
     qr.mean_unacked = b.unacked_tw.mean(now);

@@ -23,14 +23,14 @@ namespace brokersim {
 class Consumer;
 
 // Why a broker dead-lettered a message (RabbitMQ's x-death reasons).
-enum class DeathReason : std::uint8_t { Expired, Rejected, Maxlen };
+enum class DeathReason : std::uint8_t { Expired, Rejected, Maxlen, DeliveryLimit };
 
 // Per queue. One rule for every number: it counts jobs created after the warm-up. Counters count
 // their events; levels (ready, unacked, bytes) count their messages, averaged over the time after
 // the warm-up. The state itself (`ready`, `unacked`, what --timeseries shows) counts every message.
 struct QueueBook {
   std::uint64_t published = 0, delivered = 0;
-  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
+  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0, dl_delivery_limit = 0;
   std::uint64_t deletions = 0;
   std::uint64_t ready = 0, unacked = 0;  // every message: the state
   std::uint64_t counted_ready = 0, counted_ready_bytes = 0, counted_unacked = 0, counted_unacked_bytes = 0;

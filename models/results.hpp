@@ -17,7 +17,7 @@ namespace brokersim {
 struct QueueResult {
   std::string name;
   std::uint64_t published = 0, delivered = 0;
-  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0;
+  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0, dl_delivery_limit = 0;
   std::uint64_t max_ready = 0;
   double mean_ready = 0, mean_unacked = 0;
   std::uint64_t ready_at_end = 0;

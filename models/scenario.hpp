@@ -41,6 +41,10 @@ struct QueueSpec {
   std::optional<std::int64_t> max_length_bytes;  // max-length-bytes (sum of ready message bodies)
   std::optional<Time> declare_every;      // a client re-declares the queue this often (extension)
   std::vector<Time> declare_at;           // ... or at these times (extension)
+  // rabbitmq-quorum only: x-delivery-limit (nullopt = the version's default: 20 from 4.0, none in
+  // 3.13; -1 = disabled) and the dead-letter strategy.
+  std::optional<std::int64_t> delivery_limit;
+  bool dead_letter_at_least_once = false;
 };
 
 struct BrokerSpec {

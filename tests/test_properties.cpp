@@ -114,6 +114,8 @@ json random_scenario(sim::Rng& rng) {
 
 }  // namespace
 
+void check_invariants(const json& doc);
+
 TEST_CASE("random valid scenarios keep every invariant") {
   sim::Rng rng(20261202, 0, "property-test");
 #ifdef BROKERSIM_SANITIZE
@@ -121,8 +123,27 @@ TEST_CASE("random valid scenarios keep every invariant") {
 #else
   const int kScenarios = 400;
 #endif
-  for (int i = 0; i < kScenarios; ++i) {
-    const json doc = random_scenario(rng);
+  for (int i = 0; i < kScenarios; ++i) check_invariants(random_scenario(rng));
+}
+
+// The same scenarios on quorum queues, with their own keys drawn at random (reject-publish-dlx,
+// which they refuse, becomes reject-publish).
+TEST_CASE("random valid quorum-queue scenarios keep every invariant") {
+  sim::Rng rng(20261203, 0, "property-test-quorum");
+  for (int i = 0; i < 150; ++i) {
+    json doc = random_scenario(rng);
+    doc["broker"]["kind"] = "rabbitmq-quorum";
+    for (auto& [name, q] : doc["broker"]["queues"].items()) {
+      if (q.value("overflow", "") == "reject-publish-dlx") q["overflow"] = "reject-publish";
+      if (rng.below(2)) q["delivery_limit"] = static_cast<int>(rng.below(4)) - 1;
+      if (rng.below(2)) q["dead_letter_strategy"] = rng.below(2) ? "at-least-once" : "at-most-once";
+    }
+    check_invariants(doc);
+  }
+}
+
+void check_invariants(const json& doc) {
+  {
     CAPTURE(doc.dump());
     if (std::getenv("BROKERSIM_PROPERTY_DUMP")) std::ofstream(std::getenv("BROKERSIM_PROPERTY_DUMP")) << doc.dump(1);
     brokersim::test::Run run;

@@ -35,6 +35,15 @@ struct BrokerKind {
 std::span<const BrokerKind* const> broker_kinds();
 
 const BrokerKind& rabbitmq_classic();  // rabbitmq_classic.cpp
+const BrokerKind& rabbitmq_quorum();   // rabbitmq_quorum.cpp
+
+// What RabbitMQ kinds share (rabbitmq_classic.cpp): the broker keys and the classic queue keys,
+// and the loader of "broker", which reads a queue's classic keys and then calls `load_own` (may be
+// nullptr) for the kind's own.
+using RabbitQueueKeys = void (*)(const json& q, const std::string& at, QueueSpec& queue);
+Keys rabbitmq_broker_keys();
+Keys rabbitmq_queue_keys();
+BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, RabbitQueueKeys load_own);
 
 // The section's keys for `kind`: `common` (the keys every kind accepts there) and the kind's own.
 std::vector<std::string_view> section_keys(Keys common, const BrokerKind& kind, Section section);

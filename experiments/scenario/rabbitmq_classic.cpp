@@ -59,14 +59,16 @@ void load_queue_lifetime(const json& q, const std::string& at, QueueSpec& queue)
   }
 }
 
-QueueSpec load_queue(const std::string& name, const json& v, const Context& context) {
+QueueSpec load_queue(const std::string& name, const json& v, const Context& context, const BrokerKind& kind,
+                     RabbitQueueKeys load_own) {
   const std::string at = join("broker.queues", name);
   const json& q = object_at(v, at, "an object (the queue's arguments)");
-  check_keys(q, at, kQueueKeys, foreign_key_owner(rabbitmq_classic(), Section::Queue));
+  check_keys(q, at, kind.queue_keys, foreign_key_owner(kind, Section::Queue));
   QueueSpec queue;
   queue.name = name;
   load_queue_limits(q, at, context, queue);
   load_queue_lifetime(q, at, queue);
+  if (load_own) load_own(q, at, queue);
   return queue;
 }
 
@@ -79,10 +81,16 @@ std::string version(const json& version) {
   return std::string(*it);
 }
 
-BrokerSpec load(const json& v, Context& context) {
+}  // namespace
+
+Keys rabbitmq_broker_keys() { return kBrokerKeys; }
+Keys rabbitmq_queue_keys() { return kQueueKeys; }
+
+BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, RabbitQueueKeys load_own) {
   const std::string path = "broker";
-  check_keys(v, path, kBrokerKeys, foreign_key_owner(rabbitmq_classic(), Section::Broker));
+  check_keys(v, path, kind.broker_keys, foreign_key_owner(kind, Section::Broker));
   BrokerSpec broker;
+  broker.kind = std::string(kind.name);
   if (has(v, "version")) broker.version = version(v["version"]);
   broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
   broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
@@ -98,10 +106,14 @@ BrokerSpec load(const json& v, Context& context) {
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
   for (auto it = queues.begin(); it != queues.end(); ++it) {
-    broker.queues.push_back(load_queue(it.key(), it.value(), context));
+    broker.queues.push_back(load_queue(it.key(), it.value(), context, kind, load_own));
   }
   return broker;
 }
+
+namespace {
+
+BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, rabbitmq_classic(), nullptr); }
 
 constexpr BrokerKind kRabbitmqClassic{"rabbitmq-classic", kBrokerKeys, kQueueKeys, {}, {}, load};
 

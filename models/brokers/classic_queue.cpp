@@ -5,6 +5,18 @@
 namespace brokersim {
 
 void ClassicQueue::requeue(const Message& m) {
+  if (requeue_to_ != RequeueTo::OriginalPosition) {
+    Message back = m;
+    if (requeue_to_ == RequeueTo::Returns) {
+      ready_.insert(ready_.begin() + static_cast<std::ptrdiff_t>(returns_++), back);
+    } else {
+      back.seq = next_seq_++;  // a new Raft index: a new message at the tail
+      ready_.push_back(back);
+    }
+    ready_bytes_ += back.bytes;
+    count(back, +1);
+    return;
+  }
   // Requeued messages are usually older than everything ready, so search from the front.
   auto it = std::upper_bound(ready_.begin(), ready_.end(), m.seq,
                              [](std::uint64_t s, const Message& x) { return s < x.seq; });

@@ -24,9 +24,15 @@ struct Message {
   bool counted; // its job was created after the warm-up: it counts in the queue's levels
 };
 
+// Where a returned (requeued) message goes. Classic queues: back to its original position.
+// Quorum queues with a delivery limit: to the returns queue, served before every ready message in
+// return order; without a limit: to the tail, as a new message (SEMANTICS.md part 2, D3).
+enum class RequeueTo : std::uint8_t { OriginalPosition, Returns, Tail };
+
 class ClassicQueue {
  public:
-  explicit ClassicQueue(const QueueSpec& spec) : spec_(&spec) {}
+  explicit ClassicQueue(const QueueSpec& spec, RequeueTo requeue_to = RequeueTo::OriginalPosition)
+      : spec_(&spec), requeue_to_(requeue_to) {}
 
   const QueueSpec& spec() const { return *spec_; }
   std::size_t ready() const { return ready_.size(); }
@@ -52,12 +58,13 @@ class ClassicQueue {
   // that a requeue can still put it back where it belongs.
   std::uint64_t take_seq() { return next_seq_++; }
 
-  // Back to its original position (merge by sequence number), keeping its original expiry.
+  // A returned message, by requeue_to (above), keeping its original expiry.
   void requeue(const Message& m);
 
   Message pop_head() {
     Message m = ready_.front();
     ready_.pop_front();
+    if (returns_ > 0) --returns_;
     ready_bytes_ -= m.bytes;
     count(m, -1);
     return m;
@@ -69,7 +76,7 @@ class ClassicQueue {
 
   // Would one more message of `bytes` exceed max-length or max-length-bytes?
   bool full_for(std::uint64_t bytes) const {
-    return (spec_->max_length && ready_.size() + 1 > static_cast<std::uint64_t>(*spec_->max_length)) ||
+    return (spec_->max_length && ready_.size() + held + 1 > static_cast<std::uint64_t>(*spec_->max_length)) ||
            (spec_->max_length_bytes && ready_bytes_ + bytes > static_cast<std::uint64_t>(*spec_->max_length_bytes));
   }
   bool over_limit() const {
@@ -80,6 +87,7 @@ class ClassicQueue {
   std::deque<Message> take_all() {
     ready_bytes_ = 0;
     counted_ready_ = counted_ready_bytes_ = 0;
+    returns_ = 0;
     return std::exchange(ready_, {});
   }
 
@@ -98,6 +106,9 @@ class ClassicQueue {
   int consumers = 0;
   std::uint32_t lease_gen = 0;
   bool deleted = false;
+  // Quorum at-least-once dead-lettering: messages dead-lettered from here that their target has
+  // not accepted yet. They stay in this queue and count toward its max_length.
+  std::uint64_t held = 0;
 
  private:
   void count(const Message& m, int sign) {
@@ -107,7 +118,9 @@ class ClassicQueue {
   }
 
   const QueueSpec* spec_;
+  RequeueTo requeue_to_;
   std::deque<Message> ready_;
+  std::size_t returns_ = 0;  // the returns queue: the first returns_ messages of ready_
   std::uint64_t ready_bytes_ = 0;
   std::uint64_t counted_ready_ = 0, counted_ready_bytes_ = 0;
   std::uint64_t next_seq_ = 0;

@@ -9,12 +9,12 @@
 
 namespace brokersim {
 
-RabbitMqClassic::RabbitMqClassic(World& w) : w_(w) {
+RabbitMqClassic::RabbitMqClassic(World& w, RequeueTo requeue_to) : w_(w) {
   const auto nq = w.s.broker.queues.size();
   // Cycle detection keeps the queues a message was dead-lettered from as bits of one word.
   if (nq > 64) throw InvariantError("at most 64 queues are supported");
   queues_.reserve(nq);
-  for (const auto& q : w.s.broker.queues) queues_.emplace_back(q);
+  for (const auto& q : w.s.broker.queues) queues_.emplace_back(q, requeue_to);
   dispatchers_.resize(nq);
   channels_.resize(w.consumers.size());
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
@@ -78,7 +78,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
     return;
   }
 
-  job.queue_expiry = Q.expiry_for(w_.now, job.message_ttl);
+  job.queue_expiry = queue_expiry(j, q);
   job.ready_since = w_.now;
   if (Q.empty() && !dispatchers_[q].empty()) {
     // attempt_delivery before enqueue: this is also why expiration 0 is delivered when (and
@@ -87,7 +87,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
     deliver(j, q);
     return;
   }
-  if (job.queue_expiry <= w_.now && spec.message_ttl && *spec.message_ttl == 0 && spec.dead_letter_index < 0) {
+  if (ttl0_discard_ && job.queue_expiry <= w_.now && spec.message_ttl && *spec.message_ttl == 0 && spec.dead_letter_index < 0) {
     // deliver_or_enqueue's `ttl = 0, dlx = undefined` branch: discarded at once.
     w_.ledger.expired_in_queue(job, w_.now);
     w_.decide(job, Outcome::ExpiredInQueue);
@@ -211,12 +211,21 @@ void RabbitMqClassic::dead_letter(std::uint32_t j, int q, DeathReason why) {
   job.where = Where::DeadLettering;
   job.queue = target;
   w_.ledger.update_resting(job);
-  w_.at(w_.now, Ev::DeadLetter, j, job.gen, static_cast<std::uint32_t>(target));
+  if (dead_letter_now_) {
+    enqueue(j, target, true);
+  } else {
+    w_.at(w_.now, Ev::DeadLetter, j, job.gen, static_cast<std::uint32_t>(target));
+  }
+}
+
+Time RabbitMqClassic::queue_expiry(std::uint32_t j, int q) {
+  return queues_[q].expiry_for(w_.now, w_.jobs[j].message_ttl);
 }
 
 // basic.nack requeue=true: back to the original position with the original expiry; then the
 // head pass runs (requeue_and_run), so an expired message that lands at the head goes at once.
-void RabbitMqClassic::requeue(std::uint32_t j) {
+void RabbitMqClassic::requeue(std::uint32_t j, Return why) {
+  if (returned_past_limit(j, why)) return;
   Job& job = w_.jobs[j];
   const int q = job.queue;
   queues_[q].requeue(Message{job.seq, j, job.bytes, job.queue_expiry, job.counted});
@@ -237,7 +246,7 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   switch (job.ack) {
     case Job::Ack::Ack: w_.leave(j); break;
     case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
-    case Job::Ack::Requeue: requeue(j); break;
+    case Job::Ack::Requeue: requeue(j, Return::Nack); break;
   }
   give_credit(c);
   dispatch(c.queue());
@@ -245,7 +254,8 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
 
 // Credit: the prefetch window and the channel's unacked deliveries.
 bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
-  return ch.open && (c.spec().prefetch == 0 || ch.unacked < static_cast<std::uint32_t>(c.spec().prefetch));
+  const auto prefetch = c.spec().prefetch == 0 ? unlimited_prefetch_ : static_cast<std::uint32_t>(c.spec().prefetch);
+  return ch.open && (prefetch == 0 || ch.unacked < prefetch);
 }
 
 void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {

@@ -21,9 +21,12 @@
 
 namespace brokersim {
 
-class RabbitMqClassic final : public Broker {
+// Also the base of RabbitMqQuorum (rabbitmq_quorum.hpp): quorum queues share the dispatch, the
+// channels, dead-lettering and restarts, and differ through the virtual steps and the settings
+// below (requeue position, expiry stamp, leases, prefetch cap).
+class RabbitMqClassic : public Broker {
  public:
-  explicit RabbitMqClassic(World& w);
+  explicit RabbitMqClassic(World& w, RequeueTo requeue_to = RequeueTo::OriginalPosition);
 
   void start() override;
   void publish(std::uint32_t j) override;
@@ -34,7 +37,11 @@ class RabbitMqClassic final : public Broker {
   void on_event(const sim::Event& ev) override;
   void down(Time duration) override;
 
- private:
+ protected:
+  // Why a delivery came back to the queue: what counts toward a quorum queue's delivery limit
+  // depends on it.
+  enum class Return : std::uint8_t { Nack, Crash, Timeout };
+
   // rabbit_channel's channel_tick_interval: the consumer timeout is evaluated once per tick.
   static constexpr Time kChannelTick = Time{60'000} * sim::kNsPerMs;
 
@@ -64,17 +71,22 @@ class RabbitMqClassic final : public Broker {
   void drop_expired(int q);
   void arm_timer(int q);
   void expire(std::uint32_t j, int q);
-  void dead_letter(std::uint32_t j, int q, DeathReason why);
-  void requeue(std::uint32_t j);
-  void ready_changed(int q);
+  virtual void dead_letter(std::uint32_t j, int q, DeathReason why);
+  void requeue(std::uint32_t j, Return why);
+  virtual void ready_changed(int q);
+  // The absolute expiry stamped when job j enters queue q (publish or dead-letter).
+  virtual Time queue_expiry(std::uint32_t j, int q);
+  // A delivery came back: true if the broker disposed of it instead of requeueing it.
+  virtual bool returned_past_limit(std::uint32_t /*j*/, Return /*why*/) { return false; }
   void unacked_changed(int q, const Job& job, int delta);
 
   // channels, queue leases, restarts
-  void close_channel(Consumer& c);
+  void close_connection(Consumer& c, Return why);
+  void close_channel(Consumer& c, Return why);
   void on_channel_tick(Consumer& c, std::uint32_t epoch);
   void declare(int q, bool periodic);
-  void restart_lease(int q);
-  void on_lease_end(int q, std::uint32_t gen);
+  virtual void restart_lease(int q);
+  virtual void on_lease_end(int q, std::uint32_t gen);
   void up();
 
   World& w_;
@@ -83,6 +95,17 @@ class RabbitMqClassic final : public Broker {
   std::vector<Channel> channels_;  // by consumer index
   sim::Rng slack_rng_;
   bool consumer_timeout_on_ = false;
+  // Quorum-queue differences that are plain settings: the prefetch a consumer asking for
+  // "unlimited" (0) gets (0 = truly unlimited), whether a declare renews the x-expires lease,
+  // whether every message survives a restart (quorum queues are replicated and durable), and
+  // deliver_or_enqueue's "ttl = 0, no DLX: discard at once" branch (classic only).
+  std::uint32_t unlimited_prefetch_ = 0;
+  bool declare_renews_lease_ = true;
+  bool all_durable_ = false;
+  bool ttl0_discard_ = true;
+  // Dead-letter into the target at once rather than by an Ev::DeadLetter hop (quorum
+  // at-least-once releases, which must see the target's length as it is).
+  bool dead_letter_now_ = false;
   bool down_ = false;
   Time up_at_ = 0;
 };

@@ -39,7 +39,9 @@ void RabbitMqClassic::consume(Consumer& c) {
 
 // The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
 // was still on the wire) is requeued at its original position, redelivered.
-void RabbitMqClassic::close_connection(Consumer& c) {
+void RabbitMqClassic::close_connection(Consumer& c) { close_connection(c, Return::Crash); }
+
+void RabbitMqClassic::close_connection(Consumer& c, Return why) {
   const int q = c.queue();
   Channel& ch = channels_[c.index()];
   ch.open = false;
@@ -52,16 +54,16 @@ void RabbitMqClassic::close_connection(Consumer& c) {
     untrack(ch, j);
     ++w_.jobs[j].gen;  // its pending receive / completion / ack events are void now
     unacked_changed(q, w_.jobs[j], -1);
-    requeue(j);
+    requeue(j, why);
   }
   if (--queues_[q].consumers == 0) restart_lease(q);
   dispatch(q);
 }
 
 // The broker closes the channel itself: the client loses what it held, as in a crash.
-void RabbitMqClassic::close_channel(Consumer& c) {
+void RabbitMqClassic::close_channel(Consumer& c, Return why) {
   c.connection_lost(w_);
-  close_connection(c);
+  close_connection(c, why);
 }
 
 // Delivery acknowledgement timeout (RabbitMQ <= 4.2): once per channel tick, the oldest unacked
@@ -78,7 +80,7 @@ void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
   for (std::uint32_t j : ch.unacked_jobs) oldest = std::min(oldest, w_.jobs[j].delivered);
   if (w_.now - oldest > *w_.s.broker.consumer_timeout) {
     ++w_.ledger.r.consumer_timeouts;
-    close_channel(c);
+    close_channel(c, Return::Timeout);
     w_.at(w_.now, Ev::Attach, static_cast<std::uint32_t>(c.index()));
     return;
   }
@@ -88,7 +90,7 @@ void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
 // queue.declare (passive or not) renews the x-expires lease and re-creates a deleted queue.
 void RabbitMqClassic::declare(int q, bool periodic) {
   ClassicQueue& Q = queues_[q];
-  if (!down_) {
+  if (!down_ && (declare_renews_lease_ || Q.deleted)) {
     Q.deleted = false;
     restart_lease(q);
   }
@@ -129,13 +131,13 @@ void RabbitMqClassic::down(Time duration) {
   down_ = true;
   for (auto& c : w_.consumers) {
     if (!c.attached) continue;
-    close_channel(c);
+    close_channel(c, Return::Crash);
     channels_[c.index()].reconnect_when_up = true;
   }
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     ClassicQueue& Q = queues_[q];
     for (const Message& m : Q.take_all()) {
-      if (w_.jobs[m.job].persistent) {
+      if (all_durable_ || w_.jobs[m.job].persistent) {
         Q.requeue(m);
       } else {
         w_.decide(w_.jobs[m.job], Outcome::Lost);
