@@ -180,3 +180,14 @@ TEST_CASE("sweep numbers are exact and never in exponent notation") {
   CHECK(std::strtod(brokersim::format_number(4.9e-324).c_str(), nullptr) == 4.9e-324);  // stod refuses denormals
   CHECK(brokersim::format_number(std::nan("")) == "");
 }
+
+TEST_CASE("more than 64 queues is an input error naming broker.queues and not an internal error") {
+  std::string queues;
+  for (int i = 0; i < 65; ++i) queues += std::string(i ? "," : "") + "\"q" + std::to_string(i) + "\": {}";
+  brokersim::test::ScratchDir dir("labels");
+  const std::string path = dir.write("s.json", R"({"stop": {"time_ms": 10}, "broker": {"queues": {)" + queues +
+                                                    R"(}}, "producers": [{"queue": "q0", "arrivals": {"at_ms": [0]}, "service_ms": 1}]})");
+  const auto r = brokersim::test::run_cli({"run", path});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("broker.queues: expected at most 64 queues, got 65 queues") != std::string::npos);
+}

@@ -93,6 +93,9 @@ BrokerSpec load_broker(const json& v, Context& context) {
 
 void collect_queue_names(const json& queues, Context& context) {
   if (!queues.is_object() || queues.empty()) fail("broker.queues", "a non-empty object of queues by name", queues);
+  // Dead-letter cycle detection keeps the queues a message died in as the bits of one word.
+  if (queues.size() > 64)
+    throw ScenarioError("broker.queues", "at most 64 queues", std::to_string(queues.size()) + " queues");
   for (auto it = queues.begin(); it != queues.end(); ++it) {
     if (!valid_queue_name(it.key())) {
       fail("broker.queues", "queue names of 1 to 255 bytes without '.', ',', '\"' or control characters", json(it.key()));
