@@ -533,6 +533,7 @@ struct PointResult {
   std::vector<bool> holds;          // each target, as judged (on the mean or, --conservative, its bound)
   bool meets = false;
   double violation = 0;     // sum of relative shortfalls, 0 when the target is met
+  std::size_t incomplete = 0;  // replications stopped by a limit or that measured nothing: never met
 };
 
 // Student t 95% half-width of a target's margin (lhs - rhs), evaluated per replication: the
@@ -609,6 +610,13 @@ class PointRunner {
     for (std::uint64_t r = 0; r < o_.replications; ++r) tasks.push_back({&grid_.scenarios[p], r});
     const auto rows = run_tasks(tasks, o_.threads, grid_.names, {}, &stats_);
     PointResult res = judge_point(grid_, p, targets_, rows, o_.conservative);
+    // A replication stopped by a limit or that measured nothing (every outcome 0) cannot show a
+    // target is met: "0 stale jobs" of a run that counted no job is no answer.
+    for (const auto& why : stats_.incomplete) res.incomplete += !why.empty();
+    if (res.incomplete > 0) {
+      res.meets = false;
+      res.violation = std::numeric_limits<double>::infinity();
+    }
     tried_.push_back(p);
     progress_.update(tried_.size());
     return results_.emplace(p, std::move(res)).first->second;

@@ -382,4 +382,6 @@ TEST_CASE("plan: runs that measured nothing are reported with exit status 3") {
   CHECK(r.status == 3);
   CHECK(r.err.find("run(s) measured nothing: they ended before warmup_ms, or no job was created after warmup_ms\n") !=
         std::string::npos);
+  // Nothing measured is not "0% expired": no setting is accepted on it.
+  CHECK(r.out.find("no setting in the grid meets the target") != std::string::npos);
 }
