@@ -718,9 +718,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     return 0;
   }
   if (!vm.count("scenario")) throw ScenarioError("analytic: expected a scenario file or --validate, got nothing");
-  std::vector<std::string> sets;
-  if (vm.count("set")) sets = vm["set"].as<std::vector<std::string>>();
-  const Scenario s = load_scenario_file(vm["scenario"].as<std::string>(), sets);
+  const Scenario s = load_command_scenario(vm, "analytic");
   const AnalyticFit f = fit_analytic(s);
   const AnalyticValues v = analytic_values(f);
   if (vm.count("json")) {

@@ -20,4 +20,10 @@ std::vector<std::string> option_list(const boost::program_options::variables_map
 // An unsigned integer option >= min: "OPTION: expected an integer >= MIN, got "TEXT"".
 std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min);
 
+struct Scenario;
+
+// The scenario a one-scenario command names (its positional SCENARIO.json, after its --set
+// overrides); "COMMAND: expected a scenario file, got nothing" without one.
+Scenario load_command_scenario(const boost::program_options::variables_map& vm, const char* command);
+
 }  // namespace brokersim

@@ -84,6 +84,11 @@ po::variables_map parse_command_line(const std::vector<std::string>& args, const
   return vm;
 }
 
+Scenario load_command_scenario(const po::variables_map& vm, const char* command) {
+  if (!vm.count("scenario")) throw ScenarioError(command, "a scenario file", "nothing");
+  return load_scenario_file(vm["scenario"].as<std::string>(), option_list(vm, "set"));
+}
+
 std::vector<std::string> option_list(const po::variables_map& vm, const char* name) {
   return vm.count(name) ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>{};
 }
@@ -121,9 +126,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << opts << '\n';
     return 0;
   }
-  if (!vm.count("scenario")) throw ScenarioError("run", "a scenario file", "nothing");
-
-  Scenario scenario = load_scenario_file(vm["scenario"].as<std::string>(), option_list(vm, "set"));
+  Scenario scenario = load_command_scenario(vm, "run");
   if (vm.count("seed")) scenario.seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
   if (vm.count("replication")) scenario.replication = parse_count("--replication", vm["replication"].as<std::string>(), 0);
   if (vm.count("timeseries") && !scenario.observe_every)

@@ -946,8 +946,7 @@ int cmd_metrics(const std::vector<std::string>& args, std::ostream& out, std::os
     out << opts << '\n';
     return 0;
   }
-  if (!vm.count("scenario")) throw ScenarioError("metrics", "a scenario file", "nothing");
-  const Scenario s = load_scenario_file(vm["scenario"].as<std::string>(), option_list(vm, "set"));
+  const Scenario s = load_command_scenario(vm, "metrics");
   for (const auto& name : metric_names(s)) out << name << '\n';
   (void)err;
   return 0;
