@@ -97,9 +97,9 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     auto& o = queues[q.name];
     o["published"] = q.published;
     o["delivered"] = q.delivered;
-    o["dead_lettered_by_reason"] = {{"expired", q.dl_expired}, {"rejected", q.dl_rejected}, {"maxlen", q.dl_maxlen}};
-    // Only quorum queues have a delivery limit: other kinds keep their output as it was.
-    if (scenario.broker.kind == "rabbitmq-quorum") o["dead_lettered_by_reason"]["delivery_limit"] = q.dl_delivery_limit;
+    auto& reasons = o["dead_lettered_by_reason"];
+    reasons = nlohmann::ordered_json::object();
+    for (DeathReason why : death_reasons_of(scenario.broker.kind)) reasons[std::string(death_reason_name(why))] = q.dl(why);
     o["max_ready"] = q.max_ready;
     o["mean_ready"] = q.mean_ready;
     o["mean_unacked"] = q.mean_unacked;
@@ -218,13 +218,26 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
         << grouped(r.consumer_timeouts) << '\n';
   out << '\n';
 
-  out << "Queue              published  delivered  dl:expired dl:rejected  dl:maxlen  max_ready mean_ready mean_unacked\n";
+  // One dl: column per reason the broker kind gives, named as in dead_lettered_by_reason.
+  const auto reasons = death_reasons_of(s.broker.kind);
+  auto width = [](DeathReason why) { return static_cast<int>(std::max<std::size_t>(11, death_reason_name(why).size() + 3)); };
+  out << "Queue              published  delivered";
+  for (DeathReason why : reasons) {
+    char col[64];
+    std::snprintf(col, sizeof col, " %*s", width(why), ("dl:" + std::string(death_reason_name(why))).c_str());
+    out << col;
+  }
+  out << "  max_ready mean_ready mean_unacked\n";
   for (const auto& q : r.queues) {
     char line[256];
-    std::snprintf(line, sizeof line, "  %-16s %10s %10s %11s %11s %10s %10s %10.2f %12.2f\n", q.name.c_str(),
-                  grouped(q.published).c_str(), grouped(q.delivered).c_str(), grouped(q.dl_expired).c_str(),
-                  grouped(q.dl_rejected).c_str(), grouped(q.dl_maxlen).c_str(), grouped(q.max_ready).c_str(),
-                  q.mean_ready, q.mean_unacked);
+    std::snprintf(line, sizeof line, "  %-16s %10s %10s", q.name.c_str(), grouped(q.published).c_str(),
+                  grouped(q.delivered).c_str());
+    out << line;
+    for (DeathReason why : reasons) {
+      std::snprintf(line, sizeof line, " %*s", width(why), grouped(q.dl(why)).c_str());
+      out << line;
+    }
+    std::snprintf(line, sizeof line, " %10s %10.2f %12.2f\n", grouped(q.max_ready).c_str(), q.mean_ready, q.mean_unacked);
     out << line;
   }
   if (r.stop_reason == "max_in_system" || r.stop_reason == "max_events" || r.stop_reason == "zero_time_loop")

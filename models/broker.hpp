@@ -14,9 +14,12 @@
 //    sees it in settle(), never earlier. A broker that voids a delivery (a closed channel, a
 //    lapsed lock) bumps job.gen so that the consumer's pending events for it are ignored.
 //  - The broker's own timers are Ev kinds it schedules and receives back in on_event().
-//  - Where a broker needs the client to hold a clock (an Azure Service Bus lock renewed while a
-//    job executes, an SQS visibility timeout), the seam is Consumer::start() (the job leaves the
-//    local buffer for a slot) and Consumer::send_ack(): a broker method called from there.
+//  - Where a broker's clock runs while a client holds a message (an Azure Service Bus lock, an
+//    SQS visibility timeout), the broker hears when a job leaves the client's buffer for a slot
+//    (execution_started, called only when World::broker_hears_starts is set, so that brokers
+//    without such a clock pay nothing), and takes a lapsed message back with World::take_back:
+//    the client keeps a stale copy (a ghost) that runs and settles, and the broker drops it in
+//    settle() (World::drop_ghost).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +56,8 @@ class Broker {
   // The consumer's settlement of a delivery (job.ack: ack, reject, requeue) arrives; gen is the
   // job's gen when it was sent (a settlement for a voided delivery never arrives).
   virtual void settle(std::uint32_t job, std::uint32_t gen) = 0;
+  // The consumer starts executing the job (see the contract above).
+  virtual void execution_started(std::uint32_t /*job*/) {}
   // --- kernel: the broker's own timers (Ev kinds the broker scheduled)
   virtual void on_event(const sim::Event& ev) = 0;
 

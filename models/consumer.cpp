@@ -85,7 +85,7 @@ void Consumer::start(World& w, std::uint32_t j) {
   RunResult& r = w.ledger.r;
   job.where = Where::Executing;
   job.started = w.now;
-  if (++job.executions > 1) ++r.duplicate_executions;
+  if (w.ledger.started_again(job)) ++r.duplicate_executions;
   if (job.counted) {
     r.wait_local.add(w.now - job.received);
     if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
@@ -108,6 +108,7 @@ void Consumer::start(World& w, std::uint32_t j) {
     result = ExecResult::Failed;
   }
   w.at(w.now + run, Ev::ExecDone, j, job.gen, static_cast<std::uint32_t>(result));
+  if (w.broker_hears_starts) w.broker->execution_started(j);  // last: it may move the pool
 }
 
 void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {

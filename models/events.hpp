@@ -11,7 +11,12 @@
 //  - DeadLetter: a dead-lettered message reaches its target before new publishes at t. (It is
 //    an event, not a call, so dead-letter chains through TTL-0 queues iterate, not recurse.)
 //  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
-//    before ChannelTick too: an ack arriving at the tick is in time.
+//    before ChannelTick and Lease too: an ack arriving at the tick, or as its lock or visibility
+//    lapses, is in time.
+//  - Lease (a lock or visibility timeout lapses) before Activate and Publish: the message it
+//    returns was in the queue first.
+//  - Activate (a scheduled or delayed message becomes available) before Publish: it was
+//    published earlier.
 //  - Publish (after a publish delay), then Arrival (creation; publishes at once without delay).
 //  - Receive, ExecDone, StallEnd: the consumer side; their mutual order does not change results.
 //  - Observe last: a sample at t shows the state after everything that happened at t.
@@ -32,6 +37,8 @@ enum class Ev : std::uint32_t {
   DeadLetter,   // broker
   AckArrive,    // broker: a consumer's settlement arrives
   ChannelTick,  // broker
+  Lease,        // broker: a lock (Azure Service Bus) or visibility timeout (SQS) lapses
+  Activate,     // broker: a scheduled or delayed message becomes available
   Publish,      // producer
   Arrival,      // producer
   Receive,      // consumer

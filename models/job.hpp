@@ -61,6 +61,9 @@ struct Job {
   bool counted = false;          // created after warm-up: enters the statistics
   bool redelivered = false;      // RabbitMQ's flag: it was delivered before
   bool settled_resting = false;  // resting, decided, in a queue no consumer reads
+  // A stale copy a client still holds after the broker took the message back (World::take_back):
+  // it runs and settles like a delivery, but has no outcome and no trace row of its own.
+  bool ghost = false;
   enum class Ack : std::uint8_t { Ack, Reject, Requeue } ack = Ack::Ack;  // what the consumer sent
   std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
   std::uint32_t redeliveries = 0;

@@ -21,26 +21,24 @@ Ledger::Ledger(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) {
 
 void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
   if (!job.counted) return;
-  switch (why) {
-    case DeathReason::Expired: ++queues_[q].dl_expired; break;
-    case DeathReason::Rejected: ++queues_[q].dl_rejected; break;
-    case DeathReason::Maxlen: ++queues_[q].dl_maxlen; break;
-    case DeathReason::DeliveryLimit: ++queues_[q].dl_delivery_limit; break;
-  }
+  ++queues_[q].dead_lettered[static_cast<std::size_t>(why)];
 }
 
+void Ledger::copy_made(const Job& live) {
+  auto [it, fresh] = copies_.try_emplace(live.id);
+  if (fresh) it->second = {live.executions, 2};  // the ghost and the live copy
+  else ++it->second.alive;
+}
 
-
-
-
-
+void Ledger::copy_gone(const Job& job) {
+  const auto it = copies_.find(job.id);
+  if (it != copies_.end() && --it->second.alive == 0) copies_.erase(it);
+}
 
 void Ledger::job_created(const Job& job) {
   if (job.counted) ++r.generated;
   ++unsettled_;
 }
-
-
 
 void Ledger::warmup(Time now) {
   for (auto& b : queues_) {
@@ -97,7 +95,9 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
   // executing are in the system whatever was decided before; a decided job resting in an unread
   // queue, or whose ack is on its way, keeps its decision.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> alive;
-  jobs.for_each_live([&](std::uint32_t i, Job& job) { alive.emplace_back(job.id, i); });
+  jobs.for_each_live([&](std::uint32_t i, Job& job) {
+    if (!job.ghost) alive.emplace_back(job.id, i);  // a ghost is a copy, not a job
+  });
   std::sort(alive.begin(), alive.end());
   for (auto [id, i] : alive) {
     Job& job = jobs[i];
@@ -128,10 +128,7 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
     qr.name = s_.broker.queues[q].name;
     qr.published = b.published;
     qr.delivered = b.delivered;
-    qr.dl_expired = b.dl_expired;
-    qr.dl_rejected = b.dl_rejected;
-    qr.dl_maxlen = b.dl_maxlen;
-    qr.dl_delivery_limit = b.dl_delivery_limit;
+    qr.dead_lettered = b.dead_lettered;
     qr.max_ready = b.max_ready;
     qr.mean_ready = b.ready_tw.mean(now);
     qr.mean_unacked = b.unacked_tw.mean(now);

@@ -8,11 +8,14 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "models/death_reason.hpp"
 #include "models/job.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"
@@ -22,15 +25,13 @@ namespace brokersim {
 
 class Consumer;
 
-// Why a broker dead-lettered a message (RabbitMQ's x-death reasons).
-enum class DeathReason : std::uint8_t { Expired, Rejected, Maxlen, DeliveryLimit };
 
 // Per queue. One rule for every number: it counts jobs created after the warm-up. Counters count
 // their events; levels (ready, unacked, bytes) count their messages, averaged over the time after
 // the warm-up. The state itself (`ready`, `unacked`, what --timeseries shows) counts every message.
 struct QueueBook {
   std::uint64_t published = 0, delivered = 0;
-  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0, dl_delivery_limit = 0;
+  std::array<std::uint64_t, kDeathReasonCount> dead_lettered{};  // by DeathReason
   std::uint64_t deletions = 0;
   std::uint64_t ready = 0, unacked = 0;  // every message: the state
   std::uint64_t counted_ready = 0, counted_ready_bytes = 0, counted_unacked = 0, counted_unacked_bytes = 0;
@@ -87,6 +88,22 @@ class Ledger {
   bool settled() const { return unsettled_ == 0; }
   void job_left(const Job& job) {
     if (!job.settled_resting) --unsettled_;
+    if (!copies_.empty()) copy_gone(job);
+  }
+
+  // --- copies of one job: a ghost (a client's stale copy, World::take_back) and the broker's
+  // live copy. Each copy has its own `executions`; a job's executions are counted here while it
+  // has copies, so a duplicate execution is seen whichever copy runs first.
+  void copy_made(const Job& live);
+  void copy_gone(const Job& job);
+  // The job (any copy) starts executing: true when it executed before (a duplicate execution).
+  bool started_again(Job& job) {
+    ++job.executions;
+    if (!copies_.empty()) {
+      const auto it = copies_.find(job.id);
+      if (it != copies_.end()) return ++it->second.executions > 1;
+    }
+    return job.executions > 1;
   }
 
   void warmup(Time now);
@@ -114,6 +131,8 @@ class Ledger {
   // Trace rows come out in job order; rows wait here until every earlier job has ended.
   std::uint64_t trace_next_ = 0;
   std::deque<std::optional<std::string>> trace_pending_;
+  struct Copies { std::uint32_t executions = 0, alive = 0; };
+  std::unordered_map<std::uint64_t, Copies> copies_;  // by job id, only jobs with a ghost
 };
 
 // The calls made for every job, inline: the broker and the clients are in other translation

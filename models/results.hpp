@@ -3,12 +3,14 @@
 // reports, sweeps and tests.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "models/death_reason.hpp"
 #include "models/job.hpp"
 #include "sim/stats.hpp"
 
@@ -17,7 +19,8 @@ namespace brokersim {
 struct QueueResult {
   std::string name;
   std::uint64_t published = 0, delivered = 0;
-  std::uint64_t dl_expired = 0, dl_rejected = 0, dl_maxlen = 0, dl_delivery_limit = 0;
+  std::array<std::uint64_t, kDeathReasonCount> dead_lettered{};  // by DeathReason
+  std::uint64_t dl(DeathReason why) const { return dead_lettered[static_cast<std::size_t>(why)]; }
   std::uint64_t max_ready = 0;
   double mean_ready = 0, mean_unacked = 0;
   std::uint64_t ready_at_end = 0;

@@ -45,6 +45,19 @@ struct QueueSpec {
   // 3.13; -1 = disabled) and the dead-letter strategy.
   std::optional<std::int64_t> delivery_limit;
   bool dead_letter_at_least_once = false;
+  // azure-servicebus only: the peek-lock duration, MaxDeliveryCount, the entity's default (and
+  // ceiling) message TTL, dead-lettering on expiration, and sessions.
+  Time lock_duration = Time{60'000} * sim::kNsPerMs;
+  int max_delivery_count = 10;
+  std::optional<Time> default_ttl;
+  bool dead_letter_on_expiration = false;
+  bool requires_session = false;
+  // amazon-sqs only: the visibility timeout, retention from the original enqueue, the queue's
+  // delivery delay, and the redrive policy's maxReceiveCount (with dead_letter_to).
+  Time visibility_timeout = Time{30'000} * sim::kNsPerMs;
+  Time retention = Time{345'600'000} * sim::kNsPerMs;
+  Time delay = 0;
+  std::optional<int> max_receive_count;
 };
 
 struct BrokerSpec {
@@ -83,6 +96,10 @@ struct ProducerSpec {
   Distribution clock_offset;              // producer clock - true clock, ns (extension; default 0)
   Distribution message_bytes;             // body size in bytes (default 0)
   bool persistent = false;                // delivery_mode 2: survives a broker restart
+  // azure-servicebus only: a scheduled enqueue this long after the publish (the TTL starts at
+  // activation), and the session id each message carries (drawn per message, rounded).
+  std::optional<Distribution> scheduled_delay;
+  std::optional<Distribution> session;
 };
 
 enum class Admission : std::uint8_t { None, CheckBeforeStart, CheckAtReceiveAndStart };
@@ -104,6 +121,10 @@ struct ConsumerSpec {
   Distribution exec_timeout_value;        // ns, when Fixed
   double failure_probability = 0;
   int priority = 0;                       // x-priority (extension): higher is served first
+  // azure-servicebus only: ReceiveAndDelete settles a message when it is sent (lost on a crash).
+  bool receive_and_delete = false;
+  // amazon-sqs only: messages per ReceiveMessage call (1..10).
+  int batch_size = 1;
 };
 
 struct FaultSpec {

@@ -76,7 +76,9 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::QueueLease:
     case Ev::QueueTimer:
     case Ev::DeadLetter:
-    case Ev::ChannelTick: broker_->on_event(ev); break;
+    case Ev::ChannelTick:
+    case Ev::Lease:
+    case Ev::Activate: broker_->on_event(ev); break;
     case Ev::AckArrive: broker_->settle(ev.target, ev.tag); break;
     case Ev::Publish:
       if (w_.jobs[ev.target].gen == ev.tag) publish_job(w_, ev.target);

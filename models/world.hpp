@@ -43,6 +43,27 @@ struct World {
     jobs.release(j);
   }
 
+  // The broker takes back a message a client still holds (its lock or visibility lapsed): the
+  // message is the broker's again at the returned index, which carries the job (its identity,
+  // times and decision so far); the client goes on with the stale copy at j, now a ghost that
+  // runs and settles but is not a job of its own. Pending events for j stay valid: the client's
+  // copy keeps its index and gen, which is why the broker's copy is the one that moves.
+  std::uint32_t take_back(std::uint32_t j) {
+    const std::uint32_t live = jobs.allocate();  // may move the pool: no Job& across this
+    const std::uint32_t gen = jobs[live].gen;
+    jobs[live] = jobs[j];
+    jobs[live].gen = gen;
+    jobs[live].ghost = false;
+    jobs[j].ghost = true;
+    ledger.copy_made(jobs[live]);
+    return live;
+  }
+  // The broker is done with a ghost (its settlement arrived, or its client is gone).
+  void drop_ghost(std::uint32_t j) {
+    ledger.copy_gone(jobs[j]);
+    jobs.release(j);
+  }
+
   const Scenario& s;
   const RunOptions& opt;
   sim::EventQueue events;
@@ -52,6 +73,7 @@ struct World {
   std::vector<Producer> producers;
   std::vector<Consumer> consumers;  // numbered across groups
   Broker* broker = nullptr;
+  bool broker_hears_starts = false;  // call Broker::execution_started (a broker sets it in start())
 };
 
 }  // namespace brokersim

@@ -4,6 +4,7 @@
 
 #include "tests/test_util.hpp"
 
+using brokersim::DeathReason;
 using brokersim::Outcome;
 using brokersim::test::run_scenario;
 
@@ -37,7 +38,7 @@ TEST_CASE("seed 000, prefetch 1: one job expires before start, two expire in the
     CHECK(run.trace[i].empty("delivered_ms"));
     CHECK(run.trace[i].ms("ended_ms") == 600);
   }
-  CHECK(run.queue("work").dl_expired == 2);
+  CHECK(run.queue("work").dl(DeathReason::Expired) == 2);
   CHECK(run.queue("dlq").published == 2);
   CHECK(run.queue("dlq").ready_at_end == 2);
   // The dead letters rest in a queue nobody reads: they keep their decision, they are not in_system.
@@ -52,7 +53,7 @@ TEST_CASE("seed 000, prefetch 3: all three delivered before expiry, all rejected
     CHECK(row.ms("delivered_ms") == 0);
     CHECK(row.ms("ended_ms") == 1050);
   }
-  CHECK(run.queue("work").dl_expired == 0);
+  CHECK(run.queue("work").dl(DeathReason::Expired) == 0);
   CHECK(run.result.wait_local.count() == 3);
   CHECK(run.result.wait_local.max() == brokersim::Time{1050} * 1'000'000);
 }
@@ -75,7 +76,7 @@ TEST_CASE("max-length without a dead-letter target: drop-head loses the head") {
     "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 1]}, "service_ms": 1}]
   })");
   CHECK(run.trace[0]["outcome"] == "lost");
-  CHECK(run.queue("q").dl_maxlen == 0);
+  CHECK(run.queue("q").dl(DeathReason::Maxlen) == 0);
 }
 
 TEST_CASE("prefetch 0 is unlimited") {

@@ -5,6 +5,7 @@
 
 #include "tests/test_util.hpp"
 
+using brokersim::DeathReason;
 using brokersim::Outcome;
 using brokersim::test::run_scenario;
 
@@ -88,7 +89,7 @@ TEST_CASE("a refusing dead-letter target loses the message (at-most-once dead-le
   })");
   CHECK(run.outcome(Outcome::ExpiredInQueue) == 1);
   CHECK(run.outcome(Outcome::Lost) == 2);
-  CHECK(run.queue("q").dl_expired == 3);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 3);
   CHECK(run.queue("dlq").ready_at_end == 1);
 }
 

@@ -7,6 +7,7 @@
 
 #include "tests/test_util.hpp"
 
+using brokersim::DeathReason;
 using brokersim::test::run_scenario;
 
 namespace {
@@ -32,7 +33,7 @@ TEST_CASE("vector 27: delivery limit (4.0-4.2): 21 deliveries - the 21st nack de
   CHECK(std::stoi(a["redeliveries"]) == 20);  // 21 deliveries: 0, 110, 120, ..., 300
   CHECK(a.ms("delivered_ms") == 300);
   CHECK(a.ms("ended_ms") == 310);             // the 21st nack arrives
-  CHECK(run.queue("q").dl_delivery_limit == 1);
+  CHECK(run.queue("q").dl(DeathReason::DeliveryLimit) == 1);
   CHECK(run.queue("dlq").published == 1);
   CHECK(run.json()["queues"]["q"]["dead_lettered_by_reason"]["delivery_limit"] == 1);
   // 4.0 counts the same way.
@@ -41,7 +42,7 @@ TEST_CASE("vector 27: delivery limit (4.0-4.2): 21 deliveries - the 21st nack de
   auto v43 = run_scenario(kNackForever, {"broker.version=4.3"});
   CHECK(v43.trace.at(0)["outcome"] == "expired_before_start");  // its last decision; still in the system
   CHECK(std::stoi(v43.trace.at(0)["redeliveries"]) > 150);
-  CHECK(v43.queue("q").dl_delivery_limit == 0);
+  CHECK(v43.queue("q").dl(DeathReason::DeliveryLimit) == 0);
   // Without a dead-letter target the message is dropped on the 21st nack.
   auto dropped = run_scenario(kNackForever, {"broker.queues.q.dead_letter_to=null"});
   CHECK(dropped.trace.at(0)["outcome"] == "lost");
@@ -71,7 +72,7 @@ TEST_CASE("vector 28: a returned message goes first - with delivery_limit -1 it 
   CHECK(tail.trace.at(2).ms("delivered_ms") == 130);
   // No limit: it keeps coming back, every 10 ms from 150 to the stop.
   CHECK(tail.trace.at(0)["outcome"] == "expired_before_start");
-  CHECK(tail.queue("q").dl_delivery_limit == 0);
+  CHECK(tail.queue("q").dl(DeathReason::DeliveryLimit) == 0);
   CHECK(std::stoi(tail.trace.at(0)["redeliveries"]) == 86);  // 150, 160, ..., 1000
   // 3.13 has no default limit: the tail, too.
   auto v313 = run_scenario(text, {"broker.version=3.13"});
@@ -113,7 +114,7 @@ TEST_CASE("vector 30: at-least-once dead-lettering keeps refused messages in the
   auto run = run_scenario(text);
   CHECK(run.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 0);
   CHECK(run.queue("dlq").delivered == 3);
-  CHECK(run.queue("q").dl_expired == 3);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 3);
   CHECK(run.trace.at(3)["outcome"] == "in_system");         // D: 2 held + D = 3
   CHECK(run.trace.at(4)["outcome"] == "rejected_at_publish");  // E: would be the 4th
   CHECK(run.result.duplicate_executions == 0);
@@ -221,11 +222,11 @@ TEST_CASE("quorum delivery count by version: consumer timeout counts up to 4.2 b
   CHECK(v42.trace.at(0)["outcome"] == "dead_lettered");
   CHECK(v42.trace.at(0).ms("ended_ms") == 120000);
   CHECK(v42.result.consumer_timeouts == 1);
-  CHECK(v42.queue("q").dl_delivery_limit == 1);
+  CHECK(v42.queue("q").dl(DeathReason::DeliveryLimit) == 1);
   // 4.3: the timeout returns it without counting: redelivered at once.
   auto v43 = run_scenario(text, {"broker.version=4.3"});
   CHECK(v43.trace.at(0)["outcome"] == "in_system");
-  CHECK(v43.queue("q").dl_delivery_limit == 0);
+  CHECK(v43.queue("q").dl(DeathReason::DeliveryLimit) == 0);
   CHECK(v43.result.consumer_timeouts >= 1);
   // 4.3: a crash (a failed delivery) counts.
   auto crash = run_scenario(text, {"broker.version=4.3", "broker.consumer_timeout_ms=null",

@@ -11,6 +11,7 @@
 
 #include "tests/test_util.hpp"
 
+using brokersim::DeathReason;
 using brokersim::Outcome;
 using brokersim::test::run_scenario;
 
@@ -26,7 +27,7 @@ TEST_CASE("vector 01: HOL blocking: a short TTL behind a long one is dead-letter
   REQUIRE(run.trace.size() == 2);
   CHECK(run.trace[0].ms("ended_ms") == 3000);
   CHECK(run.trace[1].ms("ended_ms") == 3000);  // overdue since 301 ms, dropped in the same pass
-  CHECK(run.queue("q").dl_expired == 2);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 2);
   // B is not dead-lettered at 300; the depth stays 2 until the long head expires.
   CHECK(run.series.at(4).at("q.ready") == 2);  // 400 ms
   CHECK(run.series.at(4).at("dlq.ready") == 0);
@@ -60,8 +61,8 @@ TEST_CASE("vector 02: per-delay-tier queues: each message expires at its own que
   CHECK(run.trace[0].ms("ended_ms") == 3000);
   CHECK(run.trace[1]["outcome"] == "expired_in_queue");
   CHECK(run.trace[1].ms("ended_ms") == 301);
-  CHECK(run.queue("q300").dl_expired == 1);
-  CHECK(run.queue("q3000").dl_expired == 1);
+  CHECK(run.queue("q300").dl(DeathReason::Expired) == 1);
+  CHECK(run.queue("q3000").dl(DeathReason::Expired) == 1);
   CHECK(run.series.at(4).at("dlq.ready") == 1);  // 400 ms: B is there, A is not
   CHECK(run.series.at(4).at("q3000.ready") == 1);
   CHECK(run.series.at(30).at("dlq.ready") == 2);
@@ -85,7 +86,7 @@ TEST_CASE("vector 03: a non-expiring head hides an expired message - it is dropp
   CHECK(run.trace[1].ms("ended_ms") == 1000);
   CHECK(run.trace[1].empty("delivered_ms"));  // the consumer never sees it
   CHECK(run.queue("q").delivered == 1);
-  CHECK(run.queue("q").dl_expired == 1);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 1);
   CHECK(run.series.at(10).at("dlq.ready") == 1);
 }
 
@@ -126,7 +127,7 @@ TEST_CASE("vector 05: expiration 0 with an idle consumer with credit: delivered,
   CHECK(run.trace[0]["outcome"] == "completed_on_time");
   CHECK(run.trace[0].ms("delivered_ms") == 10);
   CHECK(run.trace[0]["redeliveries"] == "0");
-  CHECK(run.queue("q").dl_expired == 0);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 0);
 }
 
 TEST_CASE("vector 06: expiration 0 without a consumer: never delivered - dead-lettered at once, or discarded") {
@@ -135,7 +136,7 @@ TEST_CASE("vector 06: expiration 0 without a consumer: never delivered - dead-le
   CHECK(dlx.trace[0]["outcome"] == "expired_in_queue");
   CHECK(dlx.trace[0].ms("ended_ms") == 10);
   CHECK(dlx.trace[0].empty("delivered_ms"));
-  CHECK(dlx.queue("q").dl_expired == 1);
+  CHECK(dlx.queue("q").dl(DeathReason::Expired) == 1);
   CHECK(dlx.queue("dlq").ready_at_end == 1);
   CHECK(dlx.queue("q").delivered == 0);
   // No basic.return: the publisher is not told (not rejected_at_publish).
@@ -167,7 +168,7 @@ TEST_CASE("vector 07: expiration 0, consumer at its prefetch limit: dropped at o
   CHECK(busy.queue("q").delivered == 1);
   auto dlx = run_scenario(text, {"broker.queues.q.dead_letter_to=dlq"});
   CHECK(dlx.trace[1].ms("ended_ms") == 10);
-  CHECK(dlx.queue("q").dl_expired == 1);
+  CHECK(dlx.queue("q").dl(DeathReason::Expired) == 1);
   CHECK(dlx.queue("dlq").ready_at_end == 1);
 }
 
@@ -196,7 +197,7 @@ TEST_CASE("vector 08: requeue keeps the original expiry and the position at the 
     CHECK(run.trace[i].empty("delivered_ms"));
     CHECK(run.trace[i].ms("ended_ms") == 10000);
   }
-  CHECK(run.queue("q").dl_expired == 3);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 3);
 
   // The same with a 1000 ms queue TTL and a 50 ms deadline: A is redelivered at the head until
   // its requeue at 1000 (its expiry) drops it; B is delivered the moment it is gone, C expires
@@ -218,7 +219,7 @@ TEST_CASE("vector 08: requeue keeps the original expiry and the position at the 
   CHECK(small.trace[1]["outcome"] == "completed_on_time");
   CHECK(small.trace[2]["outcome"] == "expired_in_queue");
   CHECK(small.trace[2].ms("ended_ms") == 1002);
-  CHECK(small.queue("q").dl_expired == 2);
+  CHECK(small.queue("q").dl(DeathReason::Expired) == 2);
 }
 
 TEST_CASE("vector 09: an unacked message does not expire - requeued after its TTL it is dead-lettered at once, not redelivered") {
@@ -236,7 +237,7 @@ TEST_CASE("vector 09: an unacked message does not expire - requeued after its TT
   CHECK(run.trace[0].ms("ended_ms") == 2000);
   CHECK(run.trace[0]["redeliveries"] == "0");
   CHECK(run.queue("q").delivered == 1);
-  CHECK(run.queue("q").dl_expired == 1);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 1);
   CHECK(run.queue("dlq").ready_at_end == 1);
   CHECK(run.series.at(20).at("dlq.ready") == 1);
 }
@@ -251,9 +252,9 @@ TEST_CASE("vector 10: reject requeue=false dead-letters with reason rejected, co
     "consumers": [{"queue": "q", "prefetch": 3, "on_expired": "reject"}],
     "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 200}]
   })");
-  CHECK(run.queue("q").dl_rejected == 3);
-  CHECK(run.queue("q").dl_expired == 0);
-  CHECK(run.queue("q").dl_maxlen == 0);
+  CHECK(run.queue("q").dl(DeathReason::Rejected) == 3);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 0);
+  CHECK(run.queue("q").dl(DeathReason::Maxlen) == 0);
   CHECK(run.queue("dlq").published == 3);
   CHECK(run.queue("dlq").ready_at_end == 3);
   CHECK(run.series.at(1).at("dlq.ready") == 0);
@@ -279,7 +280,7 @@ TEST_CASE("vector 11: dead-lettering strips the message TTL - the target's own q
   auto with_target_ttl = run_scenario(text, {"broker.queues.q2.message_ttl_ms=500"});
   CHECK(with_target_ttl.trace[0].ms("ended_ms") == 600);
   CHECK(with_target_ttl.queue("q2").ready_at_end == 0);
-  CHECK(with_target_ttl.queue("q2").dl_expired == 0);  // q2 has no target: dropped, not dead-lettered
+  CHECK(with_target_ttl.queue("q2").dl(DeathReason::Expired) == 0);  // q2 has no target: dropped, not dead-lettered
 }
 
 namespace {
@@ -296,10 +297,10 @@ const char* kRejectLoop = R"({
 TEST_CASE("vector 12: x-death counts: three loops give {q1, expired} = 3 and {q2, rejected} = 3") {
   auto run = run_scenario(kRejectLoop);
   // Expired from q1 at 100, 200, 300, each time rejected by q2's consumer at once.
-  CHECK(run.queue("q1").dl_expired == 3);
-  CHECK(run.queue("q1").dl_rejected == 0);
-  CHECK(run.queue("q2").dl_rejected == 3);
-  CHECK(run.queue("q2").dl_expired == 0);
+  CHECK(run.queue("q1").dl(DeathReason::Expired) == 3);
+  CHECK(run.queue("q1").dl(DeathReason::Rejected) == 0);
+  CHECK(run.queue("q2").dl(DeathReason::Rejected) == 3);
+  CHECK(run.queue("q2").dl(DeathReason::Expired) == 0);
   CHECK(run.trace[0]["dead_letterings"] == "6");
   // Resting in q1, which no consumer reads: the consumer's last decision stands.
   CHECK(run.trace[0]["outcome"] == "expired_before_start");
@@ -321,8 +322,8 @@ TEST_CASE("vector 13: a dead-letter cycle without a rejection drops the message"
 
 TEST_CASE("vector 14: a cycle with a rejection in it keeps looping - no automatic drop") {
   auto run = run_scenario(kRejectLoop, {"stop.time_ms=1050"});
-  CHECK(run.queue("q1").dl_expired == 10);  // 100, 200, ..., 1000
-  CHECK(run.queue("q2").dl_rejected == 10);
+  CHECK(run.queue("q1").dl(DeathReason::Expired) == 10);  // 100, 200, ..., 1000
+  CHECK(run.queue("q2").dl(DeathReason::Rejected) == 10);
   CHECK(run.trace[0]["dead_letterings"] == "20");
   CHECK(run.outcome(Outcome::Lost) == 0);
   CHECK(run.queue("q1").ready_at_end == 1);  // still looping
@@ -347,7 +348,7 @@ TEST_CASE("vector 15: DLX missing: the expired message is silently dropped") {
   CHECK(none.trace[0]["dead_letterings"] == "0");
   CHECK(none.outcome(Outcome::ExpiredInQueue) == 1);
   CHECK(none.queue("q").ready_at_end == 0);
-  CHECK(none.queue("q").dl_expired == 0);  // RabbitMQ: counted with strategy "disabled"
+  CHECK(none.queue("q").dl(DeathReason::Expired) == 0);  // RabbitMQ: counted with strategy "disabled"
   CHECK(none.queue("other").published == 0);
 
   auto deleted = run_scenario(text, {"broker.queues.q.dead_letter_to=other", "broker.queues.other.expires_ms=50"});
@@ -366,8 +367,8 @@ TEST_CASE("vector 16: max-length drop-head dead-letters the head with reason max
   })");
   CHECK(run.trace[0]["outcome"] == "dead_lettered");
   CHECK(run.trace[0].ms("ended_ms") == 2);
-  CHECK(run.queue("q").dl_maxlen == 1);
-  CHECK(run.queue("q").dl_expired == 0);
+  CHECK(run.queue("q").dl(DeathReason::Maxlen) == 1);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 0);
   CHECK(run.queue("dlq").ready_at_end == 1);
   CHECK(run.queue("q").ready_at_end == 2);        // B and C
   CHECK(run.trace[1]["outcome"] == "in_system");  // unread queue, no decision yet
@@ -389,7 +390,7 @@ TEST_CASE("vector 17: reject-publish: the publish of C is refused (basic.nack) a
   CHECK(plain.trace[0]["outcome"] == "in_system");
   CHECK(plain.trace[1]["outcome"] == "in_system");
   CHECK(plain.queue("q").ready_at_end == 2);
-  CHECK(plain.queue("q").dl_maxlen == 0);
+  CHECK(plain.queue("q").dl(DeathReason::Maxlen) == 0);
   CHECK(plain.queue("dlq").published == 0);
 }
 
@@ -398,7 +399,7 @@ TEST_CASE("vector 18: reject-publish-dlx: C is refused and dead-lettered with re
   CHECK(dlx.trace[2]["outcome"] == "rejected_at_publish");
   CHECK(dlx.trace[2].ms("ended_ms") == 2);
   CHECK(dlx.trace[2]["dead_letterings"] == "1");
-  CHECK(dlx.queue("q").dl_maxlen == 1);
+  CHECK(dlx.queue("q").dl(DeathReason::Maxlen) == 1);
   CHECK(dlx.queue("q").ready_at_end == 2);
   CHECK(dlx.queue("dlq").ready_at_end == 1);
 }
@@ -457,7 +458,7 @@ TEST_CASE("vector 21: broker down: TTL keeps running - the overdue message goes 
   CHECK(persistent.trace[0]["outcome"] == "expired_in_queue");
   CHECK(persistent.trace[0].ms("ended_ms") == 120000);  // at recovery, not at 60000
   CHECK(persistent.trace[0].empty("delivered_ms"));
-  CHECK(persistent.queue("q").dl_expired == 1);
+  CHECK(persistent.queue("q").dl(DeathReason::Expired) == 1);
 
   // A consumer attaching after the restart finds nothing: the message was never delivered.
   auto consumer = run_scenario(text, {R"(consumers=[{"queue": "q", "prefetch": 1, "start_ms": 130000}])"});
@@ -490,7 +491,7 @@ TEST_CASE("vector 22: delivered at 999 (TTL 1000), received at 1010: the client 
   CHECK(run.series.at(201).at("q.unacked") == 1);  // 1005 ms: unacked, not expired
   CHECK(run.series.at(201).at("q.ready") == 0);
   CHECK(run.series.at(205).at("q.unacked") == 0);  // 1025 ms: acked
-  CHECK(run.queue("q").dl_expired == 0);
+  CHECK(run.queue("q").dl(DeathReason::Expired) == 0);
   CHECK(run.queue("dlq").published == 0);
 }
 
