@@ -214,7 +214,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << grouped(r.rejected_but_valid) << " rejected though still valid (true time)\n";
   if (r.redeliveries || r.duplicate_executions || r.consumer_timeouts)
     out << "Redeliveries " << grouped(r.redeliveries) << ", duplicate executions "
-        << grouped(r.duplicate_executions) << ", channels closed by consumer_timeout "
+        << grouped(r.duplicate_executions) << ", consumer timeouts "
         << grouped(r.consumer_timeouts) << '\n';
   out << '\n';
 
