@@ -1261,6 +1261,60 @@ def brokersim_version_for(node_version):
     return "4.2" if (major, minor) == (4, 2) else "4.3"
 
 
+def schedules_of(scn):
+    seed = int(scn.get("seed", 1))
+    return [make_schedule(p, seed, i, float(scn["stop"]["time_ms"]), MAX_JOBS) for i, p in enumerate(scn["producers"])]
+
+
+def calibration_sets(args):
+    out = []
+    if args.calibrated_latency_ms:
+        dl, ack = args.calibrated_latency_ms
+        out += ["broker.delivery_latency_ms=%g" % dl, "broker.ack_latency_ms=%g" % ack]
+    return out + list(args.calibrated_set)
+
+
+def same_jobs_predictions(scenario_path, sets, schedules, args):
+    """brokersim on exactly the replayed jobs (as written, and with the calibration overrides)."""
+    tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
+    try:
+        trace_sets = []
+        for i, sch in enumerate(schedules):
+            path = os.path.join(tracedir, "producer-%d.csv" % i)
+            write_trace(path, sch)
+            trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
+        predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
+        calibrated = None
+        if calibration_sets(args):
+            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args), 1)
+    finally:
+        shutil.rmtree(tracedir, ignore_errors=True)
+    return predicted, calibrated
+
+
+def repredict_case(name, args):
+    """--repredict: recompute the same-jobs predictions of a stored result (the schedule is a
+    function of the scenario's seed), keeping what the broker did; no broker is started."""
+    path = os.path.join(args.out, name + ".json")
+    with open(path) as f:
+        result = json.load(f)
+    scenario_path = os.path.join(REPO, result["scenario"])
+    predicted, calibrated = same_jobs_predictions(scenario_path, result["set"], schedules_of(result["scenario_resolved"]), args)
+    result["predicted"], result["predicted_calibrated"] = predicted, calibrated
+    result["predicted_calibrated_latency_ms"] = ({"delivery": args.calibrated_latency_ms[0],
+                                                  "ack": args.calibrated_latency_ms[1]}
+                                                 if args.calibrated_latency_ms else None)
+    result["predicted_calibrated_set"] = calibration_sets(args)
+    result["repredicted"] = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                             "brokersim": os.path.abspath(args.brokersim), "git_head": git_head()}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    print("  re-predicted", os.path.relpath(path, REPO), flush=True)
+
+
 def run_case(name, scenario_path, sets, args, broker):
     with open(scenario_path) as f:
         scn = json.load(f)
@@ -1274,24 +1328,8 @@ def run_case(name, scenario_path, sets, args, broker):
         # the delivery-limit counting rule (and the default limit) differ between these versions
         print("  warning: broker.version is %s but the node is RabbitMQ %s (brokersim %s); the quorum "
               "delivery-limit rules may differ" % (scenario_version, broker.version, matching), flush=True)
-    seed = int(scn.get("seed", 1))
-    schedules = [make_schedule(p, seed, i, float(scn["stop"]["time_ms"]), MAX_JOBS)
-                 for i, p in enumerate(scn["producers"])]
-    tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
-    try:
-        trace_sets = []
-        for i, sch in enumerate(schedules):
-            path = os.path.join(tracedir, "producer-%d.csv" % i)
-            write_trace(path, sch)
-            trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
-        predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
-        calibrated = None
-        if args.calibrated_latency_ms:
-            dl, ack = args.calibrated_latency_ms
-            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets +
-                                    ["broker.delivery_latency_ms=%g" % dl, "broker.ack_latency_ms=%g" % ack], 1)
-    finally:
-        shutil.rmtree(tracedir, ignore_errors=True)
+    schedules = schedules_of(scn)
+    predicted, calibrated = same_jobs_predictions(scenario_path, sets, schedules, args)
     own, spread = predict(args.brokersim, scenario_path, sets, args.replications)
     raw = replay(scn, broker, schedules)
     observed = observed_metrics(scn, raw)
@@ -1314,6 +1352,7 @@ def run_case(name, scenario_path, sets, args, broker):
         "predicted_calibrated": calibrated,
         "predicted_calibrated_latency_ms": ({"delivery": args.calibrated_latency_ms[0], "ack": args.calibrated_latency_ms[1]}
                                             if args.calibrated_latency_ms else None),
+        "predicted_calibrated_set": calibration_sets(args),
         "predicted_own_streams": {k: own[k] for k in ("outcomes", "fraction", "wait_ms", "throughput_per_s",
                                                       "goodput_per_s", "slot_utilization") if k in own},
         "predicted_spread": spread,
@@ -1403,6 +1442,12 @@ def main():
     ap.add_argument("--calibrated-latency-ms", type=latency_pair, default=(1.0, 0.5), metavar="DELIVERY,ACK",
                     help="also predict with these broker.delivery_latency_ms,ack_latency_ms (default 1.0,0.5: the "
                     "settle-to-next-receipt gap measured with pika on loopback; 'none' to skip)")
+    ap.add_argument("--calibrated-set", action="append", default=[], metavar="PATH=VALUE",
+                    help="a further override for the calibrated prediction only (repeatable), e.g. "
+                    "broker.expiry_slack_ms=20")
+    ap.add_argument("--repredict", action="store_true",
+                    help="recompute predicted / predicted_calibrated of the chosen cases' stored results in --out "
+                    "(no broker; the observed part is kept)")
     ap.add_argument("--table", nargs="?", const="", metavar="PREFIX",
                     help="print the README results table from --out (cases whose name starts with PREFIX) and exit")
     ap.add_argument("--traces", metavar="DIR", help="also write DIR/CASE.observed.csv, one row per job "
@@ -1439,17 +1484,31 @@ def main():
         ap.error("nothing to run: give --all, --case NAME or --scenario FILE")
     if not os.access(args.brokersim, os.X_OK):
         ap.error("--brokersim %s: not an executable (build it first)" % args.brokersim)
+    if args.repredict:
+        for n, _, _ in chosen:
+            try:
+                repredict_case(n, args)
+            except (OSError, ValueError, KeyError, RuntimeError) as e:
+                print("compare.py: case %s: cannot re-predict: %s" % (n, e), file=sys.stderr)
+                return 2
+        return 0
     if not os.access(args.rabbitmq_server, os.X_OK):
         ap.error("--rabbitmq-server %s: not found (apt-get install -y rabbitmq-server)" % args.rabbitmq_server)
     for n, p, s in chosen:  # validate everything before starting a broker
-        with open(p) as f:
-            scn = json.load(f)
-        for a in s:
-            apply_set(scn, a)
         try:
+            with open(p) as f:
+                scn = json.load(f)
+            for a in s:
+                apply_set(scn, a)
             check_subset(scn)
-        except Unsupported as e:
-            sys.exit("case %s: %s" % (n, e))
+        except Unsupported as e:  # an input error, as brokersim's: exit status 2
+            print("compare.py: case %s: %s" % (n, e), file=sys.stderr)
+            return 2
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            # brokersim itself validates the scenario; the harness only needs it readable
+            print("compare.py: case %s: %s: cannot read the scenario (%s: %s); check it with brokersim run"
+                  % (n, p, type(e).__name__, e), file=sys.stderr)
+            return 2
 
     broker = PrivateBroker(args.rabbitmq_server, keep_dir=args.keep_broker_dir)
 
