@@ -1331,7 +1331,10 @@ def run_case(name, scenario_path, sets, args, broker):
     schedules = schedules_of(scn)
     predicted, calibrated = same_jobs_predictions(scenario_path, sets, schedules, args)
     own, spread = predict(args.brokersim, scenario_path, sets, args.replications)
+    # the machine may be shared (other builds): its load during the replay explains timing noise
+    load_before = os.getloadavg()
     raw = replay(scn, broker, schedules)
+    load_after = os.getloadavg()
     observed = observed_metrics(scn, raw)
     if args.traces:
         os.makedirs(args.traces, exist_ok=True)
@@ -1345,6 +1348,7 @@ def run_case(name, scenario_path, sets, args, broker):
         "environment": {"rabbitmq": broker.version, "brokersim_version_for_node": matching,
                         "scenario_broker_version": scenario_version, "pika": pika.__version__,
                         "python": platform.python_version(), "host_cpus": os.cpu_count(),
+                        "loadavg_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
                         "brokersim": os.path.abspath(args.brokersim), "git_head": git_head(),
                         "git_modified_tracked_files": git_modified()},
         "observed": observed,
