@@ -139,7 +139,20 @@ def qlimit_scenarios():
     load["broker"]["kind"] = "rabbitmq-quorum"
     load["broker"]["queues"]["work"] = {"delivery_limit": 2, "dead_letter_to": "dlq"}
     load["consumers"][0]["on_expired"] = "requeue"
-    return [stall, load]
+    # no limit (-1): where does a return go?  One stale job at the head and two fresh ones behind
+    # it, prefetch 1: served first, the stale job comes straight back and the fresh ones wait
+    # behind it until the run stops; at the tail, the fresh ones run between its returns.
+    order = copy.deepcopy(stall)
+    order["name"] = "qrequeue-nolimit"
+    order["broker"]["queues"]["work"] = {"delivery_limit": -1}
+    order["broker"]["queues"].pop("dlq")
+    order["producers"] = [
+        {"queue": "work", "arrivals": {"at_ms": [0]}, "deadline_ms": 100, "service_ms": 100},
+        {"queue": "work", "arrivals": {"at_ms": [1, 2]}, "deadline_ms": 10000, "service_ms": 100},
+    ]
+    order["consumers"][0]["prefetch"] = 1
+    order["faults"] = [{"at_ms": 0, "consumer": 0, "stall_ms": 500}]
+    return [stall, load, order]
 
 
 def all_cases():
@@ -1266,15 +1279,32 @@ def schedules_of(scn):
     return [make_schedule(p, seed, i, float(scn["stop"]["time_ms"]), MAX_JOBS) for i, p in enumerate(scn["producers"])]
 
 
-def calibration_sets(args):
+# What this harness measured on loopback (README): classic, the settle-to-next-receipt gap of
+# prefetch 1 (~1.5 ms); quorum, publish to receipt with credit to spare (~3.7 ms, the Raft commit
+# of the enqueue before the queue delivers) and the same ~0.5 ms for the settle to reach the queue.
+CALIBRATED_LATENCY_MS = {"rabbitmq-classic": (1.0, 0.5), "rabbitmq-quorum": (3.5, 0.5)}
+
+
+def calibrated_latency(args, scn):
+    if args.calibrated_latency_ms == "auto":
+        return CALIBRATED_LATENCY_MS[scn["broker"].get("kind", "rabbitmq-classic")]
+    return args.calibrated_latency_ms
+
+
+def calibration_sets(args, scn):
     out = []
-    if args.calibrated_latency_ms:
-        dl, ack = args.calibrated_latency_ms
-        out += ["broker.delivery_latency_ms=%g" % dl, "broker.ack_latency_ms=%g" % ack]
+    pair = calibrated_latency(args, scn)
+    if pair:
+        out += ["broker.delivery_latency_ms=%g" % pair[0], "broker.ack_latency_ms=%g" % pair[1]]
     return out + list(args.calibrated_set)
 
 
-def same_jobs_predictions(scenario_path, sets, schedules, args):
+def calibration_record(args, scn):
+    pair = calibrated_latency(args, scn)
+    return {"delivery": pair[0], "ack": pair[1]} if pair else None
+
+
+def same_jobs_predictions(scenario_path, sets, scn, schedules, args):
     """brokersim on exactly the replayed jobs (as written, and with the calibration overrides)."""
     tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
     try:
@@ -1285,8 +1315,8 @@ def same_jobs_predictions(scenario_path, sets, schedules, args):
             trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
         predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
         calibrated = None
-        if calibration_sets(args):
-            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args), 1)
+        if calibration_sets(args, scn):
+            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args, scn), 1)
     finally:
         shutil.rmtree(tracedir, ignore_errors=True)
     return predicted, calibrated
@@ -1299,12 +1329,11 @@ def repredict_case(name, args):
     with open(path) as f:
         result = json.load(f)
     scenario_path = os.path.join(REPO, result["scenario"])
-    predicted, calibrated = same_jobs_predictions(scenario_path, result["set"], schedules_of(result["scenario_resolved"]), args)
+    scn = result["scenario_resolved"]
+    predicted, calibrated = same_jobs_predictions(scenario_path, result["set"], scn, schedules_of(scn), args)
     result["predicted"], result["predicted_calibrated"] = predicted, calibrated
-    result["predicted_calibrated_latency_ms"] = ({"delivery": args.calibrated_latency_ms[0],
-                                                  "ack": args.calibrated_latency_ms[1]}
-                                                 if args.calibrated_latency_ms else None)
-    result["predicted_calibrated_set"] = calibration_sets(args)
+    result["predicted_calibrated_latency_ms"] = calibration_record(args, scn)
+    result["predicted_calibrated_set"] = calibration_sets(args, scn)
     result["repredicted"] = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                              "brokersim": os.path.abspath(args.brokersim), "git_head": git_head()}
     tmp = path + ".tmp"
@@ -1329,7 +1358,7 @@ def run_case(name, scenario_path, sets, args, broker):
         print("  warning: broker.version is %s but the node is RabbitMQ %s (brokersim %s); the quorum "
               "delivery-limit rules may differ" % (scenario_version, broker.version, matching), flush=True)
     schedules = schedules_of(scn)
-    predicted, calibrated = same_jobs_predictions(scenario_path, sets, schedules, args)
+    predicted, calibrated = same_jobs_predictions(scenario_path, sets, scn, schedules, args)
     own, spread = predict(args.brokersim, scenario_path, sets, args.replications)
     # the machine may be shared (other builds): its load during the replay explains timing noise
     load_before = os.getloadavg()
@@ -1354,9 +1383,8 @@ def run_case(name, scenario_path, sets, args, broker):
         "observed": observed,
         "predicted": predicted,
         "predicted_calibrated": calibrated,
-        "predicted_calibrated_latency_ms": ({"delivery": args.calibrated_latency_ms[0], "ack": args.calibrated_latency_ms[1]}
-                                            if args.calibrated_latency_ms else None),
-        "predicted_calibrated_set": calibration_sets(args),
+        "predicted_calibrated_latency_ms": calibration_record(args, scn),
+        "predicted_calibrated_set": calibration_sets(args, scn),
         "predicted_own_streams": {k: own[k] for k in ("outcomes", "fraction", "wait_ms", "throughput_per_s",
                                                       "goodput_per_s", "slot_utilization") if k in own},
         "predicted_spread": spread,
@@ -1387,6 +1415,8 @@ def run_case(name, scenario_path, sets, args, broker):
 def latency_pair(text):
     if text.lower() == "none":
         return None
+    if text.lower() == "auto":
+        return "auto"
     a, sep, b = text.partition(",")
     if not sep:
         raise argparse.ArgumentTypeError("expected DELIVERY,ACK in ms, e.g. 1.0,0.5")
@@ -1443,9 +1473,9 @@ def main():
                     help="brokersim replications for the predicted_spread band (1: none)")
     ap.add_argument("--rabbitmq-server", default="/usr/lib/rabbitmq/bin/rabbitmq-server",
                     help="the rabbitmq-server start script (run directly, not the /usr/sbin wrapper)")
-    ap.add_argument("--calibrated-latency-ms", type=latency_pair, default=(1.0, 0.5), metavar="DELIVERY,ACK",
-                    help="also predict with these broker.delivery_latency_ms,ack_latency_ms (default 1.0,0.5: the "
-                    "settle-to-next-receipt gap measured with pika on loopback; 'none' to skip)")
+    ap.add_argument("--calibrated-latency-ms", type=latency_pair, default="auto", metavar="DELIVERY,ACK",
+                    help="also predict with these broker.delivery_latency_ms,ack_latency_ms (default: what this "
+                    "harness measured on loopback, 1.0,0.5 for classic and 3.5,0.5 for quorum queues; 'none' to skip)")
     ap.add_argument("--calibrated-set", action="append", default=[], metavar="PATH=VALUE",
                     help="a further override for the calibrated prediction only (repeatable), e.g. "
                     "broker.expiry_slack_ms=20")
