@@ -916,8 +916,8 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
   for (std::size_t i = 0; i < rep.targets.size(); ++i) out << "target " << i + 1 << ": " << rep.targets[i].text << '\n';
   if (rep.options.conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
   out << "cost: " << rep.cost_text << '\n';
-  out << "searched " << grid.size() << " grid points, ran " << rep.runner.tried().size() << " ("
-      << rep.runner.replications_spent() << " replications in all)";
+  out << "searched " << grid.size() << " grid points, ran " << rep.runner.tried().size();
+  if (rep.options.precision) out << " (" << rep.runner.replications_spent() << " replications in all)";
   if (rep.bisect) {
     const std::string& path = grid.space.axes[*rep.bisect].path;
     out << " (bisecting " << path << " for each setting of the other paths, assuming that a"
