@@ -432,7 +432,11 @@ std::vector<std::string> transient_warnings(const Scenario& s, const AnalyticFit
     warnings.push_back("offered load lambda / (c mu) = " + fmt(rho, 4) +
                        " >= 1: from an empty start the queue builds up for a long time before it settles, so the "
                        "run may compare a transient with the model's steady state (a long warmup_ms helps)");
-  if (s.warmup == 0)
+  if (s.auto_warmup) {
+    if (!s.auto_warmup->steady)
+      warnings.push_back("warmup_ms \"auto\": no steady state was reached in the run (its series still trends at "
+                         "its end), so the run compares a transient with the model's steady state; run longer");
+  } else if (s.warmup == 0)
     warnings.push_back("warmup_ms is 0: the run's averages include the start from an empty system (a transient), "
                        "the model gives the steady state; set warmup_ms");
   return warnings;
