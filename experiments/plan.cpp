@@ -668,6 +668,7 @@ class PointRunner {
     // target is met: "0 stale jobs" of a run that counted no job is no answer.
     if (res.incomplete > 0) {
       res.meets = false;
+      res.undecided = false;  // rejected: no answer from it, whatever more replications would say
       res.violation = std::numeric_limits<double>::infinity();
     }
     tried_.push_back(p);
