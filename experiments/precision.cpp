@@ -66,9 +66,14 @@ std::optional<PrecisionRule> read_precision_options(const po::variables_map& vm,
                           "a relative precision > 0 (0.05 for a half-width of 5% of the mean)");
   if (vm.count("precision-abs"))
     rule.abs = parse_number("--precision-abs", vm["precision-abs"].as<std::string>(), 0, true, "a number >= 0");
-  if (vm.count("max-replications"))
+  if (vm.count("max-replications")) {
     rule.max_replications = parse_count("--max-replications", vm["max-replications"].as<std::string>(),
                                         kMinSequentialReplications);
+    // A bound a run can reach: a metric that never gets precise would otherwise run for ever.
+    if (rule.max_replications > kMaxSequentialReplications)
+      throw ScenarioError("--max-replications", "an integer >= 3 and <= " + std::to_string(kMaxSequentialReplications),
+                          "\"" + vm["max-replications"].as<std::string>() + "\"");
+  }
   rule.first = std::max(kMinSequentialReplications, replications);
   if (rule.first > rule.max_replications)
     throw ScenarioError("--replications", "at most --max-replications (" + std::to_string(rule.max_replications) +

@@ -38,6 +38,7 @@ struct PrecisionRule {
 };
 
 inline constexpr std::uint64_t kMinSequentialReplications = 3;
+inline constexpr std::uint64_t kMaxSequentialReplications = 100'000;
 
 // The replication count after a round that ended at n: n + max(1, n / 2), at most the maximum.
 std::uint64_t next_round(const PrecisionRule& rule, std::uint64_t n);

@@ -123,6 +123,9 @@ TEST_CASE("precision: bad --precision options are exit-2 errors naming the optio
   check({"run", f, "--precision", "x"}, "--precision: expected a relative precision > 0");
   check({"run", f, "--precision-abs", "0.01"}, "--precision-abs: expected --precision REL beside it, got no --precision");
   check({"run", f, "--precision", "0.1", "--max-replications", "2"}, "--max-replications: expected an integer >= 3");
+  check({"run", f, "--precision", "0.1", "--max-replications", "100001"},
+        "--max-replications: expected an integer >= 3 and <= 100000, got \"100001\"");
+  check({"run", f, "--precision", "inf"}, "--precision: expected a relative precision > 0");
   check({"run", f, "--precision", "0.1", "--precision-metric", "goodput"}, "--precision-metric: expected a metric name");
   check({"run", f, "--precision", "0.1", "--trace", d.path("t.csv")}, "--trace: expected no --precision beside it");
   check({"sweep", f, "--vary", "consumers.0.count=1,2", "--precision", "0.1", "--replications", "50",
