@@ -57,6 +57,13 @@ void Ledger::warmup(Time now) {
   }
 }
 
+void Ledger::record_sample(const Job& job, Outcome o) {
+  auto& series = *opt_.job_series;
+  if (series.size() <= job.id) series.resize(job.id + 1);
+  const bool stale = o == Outcome::ExpiredInQueue || o == Outcome::ExpiredInTransit || o == Outcome::ExpiredBeforeStart;
+  series[job.id] = {job.created, opt_.job_series_stale ? (stale ? 1.0 : 0.0) : sim::to_ms(job.ended - job.created)};
+}
+
 void Ledger::write_trace(const Job& job, Outcome o) {
   std::ostringstream row;
   auto t = [&](Time v) {

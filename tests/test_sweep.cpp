@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -409,6 +410,60 @@ TEST_CASE("sweep: --resume after SIGKILL (and a torn journal line) gives the byt
   CHECK(o.err == "brokersim: error: " + d.path("other.csv.journal") +
                      ": the journal belongs to another sweep (scenario, grid, seed, replications or shard differ); delete "
                      "it or run without --resume\n");
+}
+
+// With --precision each journal line carries the replications its point used, so a resumed
+// sweep writes the `replications` column of an uninterrupted one.
+TEST_CASE("sweep: --resume with --precision gives the bytes of an uninterrupted run") {
+  SweepDir d;
+  const std::vector<std::string> args = {"sweep", d.scenario, "--set", "stop={\"jobs\": 5000}", "--vary",
+                                         "consumers.0.prefetch=1:6:1", "--vary", "consumers.0.count=2:5:1",
+                                         "--precision", "0.02", "--precision-metric", "goodput_per_s",
+                                         "--max-replications", "12"};
+  auto ref = args;
+  ref.insert(ref.end(), {"--out", d.path("ref.csv"), "--threads", "2"});
+  REQUIRE(run_cli(ref).status == 0);
+  const auto ref_lines = lines_of(read_file(d.path("ref.csv")));
+  std::set<std::string> used;
+  for (std::size_t i = 1; i < ref_lines.size(); ++i) used.insert(split_csv_line(ref_lines[i])[2]);
+  CHECK(used.size() > 1);  // points stopped after different numbers of replications
+
+  const std::string out = d.path("killed.csv");
+  const std::string journal = out + ".journal";
+  auto child_args = args;
+  child_args.insert(child_args.end(), {"--out", out, "--threads", "1"});
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::vector<char*> argv;
+    std::string binary = BROKERSIM_BINARY;
+    argv.push_back(binary.data());
+    for (auto& a : child_args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  bool interrupted = false;
+  for (int i = 0; i < 20000; ++i) {
+    if (fs::exists(journal) && lines_of(read_file(journal)).size() >= 3) {
+      ::kill(pid, SIGKILL);
+      interrupted = true;
+      break;
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  WARN(interrupted);
+  auto resume = child_args;
+  resume.back() = "2";
+  resume.push_back("--resume");
+  const auto r = run_cli(resume);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(read_file(out) == read_file(d.path("ref.csv")));
+  CHECK(read_file(out + ".meta.json") == read_file(d.path("ref.csv.meta.json")));
 }
 
 namespace {
