@@ -1,7 +1,8 @@
 // broker.kind "amazon-sqs": Amazon SQS standard queues. The broker keys (latencies and queues),
 // each queue's attributes with the ranges CreateQueue accepts (SQS Developer Guide, SEMANTICS.md
 // part 2 section 6), the consumers' batch_size, and the common keys SQS has no counterpart for.
-#include <limits>
+#include <cstdint>
+#include <string>
 
 #include "experiments/scenario/broker_kinds.hpp"
 
@@ -22,7 +23,8 @@ constexpr double kMaxDelayMs = 900'000;          // 15 min
 bool given(const json& q, const std::string& key) { return has(q, key) && !q[key].is_null(); }
 
 Time ms_between(const json& v, const std::string& path, double min, double max, const std::string& unit_hint) {
-  const std::string expected = "a duration from " + format_number(min) + " to " + format_number(max) + " ms" + unit_hint;
+  std::string expected = "a duration from ";  // appended: g++ 12 -Wrestrict misfires on "..." + string
+  expected += std::to_string(static_cast<std::int64_t>(min)) + " to " + std::to_string(static_cast<std::int64_t>(max)) + " ms" + unit_hint;
   const double x = real(v, path, expected);
   if (x < min || x > max) fail(path, expected, v);
   return sim::from_ms(x);
