@@ -21,7 +21,7 @@ AmazonSqs::Message& AmazonSqs::msg(std::uint32_t j) {
 
 void AmazonSqs::on_event(const sim::Event& ev) {
   switch (static_cast<Ev>(ev.kind)) {
-    case Ev::Lease: lapse(ev.target, ev.aux); break;
+    case Ev::Lease: lapses_due(static_cast<int>(ev.target), ev.tag); break;
     case Ev::Activate: activate(ev.target, ev.aux); break;
     case Ev::QueueTimer: retention_due(static_cast<int>(ev.target), ev.tag); break;
     case Ev::DeadLetter:
@@ -169,7 +169,9 @@ void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   w_.ledger.delivered(job, q, w_.now);
   hold(clients_[ci], j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
-  w_.at(sim::add_sat(w_.now, w_.s.broker.queues[q].visibility_timeout), Ev::Lease, j, 0, m.token);
+  Queue& Q = queues_[q];
+  Q.lapses.push_back(Queue::Lapse{sim::add_sat(w_.now, w_.s.broker.queues[q].visibility_timeout), j, m.token});
+  if (!Q.lapse_timer) arm_lapses(q);
   w_.at(w_.now + latency, Ev::Receive, j, job.gen);
 }
 
@@ -200,11 +202,36 @@ void AmazonSqs::arrive(std::uint32_t j, int q) {
   dispatch(q);
 }
 
+bool AmazonSqs::lapse_stale(const Queue::Lapse& l) const {
+  return messages_[l.job].token != l.token || messages_[l.job].state != State::InFlight;
+}
+
+void AmazonSqs::arm_lapses(int q) {
+  Queue& Q = queues_[q];
+  while (!Q.lapses.empty() && lapse_stale(Q.lapses.front())) Q.lapses.pop_front();
+  Q.lapse_timer = !Q.lapses.empty();
+  if (Q.lapse_timer) w_.at(Q.lapses.front().at, Ev::Lease, static_cast<std::uint32_t>(q), ++Q.lapse_gen);
+}
+
+// The visibility timer: every in-flight message whose visibility ended by now lapses, in receive
+// order. Messages received meanwhile (by the dispatches a lapse runs) lapse later: the timer is
+// re-armed after the pass.
+void AmazonSqs::lapses_due(int q, std::uint32_t gen) {
+  Queue& Q = queues_[q];
+  if (gen != Q.lapse_gen) return;
+  while (!Q.lapses.empty() && Q.lapses.front().at <= w_.now) {
+    const Queue::Lapse l = Q.lapses.front();
+    Q.lapses.pop_front();
+    lapse(l.job, l.token);
+  }
+  arm_lapses(q);
+}
+
 // The visibility timeout lapsed without a delete. If the client still holds the message, the
 // broker takes it back and the client runs a stale copy (a ghost); the message is visible again,
 // or deleted if its retention ran out meanwhile.
 void AmazonSqs::lapse(std::uint32_t j, std::uint32_t token) {
-  if (j >= messages_.size() || messages_[j].token != token || messages_[j].state != State::InFlight) return;
+  if (messages_[j].token != token || messages_[j].state != State::InFlight) return;
   const int q = w_.jobs[j].queue;
   std::uint32_t ghost = kNoIndex;
   if (in_client(j)) {
@@ -260,6 +287,8 @@ void AmazonSqs::gone(std::uint32_t j) {
   ++m.token;
   m.state = State::None;
   --Q.messages;
+  // Keep the visibility deadlines to the messages in flight (the armed timer stays; it re-arms).
+  while (!Q.lapses.empty() && lapse_stale(Q.lapses.front())) Q.lapses.pop_front();
 }
 
 bool AmazonSqs::holds(std::uint32_t j, std::uint64_t id, int q) const {

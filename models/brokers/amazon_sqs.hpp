@@ -97,6 +97,16 @@ class AmazonSqs : public Broker {
     std::vector<Due> due;
     Time timer_at = sim::kNever;
     std::uint32_t timer_gen = 0;
+    // Visibility deadlines in receive order: one visibility timeout per queue makes them
+    // non-decreasing, so one timer (Lease) for the earliest serves them all, rather than an event
+    // per receive. Entries of deleted messages are stale and skipped.
+    struct Lapse {
+      Time at;
+      std::uint32_t job, token;
+    };
+    std::deque<Lapse> lapses;
+    bool lapse_timer = false;  // a Lease event is pending, or the lapses are being handled now
+    std::uint32_t lapse_gen = 0;
   };
 
   // The client as the broker knows it: the messages it holds.
@@ -121,6 +131,9 @@ class AmazonSqs : public Broker {
   void deliver(std::uint32_t j, int ci, Time latency);
   void redrive(std::uint32_t j);
   void arrive(std::uint32_t j, int q);  // the redriven message reaches its dead-letter queue
+  void lapses_due(int q, std::uint32_t gen);
+  void arm_lapses(int q);
+  bool lapse_stale(const Queue::Lapse& l) const;
   void lapse(std::uint32_t j, std::uint32_t token);
   void activate(std::uint32_t j, std::uint32_t token);
   void retention_due(int q, std::uint32_t gen);
