@@ -16,12 +16,9 @@ constexpr std::string_view kServiceBusQueueKeys[] = {"lock_duration_ms", "max_de
                                                       "dead_letter_on_expiration", "requires_session"};
 constexpr std::string_view kServiceBusProducerKeys[] = {"scheduled_delay_ms", "session"};
 constexpr std::string_view kServiceBusConsumerKeys[] = {"receive_mode"};
-constexpr std::string_view kSqsQueueKeys[] = {"visibility_timeout_ms", "retention_ms", "delay_ms", "max_receive_count"};
-constexpr std::string_view kSqsConsumerKeys[] = {"batch_size"};
 
 constexpr BrokerKind kAzureServiceBus{"azure-servicebus", {}, kServiceBusQueueKeys, kServiceBusProducerKeys,
                                   kServiceBusConsumerKeys};
-constexpr BrokerKind kAmazonSqs{"amazon-sqs", {}, kSqsQueueKeys, {}, kSqsConsumerKeys};
 
 bool accepts(Keys keys, std::string_view key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
 
@@ -51,7 +48,7 @@ bool valid_queue_name(const std::string& name) {
 }  // namespace
 
 std::span<const BrokerKind* const> broker_kinds() {
-  static const BrokerKind* const kinds[] = {&rabbitmq_classic(), &rabbitmq_quorum(), &kAzureServiceBus, &kAmazonSqs};
+  static const BrokerKind* const kinds[] = {&rabbitmq_classic(), &rabbitmq_quorum(), &kAzureServiceBus, &amazon_sqs()};
   return kinds;
 }
 
