@@ -467,7 +467,7 @@ PlanGrid build_grid(const PlanOptions& o, const std::vector<Target>& targets, co
   std::vector<std::size_t> all(grid.space.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   grid.scenarios = validate_points(grid.space, all);
-  grid.names = metric_names(grid.scenarios[0]);
+  grid.names = metric_names(grid.space);
   for (std::size_t i = 0; i < grid.names.size(); ++i) grid.metric_index[grid.names[i]] = i;
   for (std::size_t a = 0; a < grid.space.axes.size(); ++a) grid.axis_index[grid.space.axes[a].path] = a;
   check_target_names(grid, targets);

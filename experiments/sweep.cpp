@@ -20,6 +20,8 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <limits>
+#include <unordered_set>
 #include <unistd.h>
 
 #include <boost/math/distributions/students_t.hpp>
@@ -353,6 +355,16 @@ std::vector<std::string> metric_names(const Scenario& scenario) {
   return names;
 }
 
+std::vector<std::string> metric_names(const SweepSpace& space) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (std::size_t p = 0; p < space.size(); ++p) {
+    for (auto& name : metric_names(space.point_scenario(p)))
+      if (seen.insert(name).second) names.push_back(std::move(name));
+  }
+  return names;
+}
+
 std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, unsigned threads,
                                            const std::vector<std::string>& names,
                                            const TaskDone& on_done,
@@ -379,7 +391,17 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         std::vector<double> values;
         values.reserve(names.size());
         flatten(result_json(s, r), "", true, &got, &values);
-        if (got != names) throw InvariantError("sweep: a run reported other metrics than the first grid point");
+        if (got != names) {
+          // A point with fewer metrics than the grid (another broker kind's reasons): its
+          // missing ones are NaN, written as empty cells.
+          std::vector<double> full(names.size(), std::numeric_limits<double>::quiet_NaN());
+          for (std::size_t g = 0; g < got.size(); ++g) {
+            const auto k = std::find(names.begin(), names.end(), got[g]);
+            if (k == names.end()) throw InvariantError("sweep: a run reported a metric the grid does not have: " + got[g]);
+            full[static_cast<std::size_t>(k - names.begin())] = values[g];
+          }
+          values = std::move(full);
+        }
         rows[i] = std::move(values);
         const std::string why = incomplete_run(s, r);
         std::lock_guard<std::mutex> lock(mu);
@@ -787,7 +809,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
 
   const std::vector<Scenario> scenarios = validate_points(space, mine);
-  const std::vector<std::string> names = metric_names(scenarios.empty() ? space.point_scenario(0) : scenarios[0]);
+  const std::vector<std::string> names = metric_names(space);  // the whole grid's: shards agree
   for (const auto& s : scenarios)
     if (s.broker.queues.size() != scenarios[0].broker.queues.size() ||
         !std::equal(s.broker.queues.begin(), s.broker.queues.end(), scenarios[0].broker.queues.begin(),

@@ -1,4 +1,5 @@
 // brokersim sweep / merge / plan: the grid, CSV bytes, statistics, resume, shards, the planner.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -569,4 +570,46 @@ TEST_CASE("sweep: plan --conservative judges each target at its 95% confidence b
     const auto& m = t["metrics"]["fraction.expired_before_start"];
     CHECK(m["mean"].get<double>() + m["ci95"].get<double>() <= 0.002 + 1e-12);
   }
+}
+
+TEST_CASE("sweep: across broker kinds - each kind's dead-letter reasons get columns, empty for the other kinds, and shards agree") {
+  SweepDir d;
+  // Without TTLs and dead-lettering the scenario has no kind-specific key, so both kinds take it.
+  const std::vector<std::string> base = {"sweep", d.scenario, "--set", R"(broker.queues={"work": {}})",
+                                         "--set", "producers.0.expiration_ms=null",
+                                         "--vary", "broker.kind=rabbitmq-classic,amazon-sqs",
+                                         "--vary", "consumers.0.prefetch=1,4", "--replications", "2"};
+  auto full = base;
+  full.insert(full.end(), {"--out", d.path("full.csv")});
+  const auto r = run_cli(full);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto lines = lines_of(read_file(d.path("full.csv")));
+  REQUIRE(lines.size() == 5);
+  const auto header = split_csv_line(lines[0]);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE_MESSAGE(it != header.end(), name);
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const std::size_t expired = column("queues.work.dead_lettered_by_reason.expired_mean");
+  const std::size_t receives = column("queues.work.dead_lettered_by_reason.max_receive_count_mean");
+  const auto classic = split_csv_line(lines[1]), sqs = split_csv_line(lines[3]);
+  CHECK(classic[0] == "rabbitmq-classic");
+  CHECK(sqs[0] == "amazon-sqs");
+  CHECK(classic[expired] == "0");
+  CHECK(classic[receives].empty());
+  CHECK(sqs[expired].empty());
+  CHECK(sqs[receives] == "0");
+  // A shard holding only SQS points writes the whole grid's columns: the merge is the full run.
+  std::vector<std::string> merge = {"merge"};
+  for (int k = 0; k < 2; ++k) {
+    auto shard = base;
+    const std::string out = d.path("k" + std::to_string(k) + ".csv");
+    shard.insert(shard.end(), {"--shard", std::to_string(k) + "/2", "--out", out});
+    REQUIRE(run_cli(shard).status == 0);
+    merge.push_back(out);
+  }
+  merge.insert(merge.end(), {"--out", d.path("merged.csv")});
+  REQUIRE(run_cli(merge).status == 0);
+  CHECK(read_file(d.path("merged.csv")) == read_file(d.path("full.csv")));
 }
