@@ -255,7 +255,7 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
 // Credit: the prefetch window and the channel's unacked deliveries.
 bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
   const auto prefetch = c.spec().prefetch == 0 ? unlimited_prefetch_ : static_cast<std::uint32_t>(c.spec().prefetch);
-  return ch.open && (prefetch == 0 || ch.unacked < prefetch);
+  return ch.open && !ch.cancelled && (prefetch == 0 || ch.unacked < prefetch);
 }
 
 void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {
