@@ -30,6 +30,7 @@ void Fleet::start() {
     if (spec.autoscale) {
       groups_[g].last_sync = spec.start;
       w_.at(spec.start, Ev::Scale, static_cast<std::uint32_t>(g));
+      ++w_.ticks_pending;
     }
   }
 }
@@ -82,7 +83,11 @@ void Fleet::sync(int g) {
   group.wanted = group.hpa->sync(w_.now, value, group.wanted);
   realize(g);
   const Time next = w_.now + spec.sync;
-  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.events.empty()) w_.at(next, Ev::Scale, static_cast<std::uint32_t>(g));
+  // A run that stops on its jobs is synced only while something else can still happen.
+  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.only_ticks_pending()) {
+    w_.at(next, Ev::Scale, static_cast<std::uint32_t>(g));
+    ++w_.ticks_pending;
+  }
 }
 
 // Scale-up takes the lowest free members; scale-down removes replicas not yet attached first

@@ -77,6 +77,7 @@ void Simulation::start() {
   if (s.observe_every) {
     if (w_.opt.timeseries) write_timeseries_header();
     w_.at(0, Ev::Observe, 0);
+    ++w_.ticks_pending;
   }
 }
 
@@ -87,7 +88,10 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::Attach: w_.consumers[ev.target].connect(w_); break;
     case Ev::ReplicaUp:
     case Ev::Leave:
-    case Ev::Scale: fleet_.on_event(ev); break;
+    case Ev::Scale:
+      --w_.ticks_pending;
+      fleet_.on_event(ev);
+      break;
     case Ev::Close: w_.consumers[ev.target].close_for_leave(w_, ev.tag); break;
     case Ev::BrokerUp:
     case Ev::Declare:
@@ -110,7 +114,10 @@ void Simulation::handle(const sim::Event& ev) {
         w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux));
       break;
     case Ev::StallEnd: w_.consumers[ev.target].try_start(w_); break;
-    case Ev::Observe: on_observe(); break;
+    case Ev::Observe:
+      --w_.ticks_pending;
+      on_observe();
+      break;
   }
 }
 
@@ -219,7 +226,10 @@ void Simulation::on_observe() {
   // A timed run is sampled over its whole span; a run that stops on its jobs is sampled only
   // while something else can still happen, so sampling never keeps a finished run alive.
   const Time next = w_.now + *w_.s.observe_every;
-  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.events.empty()) w_.at(next, Ev::Observe, 0);
+  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.only_ticks_pending()) {
+    w_.at(next, Ev::Observe, 0);
+    ++w_.ticks_pending;
+  }
 }
 
 void Simulation::report_progress() {
