@@ -2,6 +2,8 @@
 // replica trajectories (HPA + KEDA rules), and what a fleet costs.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -234,4 +236,18 @@ TEST_CASE("autoscale: syncs keep no run alive - a run stopping on its jobs ends 
   CHECK(run.result.stop_reason == "drained");
   CHECK(run.outcome(Outcome::CompletedOnTime) == 1);
   CHECK(run.result.end_time <= 60 * kS);  // the consumer-timeout channel tick is the last event
+}
+
+TEST_CASE("autoscale example: the charts script draws both charts from the checked-in sweeps and series") {
+  // Debian's python3 with matplotlib and pandas, as the chart tests of notebooks/ use.
+  if (std::system("/usr/bin/python3 -c 'import matplotlib, pandas' >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: /usr/bin/python3 with matplotlib and pandas is not installed");
+    return;
+  }
+  brokersim::test::ScratchDir d("brokersim-spike-charts");
+  const std::string cmd = "/usr/bin/python3 " + std::string(BROKERSIM_SOURCE_DIR) +
+                          "/experiments/sweeps/spike_charts.py --out " + d.dir.string() + " >/dev/null";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  CHECK(std::filesystem::file_size(d.dir / "spike_over_time.png") > 10000);
+  CHECK(std::filesystem::file_size(d.dir / "spike_cost.png") > 10000);
 }
