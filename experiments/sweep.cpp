@@ -378,7 +378,9 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         std::vector<double> values;
         values.reserve(names.size());
         flatten(result_json(s, r), "", true, &got, &values);
-        if (got != names) throw InvariantError("sweep: a run reported other metrics than the first grid point");
+        if (got != names)
+          throw ScenarioError("sweep: grid points report different metrics (a varied value turns observe.window_ms on at "
+                              "some points and off at others?): set it for the whole sweep");
         rows[i] = std::move(values);
         const std::string why = incomplete_run(s, r);
         std::lock_guard<std::mutex> lock(mu);

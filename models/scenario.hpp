@@ -155,6 +155,9 @@ struct ConsumerSpec {
   std::optional<Time> stop;
   Time shutdown_grace = Time{30'000} * sim::kNsPerMs;
   std::optional<AutoscaleSpec> autoscale;  // `count` is then the initial replica count
+  // The file names stop_ms or autoscale, even as null: a sweep varying them between null and a
+  // value reports fleet costs at every point.
+  bool fleet_keys = false;
   // Consumers the group may have at once: an autoscaled group keeps `max` of them (members
   // beyond the replica count wait detached).
   int members() const { return autoscale ? std::max(count, autoscale->max) : count; }
@@ -201,7 +204,7 @@ struct Scenario {
   bool fleet_reported() const {
     if (observe_window) return true;
     for (const auto& c : consumers)
-      if (c.stop || c.autoscale) return true;
+      if (c.stop || c.autoscale || c.fleet_keys) return true;
     return false;
   }
 };

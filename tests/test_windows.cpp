@@ -2,6 +2,7 @@
 // them, and the time series' per-interval outcomes and replicas.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -143,4 +144,21 @@ TEST_CASE("time series: outcomes decided per interval and the replicas of each g
   CHECK(run.series[1].at("outcomes.completed_on_time") == 3);
   CHECK(run.series[3].at("outcomes.completed_on_time") == 2);
   CHECK(run.series[3].at("outcomes.expired_before_start") == 2);
+}
+
+TEST_CASE("windows: a sweep varying autoscale between null and a setting has one set of metrics - varying the windows away is refused") {
+  brokersim::test::ScratchDir d("brokersim-windows");
+  nlohmann::json doc = nlohmann::json::parse(kBurst);
+  doc.erase("observe");
+  const std::string scenario = d.write("s.json", doc.dump());
+  const auto ok = run_cli({"sweep", scenario, "--vary", R"(consumers.0.autoscale=[null, {"target_per_replica": 2}])", "--out",
+                           d.path("a.csv")});
+  CHECK(ok.status == 0);
+  CHECK(read_file(d.path("a.csv")).find("fleet.consumer_seconds_mean") != std::string::npos);
+  const auto bad = run_cli({"sweep", scenario, "--vary", R"(observe=[{"every_ms": 1000}, {"window_ms": 1000}])", "--out",
+                            d.path("b.csv")});
+  CHECK(bad.status == 2);
+  CHECK(bad.err == "brokersim: error: sweep: grid points report different metrics (a varied value turns observe.window_ms on "
+                   "at some points and off at others?): set it for the whole sweep\n");
+  CHECK(!std::filesystem::exists(d.path("b.csv")));
 }

@@ -73,6 +73,7 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
   if (has(v, "count")) {
     consumer.count = static_cast<int>(integer(v["count"], join(path, "count"), 1, kMaxConsumers, "an integer >= 1"));
   }
+  consumer.fleet_keys = has(v, "autoscale") || has(v, "stop_ms");
   if (has(v, "autoscale") && !v["autoscale"].is_null()) {
     consumer.autoscale = load_autoscale(v["autoscale"], join(path, "autoscale"), consumer.count);
   }
