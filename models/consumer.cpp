@@ -136,7 +136,9 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived
   // (they travel ahead of the close on the same connection, so they are not returned).
-  if (leaving && busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
+  if (leaving) [[unlikely]] {
+    if (busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
+  }
 }
 
 void Consumer::reject_locally(World& w, std::uint32_t j) {

@@ -67,6 +67,21 @@ void Ledger::warmup(Time now) {
   }
 }
 
+WindowResult* Ledger::window_at(Time created) {
+  const auto k = static_cast<std::size_t>((created - s_.warmup) / window_);
+  if (k >= r.windows.size()) r.windows.resize(k + 1);
+  return &r.windows[k];
+}
+
+void Ledger::window_outcome(const Job& job, Outcome o) {
+  WindowResult& win = *window_at(job.created);
+  ++win.outcomes[static_cast<std::size_t>(o)];
+  if (o == Outcome::InSystem) return;
+  win.sojourn.add(job.ended - job.created);
+  if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++win.completed;
+  if (o == Outcome::CompletedOnTime) ++win.completed_on_time;
+}
+
 // Every window of the measured span, empty ones included; a job created at the very end of the
 // run (a window of length 0) joins the last full window.
 void Ledger::finish_windows(Time now) {

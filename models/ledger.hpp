@@ -77,10 +77,8 @@ class Ledger {
   // The window (observe.window_ms) a job was created in, for its waits and outcome; nullptr
   // without windows or for a warm-up job. Windows start at the warm-up's end.
   WindowResult* window_of(const Job& job) {
-    if (window_ == 0 || !job.counted) return nullptr;
-    const auto k = static_cast<std::size_t>((job.created - s_.warmup) / window_);
-    if (k >= r.windows.size()) r.windows.resize(k + 1);
-    return &r.windows[k];
+    if (window_ == 0 || !job.counted) [[likely]] return nullptr;
+    return window_at(job.created);
   }
   void dead_lettered(const Job& job, int q, DeathReason why);
   void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t counted_ready, std::uint64_t counted_bytes);
@@ -143,6 +141,9 @@ class Ledger {
   void bytes_changed(int q, Time now);
   void write_trace(const Job& job, Outcome o);
   void finish_windows(Time now);
+  // Out of line: a run without windows pays one test per call, not the code.
+  WindowResult* window_at(Time created);
+  void window_outcome(const Job& job, Outcome o);
 
   const Scenario& s_;
   const RunOptions& opt_;
@@ -250,17 +251,12 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (series_) ++interval_[static_cast<std::size_t>(o)];
   if (!job.counted) return;
   ++r.outcomes[static_cast<std::size_t>(o)];
-  WindowResult* win = window_of(job);
-  if (win) ++win->outcomes[static_cast<std::size_t>(o)];
+  if (window_ != 0) [[unlikely]] window_outcome(job, o);
   if (o == Outcome::InSystem) return;
   if (o == Outcome::ExpiredBeforeStart) ++(job.stale_on_receipt ? r.stale_on_receipt : r.stale_in_local_buffer);
   r.sojourn.add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
   if (o == Outcome::CompletedOnTime) ++r.completed_on_time;
-  if (!win) return;
-  win->sojourn.add(job.ended - job.created);
-  if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++win->completed;
-  if (o == Outcome::CompletedOnTime) ++win->completed_on_time;
 }
 
 inline void Ledger::replicas_changed(int group, Time now, int delta) {
