@@ -109,7 +109,7 @@ enum class Admission : std::uint8_t { None, CheckBeforeStart, CheckAtReceiveAndS
 // are Kubernetes' and KEDA's (README "Fleets that change").
 struct AutoscaleSpec {
   enum class Metric : std::uint8_t { Ready, ReadyUnacked, PublishRate };
-  Metric metric = Metric::ReadyUnacked;   // KEDA's rabbitmq QueueLength counts ready + unacked
+  Metric metric = Metric::ReadyUnacked;   // KEDA's rabbitmq QueueLength over HTTP: ready + unacked
   double target_per_replica = 0;          // required
   int min = 1, max = 100;                 // HPA minReplicas 1; KEDA maxReplicaCount 100
   Time sync = Time{15'000} * sim::kNsPerMs;  // --horizontal-pod-autoscaler-sync-period
