@@ -327,6 +327,9 @@ struct PlanGrid {
   std::map<std::string, std::size_t> metric_index, axis_index;
   std::vector<double> slots_total, prefetch_total, cost;
   bool custom_cost = false;
+  // --cost names a metric (fleet.slot_seconds: what an autoscaled fleet cost is only known after
+  // the run): every point is run, then costed on its replication means.
+  bool cost_from_metrics = false;
 
   std::size_t size() const { return scenarios.size(); }
 
@@ -446,7 +449,7 @@ void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
   std::vector<std::string> used;
   cost_expr->names(used);
   const bool reads_scenario = std::any_of(used.begin(), used.end(), [&](const std::string& u) {
-    return u != "slots_total" && !grid.axis_index.count(u);
+    return u != "slots_total" && !grid.axis_index.count(u) && !grid.metric_index.count(u);
   });
   for (std::size_t p = 0; p < n; ++p) {
     const json doc = reads_scenario ? grid.space.point_doc(p) : json();
@@ -454,6 +457,10 @@ void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
       if (name == "slots_total") return grid.slots_total[p];
       if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
         return grid.axis_number(p, it->second, "--cost");
+      if (grid.metric_index.count(name)) {
+        grid.cost_from_metrics = true;
+        return 0.0;  // known after the run (search_by_measured_cost)
+      }
       std::string got;
       if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
       bad_cost_name(grid, doc, name, got);
@@ -748,6 +755,25 @@ std::optional<std::size_t> search_in_cost_order(const PlanGrid& grid, PointRunne
   return std::nullopt;
 }
 
+// A cost that names metrics: run every point, cost it on its means, then take the cheapest that
+// meets the targets (no bisection: the cost's order is unknown before the runs).
+std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner) {
+  for (std::size_t p = 0; p < grid.size(); ++p) {
+    const PointResult& res = runner.evaluate(p);
+    const json doc = grid.space.point_doc(p);
+    grid.cost[p] = cost_expr.eval([&](const std::string& name) -> double {
+      if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return res.summary.mean[it->second];
+      if (name == "slots_total") return grid.slots_total[p];
+      if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
+        return grid.axis_number(p, it->second, "--cost");
+      std::string got;
+      if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
+      bad_cost_name(grid, doc, name, got);
+    });
+  }
+  return search_in_cost_order(grid, runner);
+}
+
 // The setting tried that misses the targets by the least (relative shortfall), cheaper first on ties.
 std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner) {
   std::optional<std::size_t> closest;
@@ -923,6 +949,8 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
     const std::string& path = grid.space.axes[*rep.bisect].path;
     out << " (bisecting " << path << " for each setting of the other paths, assuming that a"
         << " costlier " << path << " never misses a target a cheaper one meets)";
+  } else if (grid.cost_from_metrics) {
+    out << " (every one: the cost is measured by the runs)";
   } else {
     out << " (in order of cost, up to the first that meets the target)";
   }
@@ -1000,13 +1028,15 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   std::shared_ptr<Expr> cost_expr;
   if (o.cost) cost_expr = parse_cost(*o.cost);
 
-  const PlanGrid grid = build_grid(o, targets, cost_expr.get());
-  const std::optional<std::size_t> bisect = choose_bisect_axis(grid, o.bisect);
+  PlanGrid grid = build_grid(o, targets, cost_expr.get());
+  const std::optional<std::size_t> bisect =
+      grid.cost_from_metrics && !o.bisect ? std::nullopt : choose_bisect_axis(grid, o.bisect);
 
   const bool show = o.progress || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
   PointRunner runner(grid, targets, o, show ? &err : nullptr);
-  const std::optional<std::size_t> best =
-      bisect ? search_by_bisection(grid, *bisect, runner) : search_in_cost_order(grid, runner);
+  const std::optional<std::size_t> best = grid.cost_from_metrics ? search_by_measured_cost(grid, *cost_expr, runner)
+                                          : bisect ? search_by_bisection(grid, *bisect, runner)
+                                                   : search_in_cost_order(grid, runner);
   runner.finish();
 
   PlanReport rep{o, grid, targets, runner, bisect, best, std::nullopt, shown_metrics(grid, targets),

@@ -18,7 +18,8 @@ constexpr Outcome kReported[] = {
     Outcome::DeadLettered,      Outcome::InSystem,
 };
 
-nlohmann::ordered_json wait_json(const sim::Histogram& h) {
+template <class H>
+nlohmann::ordered_json wait_json(const H& h) {
   nlohmann::ordered_json w;
   w["count"] = h.count();
   w["mean"] = h.mean() / 1e6;
@@ -46,6 +47,104 @@ std::string grouped(std::uint64_t n) {
     out.push_back(digits[i]);
   }
   return out;
+}
+
+// One window's figures, with the whole run's names (outcomes, fraction, wait_ms, throughput).
+nlohmann::ordered_json window_json(const WindowResult& win) {
+  nlohmann::ordered_json j;
+  j["from_ms"] = sim::to_ms(win.from);
+  j["to_ms"] = sim::to_ms(win.to);
+  auto& outcomes = j["outcomes"];
+  outcomes["generated"] = win.generated;
+  for (Outcome o : kReported) outcomes[std::string(outcome_name(o))] = win.outcomes[static_cast<std::size_t>(o)];
+  auto& fraction = j["fraction"];
+  for (Outcome o : kReported)
+    fraction[std::string(outcome_name(o))] =
+        win.generated ? static_cast<double>(win.outcomes[static_cast<std::size_t>(o)]) / static_cast<double>(win.generated) : 0.0;
+  auto& waits = j["wait_ms"];
+  waits["queue"] = wait_json(win.wait_queue);
+  waits["queue_expired"] = wait_json(win.wait_queue_expired);
+  waits["transit"] = wait_json(win.wait_transit);
+  waits["local"] = wait_json(win.wait_local);
+  waits["service"] = wait_json(win.wait_service);
+  waits["sojourn"] = wait_json(win.sojourn);
+  const double seconds = sim::to_ms(win.to - win.from) / 1000.0;
+  j["throughput_per_s"] = per_s(win.completed, seconds);
+  j["goodput_per_s"] = per_s(win.completed_on_time, seconds);
+  return j;
+}
+
+// window_max / window_min: the extremes over the windows of every fraction and wait figure
+// (and throughput). A window that created no job has no fractions, a wait with no sample no
+// quantiles: neither takes part (0 when no window has any).
+void window_extremes(nlohmann::ordered_json& j, const nlohmann::ordered_json& windows) {
+  auto& hi = j["window_max"];
+  auto& lo = j["window_min"];
+  const WindowResult empty;
+  const nlohmann::ordered_json shape = window_json(empty);
+  for (const char* key : {"fraction", "wait_ms"}) {
+    for (auto it = shape[key].begin(); it != shape[key].end(); ++it) {
+      const std::string name = it.key();
+      auto extremes = [&](const std::string& stat) {
+        double mx = 0, mn = 0;
+        bool any = false;
+        for (const auto& w : windows) {
+          const bool has = std::string(key) == "fraction" ? w["outcomes"]["generated"].get<std::uint64_t>() > 0
+                                                          : w["wait_ms"][name]["count"].get<std::uint64_t>() > 0;
+          if (!has) continue;
+          const double v = stat.empty() ? w[key][name].get<double>() : w[key][name][stat].get<double>();
+          mx = any ? std::max(mx, v) : v;
+          mn = any ? std::min(mn, v) : v;
+          any = true;
+        }
+        return std::pair{mx, mn};
+      };
+      if (std::string(key) == "fraction") {
+        const auto [mx, mn] = extremes("");
+        hi[key][name] = mx;
+        lo[key][name] = mn;
+      } else {
+        for (const char* stat : {"mean", "p50", "p95", "p99", "max"}) {
+          const auto [mx, mn] = extremes(stat);
+          hi[key][name][stat] = mx;
+          lo[key][name][stat] = mn;
+        }
+      }
+    }
+  }
+  for (const char* key : {"throughput_per_s", "goodput_per_s"}) {
+    double mx = 0, mn = 0;
+    for (std::size_t i = 0; i < windows.size(); ++i) {
+      const double v = windows[i][key].get<double>();
+      mx = i ? std::max(mx, v) : v;
+      mn = i ? std::min(mn, v) : v;
+    }
+    hi[key] = mx;
+    lo[key] = mn;
+  }
+}
+
+// What the fleet cost: replica time per group and in total (only reported when the fleet
+// changes or windows are asked for, so that fixed-fleet runs print what they always did).
+void fleet_json(nlohmann::ordered_json& j, const Scenario& scenario, const RunResult& r) {
+  auto& fleet = j["fleet"];
+  double consumer_seconds = 0, slot_seconds = 0, mean_replicas = 0;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::object();
+  for (std::size_t g = 0; g < scenario.consumers.size(); ++g) {
+    const GroupFleetResult fr = g < r.groups.size() ? r.groups[g] : GroupFleetResult{};
+    auto& o = groups[std::to_string(g)];
+    o["consumer_seconds"] = fr.consumer_seconds;
+    o["slot_seconds"] = fr.slot_seconds;
+    o["mean_replicas"] = fr.mean_replicas;
+    o["peak_replicas"] = fr.peak_replicas;
+    consumer_seconds += fr.consumer_seconds;
+    slot_seconds += fr.slot_seconds;
+    mean_replicas += fr.mean_replicas;
+  }
+  fleet["consumer_seconds"] = consumer_seconds;
+  fleet["slot_seconds"] = slot_seconds;
+  fleet["mean_replicas"] = mean_replicas;
+  fleet["groups"] = groups;
 }
 
 }  // namespace
@@ -121,6 +220,14 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["peak_rate_per_s"] = l.peak_rate_per_s;
     o["peak_utilization"] = l.peak_utilization();
   }
+
+  if (scenario.observe_window) {
+    nlohmann::ordered_json windows = nlohmann::ordered_json::array();
+    for (const WindowResult& win : r.windows) windows.push_back(window_json(win));
+    window_extremes(j, windows);
+    j["windows"] = std::move(windows);
+  }
+  if (scenario.fleet_reported()) fleet_json(j, scenario, r);
 
   auto& run = j["run"];
   run["simulated_ms"] = sim::to_ms(r.end_time);

@@ -50,6 +50,11 @@ class Broker {
   virtual bool open_connection(Consumer& c) = 0;
   // The connected client subscribes to its queue: the broker may deliver to it from now on.
   virtual void consume(Consumer& c) = 0;
+  // The client cancels its subscription (basic.cancel, when it is about to leave): no new
+  // deliveries; what it holds stays unsettled until it settles it or its connection closes.
+  // A broker that has no such call keeps delivering, and the leaving client keeps what arrives
+  // unstarted, handing it back when it closes (the default).
+  virtual void cancel(Consumer& /*c*/) {}
   // The client's connection is gone (crash, fault): whatever it held unsettled goes back to the
   // broker by this broker's rules. Consumer::connection_lost() has already run.
   virtual void close_connection(Consumer& c) = 0;

@@ -24,13 +24,15 @@ Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, s
       failure_rng(stream(seed, replication, group, member, "failure")),
       timeout_rng(stream(seed, replication, group, member, "timeout")),
       spec_(&spec),
-      index_(index) {
+      index_(index),
+      group_(group) {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }
 
 void Consumer::connect(World& w) {
-  if (attached) return;
+  if (attached || retired) return;
+  become_replica(w);
   if (!w.broker->open_connection(*this)) return;  // the broker reconnects us when it can
   attached = true;
   busy_tw.set(w.now, 0);
@@ -42,7 +44,10 @@ void Consumer::receive(World& w, std::uint32_t j) {
   Job& job = w.jobs[j];
   job.where = Where::Local;
   job.received = w.now;
-  if (job.counted) w.ledger.r.wait_transit.add(w.now - job.delivered);
+  if (job.counted) {
+    w.ledger.r.wait_transit.add(w.now - job.delivered);
+    if (WindowResult* win = w.ledger.window_of(job)) win->wait_transit.add(w.now - job.delivered);
+  }
   if (spec_->admission == Admission::CheckAtReceiveAndStart &&
       !admits(*spec_, job.expires_at, clock.now(w.now))) {
     reject_locally(w, j);
@@ -73,7 +78,7 @@ void Consumer::try_start(World& w) {
 }
 
 void Consumer::start_buffered(World& w) {
-  if (!attached || w.now < stalled_until) return;
+  if (!attached || leaving || w.now < stalled_until) return;
   bool took = false;
   while (busy < slots() && !local.empty()) {
     const std::uint32_t j = local.front();
@@ -97,6 +102,7 @@ void Consumer::start(World& w, std::uint32_t j) {
   if (w.ledger.started_again(job)) ++r.duplicate_executions;
   if (job.counted) {
     r.wait_local.add(w.now - job.received);
+    if (WindowResult* win = w.ledger.window_of(job)) win->wait_local.add(w.now - job.received);
     if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
     if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
   }
@@ -123,7 +129,10 @@ void Consumer::start(World& w, std::uint32_t j) {
 void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   Job& job = w.jobs[j];
   job.finished = w.now;
-  if (job.counted) w.ledger.r.wait_service.add(w.now - job.started);
+  if (job.counted) {
+    w.ledger.r.wait_service.add(w.now - job.started);
+    if (WindowResult* win = w.ledger.window_of(job)) win->wait_service.add(w.now - job.started);
+  }
   busy_changed(w, -1);
   switch (result) {
     case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
@@ -134,6 +143,11 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   }
   send_ack(w, j, Job::Ack::Ack);
   try_start(w);
+  // The last execution of a leaving consumer is done: close once its settlements have arrived
+  // (they travel ahead of the close on the same connection, so they are not returned).
+  if (leaving) [[unlikely]] {
+    if (busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
+  }
 }
 
 void Consumer::reject_locally(World& w, std::uint32_t j) {
@@ -145,6 +159,7 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   job.stale_on_receipt = job.received == w.now;
   if (job.counted) {
     w.ledger.r.wait_local.add(w.now - job.received);
+    if (WindowResult* win = w.ledger.window_of(job)) win->wait_local.add(w.now - job.received);
     if (job.deadline != sim::kNever && job.deadline - w.now > spec_->min_window) ++w.ledger.r.rejected_but_valid;
   }
   switch (spec_->on_expired) {
@@ -158,7 +173,9 @@ void Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
   Job& job = w.jobs[j];
   job.where = Where::Settling;
   job.ack = what;
-  w.at(w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng), Ev::AckArrive, j, job.gen);
+  const Time arrives = w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng);
+  last_ack_arrival_ = std::max(last_ack_arrival_, arrives);
+  w.at(arrives, Ev::AckArrive, j, job.gen);
 }
 
 void Consumer::busy_changed(World& w, int delta) {
@@ -186,6 +203,50 @@ void Consumer::connection_lost(World& w) {
   local.clear();
   local_tw.set(w.now, 0);
   stalled_until = 0;
+  // Whatever closed the connection of a leaving consumer (its close, a crash, the broker), it
+  // has left.
+  if (leaving) retire(w);
+}
+
+void Consumer::become_replica(World& w) {
+  if (replica) return;
+  replica = true;
+  w.ledger.replicas_changed(group_, w.now, +1);
+}
+
+void Consumer::retire(World& w) {
+  leaving = false;
+  retired = true;
+  ++incarnation;
+  if (replica) {
+    replica = false;
+    w.ledger.replicas_changed(group_, w.now, -1);
+  }
+}
+
+void Consumer::leave(World& w) {
+  if (retired || leaving) return;
+  if (!attached) {  // not connected (yet, or any more): nothing to hand back
+    retire(w);
+    return;
+  }
+  leaving = true;
+  w.broker->cancel(*this);
+  if (busy == 0)
+    schedule_close(w, std::max(w.now, last_ack_arrival_));
+  else
+    schedule_close(w, w.now + spec_->shutdown_grace);
+}
+
+void Consumer::schedule_close(World& w, Time at) {
+  ++incarnation;  // voids the close scheduled before (the grace's end, once idle earlier)
+  w.at(at, Ev::Close, static_cast<std::uint32_t>(index_), incarnation);
+}
+
+void Consumer::close_for_leave(World& w, std::uint32_t epoch) {
+  if (!leaving || epoch != incarnation) return;
+  connection_lost(w);  // retires it
+  w.broker->close_connection(*this);
 }
 
 }  // namespace brokersim

@@ -36,6 +36,7 @@ class Consumer {
   int index() const { return index_; }
   int queue() const { return spec_->queue; }
   int slots() const { return spec_->slots; }
+  int group() const { return group_; }
 
   // --- events
   void connect(World& w);                  // Ev::Attach: start, restart, or reconnect
@@ -50,11 +51,24 @@ class Consumer {
   // broker takes back what was unsettled). Called by crash() and by a broker closing a channel.
   void connection_lost(World& w);
 
+  // --- leaving (consumers[].stop_ms, a scale-down): no new deliveries, the executing jobs get
+  // shutdown_grace_ms, then the connection closes and the broker takes back the rest.
+  void leave(World& w);
+  void close_for_leave(World& w, std::uint32_t epoch);  // Ev::Close (epoch checked here)
+  // The member becomes a replica again (autoscaler): it may connect once more.
+  void revive() { retired = false; }
+  // A replica exists from its request until it has left; the ledger counts it.
+  void become_replica(World& w);
+
   LocalClock clock;
   bool attached = false;
   std::deque<std::uint32_t> local;  // received, not started, in arrival order
   int busy = 0;
   Time stalled_until = 0;
+  bool replica = false;   // counted in its group's replicas (models/fleet.cpp)
+  bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
+  bool retired = false;   // left: connects no more until revived
+  std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
 
   sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
   sim::TimeWeighted busy_tw, local_tw;
@@ -66,8 +80,13 @@ class Consumer {
   void send_ack(World& w, std::uint32_t j, Job::Ack what);
   void busy_changed(World& w, int delta);
 
+  void retire(World& w);
+  void schedule_close(World& w, Time at);
+
   const ConsumerSpec* spec_;
   int index_;
+  int group_;
+  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
 };
 
 }  // namespace brokersim

@@ -19,7 +19,15 @@
 //    published earlier.
 //  - Publish (after a publish delay), then Arrival (creation; publishes at once without delay).
 //  - Receive, ExecDone, StallEnd: the consumer side; their mutual order does not change results.
+//  - ReplicaUp (an autoscaled replica attaches) with Attach; Leave (consumers[].stop_ms, a
+//    scale-down) after them: a group leaving at t takes no message published at t.
+//  - Close (a leaving consumer's connection closes) after AckArrive and ExecDone: settlements
+//    arriving at t, and executions ending at t, are in before the rest goes back.
+//  - Scale (an autoscaler's sync) just before Observe: the metric read at t includes
+//    everything that happened at t.
 //  - Observe last: a sample at t shows the state after everything that happened at t.
+// (Kinds added later sit where they belong; the relative order of the others is unchanged, so
+// runs without them are the same event for event.)
 #pragma once
 
 #include <cstdint>
@@ -31,6 +39,8 @@ enum class Ev : std::uint32_t {
   Fault,        // faults (scenario `faults`)
   BrokerUp,     // broker
   Attach,       // consumer
+  ReplicaUp,    // fleet: an autoscaled replica's start latency is over
+  Leave,        // fleet: a group's stop_ms
   Declare,      // broker
   QueueLease,   // broker
   QueueTimer,   // broker
@@ -44,6 +54,8 @@ enum class Ev : std::uint32_t {
   Receive,      // consumer
   ExecDone,     // consumer
   StallEnd,     // consumer
+  Close,        // consumer: a leaving consumer closes its connection
+  Scale,        // fleet: an autoscaler's sync
   Observe,      // kernel
 };
 

@@ -17,6 +17,11 @@ Ledger::Ledger(const Scenario& s, const RunOptions& o) : s_(s), opt_(o) {
   r.consumers.resize(static_cast<std::size_t>(s.consumer_count()));
   tracing_ = o.trace != nullptr;
   idle_.assign(static_cast<std::size_t>(s.consumer_count()), 0);
+  window_ = s.observe_window.value_or(0);
+  series_ = o.timeseries != nullptr && s.observe_every.has_value();
+  replicas_.assign(s.consumers.size(), 0);
+  peak_replicas_.assign(s.consumers.size(), 0);
+  replica_tw_.assign(s.consumers.size(), sim::TimeWeighted(0));
 }
 
 void Ledger::dead_lettered(const Job& job, int q, DeathReason why) {
@@ -37,6 +42,7 @@ void Ledger::copy_gone(const Job& job) {
 
 void Ledger::job_created(const Job& job) {
   if (job.counted) ++r.generated;
+  if (WindowResult* win = window_of(job)) ++win->generated;
   ++unsettled_;
 }
 
@@ -50,6 +56,10 @@ void Ledger::warmup(Time now) {
   }
   busy_slots_.reset(now);
   attached_slots_.reset(now);
+  for (std::size_t g = 0; g < replica_tw_.size(); ++g) {
+    replica_tw_[g].reset(now);
+    peak_replicas_[g] = replicas_[g];
+  }
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     refresh_backlog(static_cast<int>(q), now);
     refresh_stranded(static_cast<int>(q), now);
@@ -62,6 +72,38 @@ void Ledger::record_sample(const Job& job, Outcome o) {
   if (series.size() <= job.id) series.resize(job.id + 1);
   const bool stale = o == Outcome::ExpiredInQueue || o == Outcome::ExpiredInTransit || o == Outcome::ExpiredBeforeStart;
   series[job.id] = {job.created, opt_.job_series_stale ? (stale ? 1.0 : 0.0) : sim::to_ms(job.ended - job.created)};
+}
+
+WindowResult* Ledger::window_at(Time created) {
+  const auto k = static_cast<std::size_t>((created - s_.warmup) / window_);
+  if (k >= r.windows.size()) r.windows.resize(k + 1);
+  return &r.windows[k];
+}
+
+void Ledger::window_outcome(const Job& job, Outcome o) {
+  WindowResult& win = *window_at(job.created);
+  ++win.outcomes[static_cast<std::size_t>(o)];
+  if (o == Outcome::InSystem) return;
+  win.sojourn.add(job.ended - job.created);
+  if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++win.completed;
+  if (o == Outcome::CompletedOnTime) ++win.completed_on_time;
+}
+
+// Every window of the measured span, empty ones included; a job created at the very end of the
+// run (a window of length 0) joins the last full window.
+void Ledger::finish_windows(Time now) {
+  if (window_ == 0) return;
+  const Time start = std::min(s_.warmup, now);
+  const auto n = static_cast<std::size_t>(std::max<Time>(1, (now - start + window_ - 1) / window_));
+  while (r.windows.size() > n) {
+    r.windows[n - 1].merge(r.windows.back());
+    r.windows.pop_back();
+  }
+  r.windows.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    r.windows[k].from = start + static_cast<Time>(k) * window_;
+    r.windows[k].to = std::min(now, r.windows[k].from + window_);
+  }
 }
 
 void Ledger::write_trace(const Job& job, Outcome o) {
@@ -152,6 +194,16 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
     ConsumerResult& cr = r.consumers[static_cast<std::size_t>(c.index())];
     cr.utilization = c.busy_tw.mean(now) / static_cast<double>(c.slots());
     cr.mean_local = c.local_tw.mean(now);
+  }
+
+  finish_windows(now);
+  for (std::size_t g = 0; g < s_.consumers.size(); ++g) {
+    GroupFleetResult fr;
+    fr.consumer_seconds = replica_tw_[g].area(now) / 1e9;
+    fr.slot_seconds = fr.consumer_seconds * s_.consumers[g].slots;
+    fr.mean_replicas = r.measured_s > 0 ? fr.consumer_seconds / r.measured_s : replicas_[g];
+    fr.peak_replicas = peak_replicas_[g];
+    r.groups.push_back(fr);
   }
 
   std::uint64_t sum = 0;

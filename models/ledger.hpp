@@ -34,6 +34,7 @@ struct QueueBook {
   std::array<std::uint64_t, kDeathReasonCount> dead_lettered{};  // by DeathReason
   std::uint64_t deletions = 0;
   std::uint64_t ready = 0, unacked = 0;  // every message: the state
+  std::uint64_t publishes = 0;           // every message (an autoscaler's publish rate)
   std::uint64_t counted_ready = 0, counted_ready_bytes = 0, counted_unacked = 0, counted_unacked_bytes = 0;
   std::uint64_t max_ready = 0, max_bytes = 0;
   sim::TimeWeighted ready_tw, unacked_tw, bytes_tw;
@@ -59,15 +60,25 @@ class Ledger {
 
   // --- what brokers report
   void published(const Job& job, int q) {
+    ++queues_[q].publishes;
     if (job.counted) ++queues_[q].published;
   }
   void expired_in_queue(const Job& job, Time now) {
-    if (job.counted) r.wait_queue_expired.add(now - job.ready_since);
+    if (!job.counted) return;
+    r.wait_queue_expired.add(now - job.ready_since);
+    if (WindowResult* win = window_of(job)) win->wait_queue_expired.add(now - job.ready_since);
   }
   void delivered(const Job& job, int q, Time now) {
     if (!job.counted) return;
     ++queues_[q].delivered;
     r.wait_queue.add(now - job.ready_since);
+    if (WindowResult* win = window_of(job)) win->wait_queue.add(now - job.ready_since);
+  }
+  // The window (observe.window_ms) a job was created in, for its waits and outcome; nullptr
+  // without windows or for a warm-up job. Windows start at the warm-up's end.
+  WindowResult* window_of(const Job& job) {
+    if (window_ == 0 || !job.counted) [[likely]] return nullptr;
+    return window_at(job.created);
   }
   void dead_lettered(const Job& job, int q, DeathReason why);
   void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t counted_ready, std::uint64_t counted_bytes);
@@ -78,6 +89,16 @@ class Ledger {
   void slots_attached(int q, int consumer, Time now, int delta);
   void busy_changed(int q, int consumer, Time now, int delta);
   void local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after);
+  // A replica of a group comes into being (requested) or is gone (left, connection closed).
+  void replicas_changed(int group, Time now, int delta);
+  int replicas(int group) const { return replicas_[static_cast<std::size_t>(group)]; }
+  // Outcomes final since the last call (every job, warm-up included: --timeseries shows the
+  // state, not the measurement), by Outcome; the count restarts.
+  OutcomeCounts take_interval_outcomes() {
+    OutcomeCounts out = interval_;
+    interval_ = {};
+    return out;
+  }
 
   // --- outcomes
   void job_created(const Job& job);
@@ -120,6 +141,10 @@ class Ledger {
   void bytes_changed(int q, Time now);
   void write_trace(const Job& job, Outcome o);
   void record_sample(const Job& job, Outcome o);
+  void finish_windows(Time now);
+  // Out of line: a run without windows pays one test per call, not the code.
+  WindowResult* window_at(Time created);
+  void window_outcome(const Job& job, Outcome o);
 
   const Scenario& s_;
   const RunOptions& opt_;
@@ -134,6 +159,11 @@ class Ledger {
   std::deque<std::optional<std::string>> trace_pending_;
   struct Copies { std::uint32_t executions = 0, alive = 0; };
   std::unordered_map<std::uint64_t, Copies> copies_;  // by job id, only jobs with a ghost
+  Time window_ = 0;                   // observe.window_ms, 0 = none
+  bool series_ = false;               // --timeseries given: count outcomes per interval
+  OutcomeCounts interval_{};
+  std::vector<int> replicas_, peak_replicas_;
+  std::vector<sim::TimeWeighted> replica_tw_;
 };
 
 // The calls made for every job, inline: the broker and the clients are in other translation
@@ -219,14 +249,23 @@ inline void Ledger::update_resting(Job& job) {
 
 inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (tracing_) write_trace(job, o);
+  if (series_) ++interval_[static_cast<std::size_t>(o)];
   if (!job.counted) return;
   ++r.outcomes[static_cast<std::size_t>(o)];
+  if (window_ != 0) [[unlikely]] window_outcome(job, o);
   if (o == Outcome::InSystem) return;
   if (opt_.job_series) record_sample(job, o);
   if (o == Outcome::ExpiredBeforeStart) ++(job.stale_on_receipt ? r.stale_on_receipt : r.stale_in_local_buffer);
   r.sojourn.add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
   if (o == Outcome::CompletedOnTime) ++r.completed_on_time;
+}
+
+inline void Ledger::replicas_changed(int group, Time now, int delta) {
+  const auto g = static_cast<std::size_t>(group);
+  replicas_[g] += delta;
+  replica_tw_[g].set(now, replicas_[g]);
+  peak_replicas_[g] = std::max(peak_replicas_[g], replicas_[g]);
 }
 
 }  // namespace brokersim

@@ -3,9 +3,13 @@
 // reports, sweeps and tests.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -34,6 +38,82 @@ struct ConsumerResult {
   double utilization = 0;     // busy slot time / slot time while attached
   double mean_local = 0;      // received, not started
   std::uint64_t started = 0;
+};
+
+// A wait histogram for one window: the buckets of sim::Histogram (so a window's quantiles read
+// like the whole run's), kept sparse, because a run may have thousands of windows and a full
+// histogram is 30 KB.
+class SparseHistogram {
+ public:
+  void add(std::int64_t v) {
+    const std::uint64_t u = v < 0 ? 0 : static_cast<std::uint64_t>(v);
+    ++counts_[static_cast<std::uint32_t>(sim::Histogram::index(u))];
+    ++n_;
+    sum_ += static_cast<double>(u);
+    max_ = std::max(max_, u);
+    min_ = std::min(min_, u);
+  }
+  void merge(const SparseHistogram& o) {
+    for (const auto& [b, c] : o.counts_) counts_[b] += c;
+    n_ += o.n_;
+    sum_ += o.sum_;
+    max_ = std::max(max_, o.max_);
+    min_ = std::min(min_, o.min_);
+  }
+  std::uint64_t count() const { return n_; }
+  double mean() const { return n_ ? sum_ / static_cast<double>(n_) : 0.0; }
+  std::int64_t max() const { return n_ ? static_cast<std::int64_t>(max_) : 0; }
+  // As sim::Histogram::quantile: nearest rank, the bucket's midpoint clamped to the range seen.
+  double quantile(double q) const {
+    if (n_ == 0) return 0.0;
+    const double target = std::max(1.0, std::ceil(q * static_cast<double>(n_) - 1e-9));
+    std::uint64_t seen = 0;
+    for (const auto& [b, c] : counts_) {
+      seen += c;
+      if (static_cast<double>(seen) >= target) {
+        const double mid = (static_cast<double>(sim::Histogram::lower(b)) + static_cast<double>(sim::Histogram::upper(b))) / 2.0;
+        return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+      }
+    }
+    return static_cast<double>(max_);
+  }
+
+ private:
+  std::map<std::uint32_t, std::uint64_t> counts_;
+  std::uint64_t n_ = 0;
+  double sum_ = 0;
+  std::uint64_t max_ = 0;
+  std::uint64_t min_ = std::numeric_limits<std::uint64_t>::max();
+};
+
+// The jobs created in one window of observe.window_ms, whenever their outcome came.
+struct WindowResult {
+  Time from = 0, to = 0;
+  std::uint64_t generated = 0;
+  OutcomeCounts outcomes{};
+  std::uint64_t completed = 0, completed_on_time = 0;
+  SparseHistogram wait_queue, wait_queue_expired, wait_transit, wait_local, wait_service, sojourn;
+  void merge(const WindowResult& o) {
+    generated += o.generated;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i] += o.outcomes[i];
+    completed += o.completed;
+    completed_on_time += o.completed_on_time;
+    wait_queue.merge(o.wait_queue);
+    wait_queue_expired.merge(o.wait_queue_expired);
+    wait_transit.merge(o.wait_transit);
+    wait_local.merge(o.wait_local);
+    wait_service.merge(o.wait_service);
+    sojourn.merge(o.sojourn);
+  }
+};
+
+// What a consumer group cost over the measured span (after the warm-up): a replica counts from
+// its request (start_ms, or the autoscaler's decision, so its start latency is paid) until its
+// connection closes after it left.
+struct GroupFleetResult {
+  double consumer_seconds = 0, slot_seconds = 0;
+  double mean_replicas = 0;
+  int peak_replicas = 0;
 };
 
 struct RunResult {
@@ -66,6 +146,8 @@ struct RunResult {
   std::uint64_t started_at_once = 0;
   std::vector<QueueResult> queues;
   std::vector<ConsumerResult> consumers;
+  std::vector<WindowResult> windows;       // observe.window_ms only
+  std::vector<GroupFleetResult> groups;    // per consumer group
   std::uint64_t events = 0;
   Time end_time = 0;
   std::uint64_t peak_in_system = 0;

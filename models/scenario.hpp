@@ -3,6 +3,7 @@
 // their own units). Produced by load_scenario() (experiments/scenario_load.cpp) from JSON.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -103,6 +104,30 @@ struct ProducerSpec {
 };
 
 enum class Admission : std::uint8_t { None, CheckBeforeStart, CheckAtReceiveAndStart };
+
+// A Kubernetes HPA driven by a KEDA scaler on the group's queue (models/autoscaler.hpp). Defaults
+// are Kubernetes' and KEDA's (README "Fleets that change").
+struct AutoscaleSpec {
+  enum class Metric : std::uint8_t { Ready, ReadyUnacked, PublishRate };
+  Metric metric = Metric::ReadyUnacked;   // KEDA's rabbitmq QueueLength over HTTP: ready + unacked
+  double target_per_replica = 0;          // required
+  int min = 1, max = 100;                 // HPA minReplicas 1; KEDA maxReplicaCount 100
+  Time sync = Time{15'000} * sim::kNsPerMs;  // --horizontal-pod-autoscaler-sync-period
+  double tolerance = 0.1;
+  double activation = 0;                  // KEDA activationValue: above it, scale from zero
+  Time cooldown = Time{300'000} * sim::kNsPerMs;  // KEDA cooldownPeriod: back to zero (min 0 only)
+  // One direction's rules: the highest change its policies allow per period (selectPolicy Max),
+  // after the stabilization window. A policy < 0 is absent.
+  struct Rules {
+    double percent = -1;
+    int pods = -1;
+    Time period = Time{15'000} * sim::kNsPerMs;
+    Time stabilization = 0;
+  };
+  Rules up{100, 4, Time{15'000} * sim::kNsPerMs, 0};
+  Rules down{100, -1, Time{15'000} * sim::kNsPerMs, Time{300'000} * sim::kNsPerMs};
+  Distribution start_latency;             // request -> the new consumer attaches, ns
+};
 enum class OnExpired : std::uint8_t { Ack, Reject, Requeue };
 
 struct ConsumerSpec {
@@ -125,6 +150,17 @@ struct ConsumerSpec {
   bool receive_and_delete = false;
   // amazon-sqs only: messages per ReceiveMessage call (1..10).
   int batch_size = 1;
+  // The group leaves at `stop` (a deploy, a scale-down): no new deliveries, executing jobs get
+  // `shutdown_grace` to finish, then the connection closes (Kubernetes' terminationGracePeriod).
+  std::optional<Time> stop;
+  Time shutdown_grace = Time{30'000} * sim::kNsPerMs;
+  std::optional<AutoscaleSpec> autoscale;  // `count` is then the initial replica count
+  // The file names stop_ms or autoscale, even as null: a sweep varying them between null and a
+  // value reports fleet costs at every point.
+  bool fleet_keys = false;
+  // Consumers the group may have at once: an autoscaled group keeps `max` of them (members
+  // beyond the replica count wait detached).
+  int members() const { return autoscale ? std::max(count, autoscale->max) : count; }
 };
 
 struct FaultSpec {
@@ -164,12 +200,22 @@ struct Scenario {
   std::vector<ConsumerSpec> consumers;    // groups, as in the file
   std::vector<FaultSpec> faults;
   std::optional<Time> observe_every;
+  std::optional<Time> observe_window;     // per-window outcomes and waits (run --json `windows`)
   Limits limits;
 
   int consumer_count() const {
     int n = 0;
-    for (const auto& c : consumers) n += c.count;
+    for (const auto& c : consumers) n += c.members();
     return n;
+  }
+  // The fleet changes during the run (a group stops or autoscales): fleet costs are reported
+  // (also whenever windows are, so that a sweep of fixed against autoscaled fleets has one
+  // set of metrics).
+  bool fleet_reported() const {
+    if (observe_window) return true;
+    for (const auto& c : consumers)
+      if (c.stop || c.autoscale || c.fleet_keys) return true;
+    return false;
   }
 };
 

@@ -7,11 +7,18 @@
 #include <ostream>
 
 #include "models/broker.hpp"
+#include "models/fleet.hpp"
 #include "models/producer.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
 namespace {
+
+constexpr Outcome kIntervalOutcomes[] = {
+    Outcome::RejectedAtPublish, Outcome::ExpiredInQueue, Outcome::ExpiredInTransit, Outcome::ExpiredBeforeStart,
+    Outcome::CompletedOnTime,   Outcome::CompletedLate,  Outcome::TimedOut,         Outcome::Failed,
+    Outcome::Lost,              Outcome::DeadLettered,
+};
 
 class Simulation {
  public:
@@ -33,16 +40,17 @@ class Simulation {
 
   World w_;
   std::unique_ptr<Broker> broker_;
+  Fleet fleet_;
   Time instant_ = -1;
   std::uint64_t events_at_instant_ = 0;
 };
 
-Simulation::Simulation(const Scenario& s, const RunOptions& o) : w_(s, o) {
+Simulation::Simulation(const Scenario& s, const RunOptions& o) : w_(s, o), fleet_(w_) {
   for (std::size_t p = 0; p < s.producers.size(); ++p)
     w_.producers.emplace_back(s.producers[p], static_cast<int>(p), s.seed, s.replication);
   int index = 0;
   for (std::size_t g = 0; g < s.consumers.size(); ++g)
-    for (int m = 0; m < s.consumers[g].count; ++m)
+    for (int m = 0; m < s.consumers[g].members(); ++m)
       w_.consumers.emplace_back(s.consumers[g], index++, static_cast<int>(g), m, s.seed, s.replication);
   w_.events.reserve(1024);
   broker_ = make_broker(w_);
@@ -55,7 +63,13 @@ void Simulation::start() {
   if (s.warmup > 0) w_.at(s.warmup, Ev::Warmup, 0);
   for (std::uint32_t f = 0; f < s.faults.size(); ++f) w_.at(s.faults[f].at, Ev::Fault, f);
   broker_->start();
-  for (auto& c : w_.consumers) w_.at(c.spec().start, Ev::Attach, static_cast<std::uint32_t>(c.index()));
+  // An autoscaled group's members beyond its initial count wait for the autoscaler.
+  std::uint32_t first = 0;
+  for (const auto& g : s.consumers) {
+    for (int m = 0; m < g.count; ++m) w_.at(g.start, Ev::Attach, first + static_cast<std::uint32_t>(m));
+    first += static_cast<std::uint32_t>(g.members());
+  }
+  fleet_.start();
   for (std::uint32_t p = 0; p < w_.producers.size(); ++p) {
     const Time t = w_.producers[p].next_arrival();
     if (t != sim::kNever && (!s.stop_time || t <= *s.stop_time)) w_.at(t, Ev::Arrival, p);
@@ -63,6 +77,7 @@ void Simulation::start() {
   if (s.observe_every) {
     if (w_.opt.timeseries) write_timeseries_header();
     w_.at(0, Ev::Observe, 0);
+    ++w_.ticks_pending;
   }
 }
 
@@ -71,6 +86,13 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::Warmup: on_warmup(); break;
     case Ev::Fault: on_fault(w_.s.faults[ev.target]); break;
     case Ev::Attach: w_.consumers[ev.target].connect(w_); break;
+    case Ev::ReplicaUp:
+    case Ev::Leave:
+    case Ev::Scale:
+      --w_.ticks_pending;
+      fleet_.on_event(ev);
+      break;
+    case Ev::Close: w_.consumers[ev.target].close_for_leave(w_, ev.tag); break;
     case Ev::BrokerUp:
     case Ev::Declare:
     case Ev::QueueLease:
@@ -92,7 +114,10 @@ void Simulation::handle(const sim::Event& ev) {
         w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux));
       break;
     case Ev::StallEnd: w_.consumers[ev.target].try_start(w_); break;
-    case Ev::Observe: on_observe(); break;
+    case Ev::Observe:
+      --w_.ticks_pending;
+      on_observe();
+      break;
   }
 }
 
@@ -177,6 +202,10 @@ void Simulation::write_timeseries_header() {
   out << "time_ms";
   for (const auto& q : w_.s.broker.queues) out << ',' << q.name << ".ready," << q.name << ".unacked";
   for (const auto& c : w_.consumers) out << ",consumer." << c.index() << ".local,consumer." << c.index() << ".executing";
+  // Per interval: the outcomes that became final in it (the row's interval ends at its time),
+  // and the replicas of each group (requested and not yet gone, as the fleet costs count them).
+  for (Outcome o : kIntervalOutcomes) out << ",outcomes." << outcome_name(o);
+  for (std::size_t g = 0; g < w_.s.consumers.size(); ++g) out << ",group." << g << ".replicas";
   out << '\n';
 }
 
@@ -189,12 +218,18 @@ void Simulation::on_observe() {
       out << ',' << b.ready << ',' << b.unacked;
     }
     for (const auto& c : w_.consumers) out << ',' << c.local.size() << ',' << c.busy;
+    const OutcomeCounts decided = w_.ledger.take_interval_outcomes();
+    for (Outcome o : kIntervalOutcomes) out << ',' << decided[static_cast<std::size_t>(o)];
+    for (std::size_t g = 0; g < w_.s.consumers.size(); ++g) out << ',' << w_.ledger.replicas(static_cast<int>(g));
     out << '\n';
   }
   // A timed run is sampled over its whole span; a run that stops on its jobs is sampled only
   // while something else can still happen, so sampling never keeps a finished run alive.
   const Time next = w_.now + *w_.s.observe_every;
-  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.events.empty()) w_.at(next, Ev::Observe, 0);
+  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.only_ticks_pending()) {
+    w_.at(next, Ev::Observe, 0);
+    ++w_.ticks_pending;
+  }
 }
 
 void Simulation::report_progress() {

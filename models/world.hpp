@@ -73,7 +73,11 @@ struct World {
   std::vector<Producer> producers;
   std::vector<Consumer> consumers;  // numbered across groups
   Broker* broker = nullptr;
-  bool broker_hears_starts = false;  // call Broker::execution_started (a broker sets it in start())
+  bool broker_hears_starts = false;
+  // Pending Observe and Scale events: periodic ticks that keep no run alive by themselves (a run
+  // that stops on its jobs goes on only while something else can happen).
+  std::size_t ticks_pending = 0;
+  bool only_ticks_pending() const { return events.size() <= ticks_pending; }  // call Broker::execution_started (a broker sets it in start())
 };
 
 }  // namespace brokersim

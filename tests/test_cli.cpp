@@ -134,7 +134,10 @@ TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files
   CHECK(rows == j["outcomes"]["generated"].get<long>());
   const std::string series = read_file(s.path("series.csv"));
   CHECK(series.rfind("time_ms,work.ready,work.unacked,consumer.0.local,consumer.0.executing,consumer.1.local,"
-                     "consumer.1.executing\n", 0) == 0);
+                     "consumer.1.executing,outcomes.rejected_at_publish,outcomes.expired_in_queue,"
+                     "outcomes.expired_in_transit,outcomes.expired_before_start,outcomes.completed_on_time,"
+                     "outcomes.completed_late,outcomes.timed_out,outcomes.failed,outcomes.lost,outcomes.dead_lettered,"
+                     "group.0.replicas\n", 0) == 0);
   CHECK(std::count(series.begin(), series.end(), '\n') == 6);  // header + 0, 500, ..., 2000
   for (const auto& entry : fs::directory_iterator(s.dir))
     CHECK(entry.path().string().find(".part.") == std::string::npos);

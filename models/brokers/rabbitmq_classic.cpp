@@ -273,7 +273,7 @@ void RabbitMqClassic::settle_ghost(std::uint32_t j) {
 // Credit: the prefetch window and the channel's unacked deliveries.
 bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
   const auto prefetch = c.spec().prefetch == 0 ? unlimited_prefetch_ : static_cast<std::uint32_t>(c.spec().prefetch);
-  return ch.open && ch.ghosts.empty() && (prefetch == 0 || ch.unacked < prefetch);
+  return ch.open && !ch.cancelled && ch.ghosts.empty() && (prefetch == 0 || ch.unacked < prefetch);
 }
 
 void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {

@@ -32,6 +32,7 @@ class RabbitMqClassic : public Broker {
   void publish(std::uint32_t j) override;
   bool open_connection(Consumer& c) override;
   void consume(Consumer& c) override;
+  void cancel(Consumer& c) override;
   void close_connection(Consumer& c) override;
   void settle(std::uint32_t j, std::uint32_t gen) override;
   void on_event(const sim::Event& ev) override;
@@ -50,6 +51,7 @@ class RabbitMqClassic : public Broker {
   struct Channel {
     bool open = false;
     bool in_ring = false;
+    bool cancelled = false;  // basic.cancel: no credit until the next consume
     std::uint32_t unacked = 0;
     std::vector<std::uint32_t> unacked_jobs;
     // `epoch` grows whenever the channel closes, voiding its pending ticks; the consumer-timeout

@@ -26,6 +26,7 @@ bool RabbitMqClassic::open_connection(Consumer& c) {
 void RabbitMqClassic::consume(Consumer& c) {
   Channel& ch = channels_[c.index()];
   ch.open = true;
+  ch.cancelled = false;
   ch.opened_at = w_.now;
   ch.ticking = false;
   ClassicQueue& Q = queues_[c.queue()];
@@ -35,6 +36,14 @@ void RabbitMqClassic::consume(Consumer& c) {
   ++Q.lease_gen;  // a queue with a consumer does not expire
   give_credit(c);
   dispatch(c.queue());
+}
+
+// basic.cancel: out of the dispatch ring, and no credit until the client consumes again.
+void RabbitMqClassic::cancel(Consumer& c) {
+  Channel& ch = channels_[c.index()];
+  ch.cancelled = true;
+  if (ch.in_ring) dispatchers_[c.queue()].erase(c.index());
+  ch.in_ring = false;
 }
 
 // The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
