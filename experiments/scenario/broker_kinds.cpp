@@ -12,15 +12,9 @@ namespace {
 // Kinds SCENARIO.md defines but this version does not simulate: only their own key names, so that
 // a scenario ported from one of them is told which kind a key belongs to rather than "unknown
 // key". A kind that becomes simulated replaces its entry here with its own file's.
-constexpr std::string_view kServiceBusQueueKeys[] = {"lock_duration_ms", "max_delivery_count", "default_ttl_ms",
-                                                      "dead_letter_on_expiration", "requires_session"};
-constexpr std::string_view kServiceBusProducerKeys[] = {"scheduled_delay_ms", "session"};
-constexpr std::string_view kServiceBusConsumerKeys[] = {"receive_mode"};
 constexpr std::string_view kSqsQueueKeys[] = {"visibility_timeout_ms", "retention_ms", "delay_ms", "max_receive_count"};
 constexpr std::string_view kSqsConsumerKeys[] = {"batch_size"};
 
-constexpr BrokerKind kAzureServiceBus{"azure-servicebus", {}, kServiceBusQueueKeys, kServiceBusProducerKeys,
-                                  kServiceBusConsumerKeys};
 constexpr BrokerKind kAmazonSqs{"amazon-sqs", {}, kSqsQueueKeys, {}, kSqsConsumerKeys};
 
 bool accepts(Keys keys, std::string_view key) { return std::find(keys.begin(), keys.end(), key) != keys.end(); }
@@ -51,7 +45,7 @@ bool valid_queue_name(const std::string& name) {
 }  // namespace
 
 std::span<const BrokerKind* const> broker_kinds() {
-  static const BrokerKind* const kinds[] = {&rabbitmq_classic(), &rabbitmq_quorum(), &kAzureServiceBus, &kAmazonSqs};
+  static const BrokerKind* const kinds[] = {&rabbitmq_classic(), &rabbitmq_quorum(), &azure_servicebus(), &kAmazonSqs};
   return kinds;
 }
 
