@@ -1,0 +1,193 @@
+// Azure Service Bus (broker.kind "azure-servicebus"): the test vectors 33-40 of SEMANTICS.md part 2,
+// one case each, then one small case per rule of section 5 with exact times (zero latencies
+// unless a case needs them). The trace's redeliveries column is the DeliveryCount - 1 of the
+// copy the broker kept; a stale copy a client still runs after its lock lapsed (a ghost) has no
+// row of its own and shows in duplicate_executions.
+#include <doctest/doctest.h>
+
+#include "tests/test_util.hpp"
+
+using brokersim::DeathReason;
+using brokersim::Outcome;
+using brokersim::test::run_scenario;
+
+namespace {
+
+std::string load_error(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    run_scenario(text, sets);
+  } catch (const brokersim::ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// One message with a 30 s TTL; lock 60 s; the consumer attaches at 20 s.
+constexpr const char* kLockedTtl = R"({
+  "stop": {"time_ms": 400000},
+  "broker": {"kind": "azure-servicebus",
+             "queues": {"q": {"lock_duration_ms": 60000, "dead_letter_to": "dlq"}, "dlq": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 30000, "service_ms": 30000}],
+  "consumers": [{"queue": "q", "prefetch": 1, "start_ms": 20000}]
+})";
+
+// Lock 60 s, PrefetchCount 10, MaxConcurrentCalls 1, 20 s per message, 12 messages at 0.
+constexpr const char* kPrefetchLapse = R"({
+  "stop": {"time_ms": 3000000},
+  "broker": {"kind": "azure-servicebus",
+             "queues": {"q": {"lock_duration_ms": 60000, "dead_letter_to": "dlq"}, "dlq": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]}, "service_ms": 20000}],
+  "consumers": [{"queue": "q", "prefetch": 10, "slots": 1}]
+})";
+
+// One message whose every execution fails (10 ms each): the processor abandons it every time.
+constexpr const char* kAlwaysFails = R"({
+  "stop": {"time_ms": 10000},
+  "broker": {"kind": "azure-servicebus", "queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
+  "consumers": [{"queue": "q", "prefetch": 1, "failure_probability": 1}]
+})";
+
+}  // namespace
+
+TEST_CASE("vector 33: a peek-lock protects from TTL - received at 20 s with a 30 s TTL and completed at 50 s") {
+  auto run = run_scenario(kLockedTtl);
+  const auto& m = run.trace.at(0);
+  CHECK(m.ms("delivered_ms") == 20000);
+  CHECK(m["outcome"] == "completed_on_time");
+  CHECK(m.ms("ended_ms") == 50000);
+  CHECK(run.queue("q").dl(DeathReason::TTLExpiredException) == 0);
+  CHECK(run.queue("dlq").published == 0);
+}
+
+TEST_CASE("vector 34: a lock lapsing after the TTL - dead-lettered TTLExpiredException at the lapse with dead_letter_on_expiration, else dropped") {
+  // The client holds the message in its buffer (stalled from 20 s to 200 s): nothing renews the
+  // lock, which lapses at 80 s; the message expired at 30 s, so expiry takes effect then.
+  const std::vector<std::string> held = {R"(faults=[{"at_ms": 20000, "consumer": 0, "stall_ms": 180000}])"};
+  auto sets = held;
+  sets.push_back("broker.queues.q.dead_letter_on_expiration=true");
+  auto on = run_scenario(kLockedTtl, sets);
+  CHECK(on.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(on.trace.at(0).ms("ended_ms") == 80000);
+  CHECK(on.trace.at(0)["redeliveries"] == "0");  // never redelivered
+  CHECK(on.queue("q").dl(DeathReason::TTLExpiredException) == 1);
+  CHECK(on.queue("dlq").published == 1);
+  CHECK(on.json()["queues"]["q"]["dead_lettered_by_reason"]["TTLExpiredException"] == 1);
+  auto off = run_scenario(kLockedTtl, held);
+  CHECK(off.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(off.trace.at(0).ms("ended_ms") == 80000);
+  CHECK(off.queue("q").delivered == 1);
+  CHECK(off.queue("q").dl(DeathReason::TTLExpiredException) == 0);
+  CHECK(off.queue("dlq").published == 0);
+  // The stale copy still runs when the stall ends (its Complete fails): one execution, no duplicate.
+  CHECK(off.result.duplicate_executions == 0);
+  CHECK(off.result.consumers.at(0).started == 1);
+}
+
+TEST_CASE("vector 35: the entity's default_ttl_ms caps a longer message TTL - 1 h becomes 10 min") {
+  const char* text = R"({
+    "stop": {"time_ms": 4000000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"default_ttl_ms": 600000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 3600000, "service_ms": 1}],
+    "consumers": [{"queue": "q", "start_ms": 600000}]
+  })";
+  auto at_cap = run_scenario(text);
+  CHECK(at_cap.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(at_cap.trace.at(0).ms("ended_ms") == 600000);
+  auto before = run_scenario(text, {"consumers.0.start_ms=599999"});
+  CHECK(before.trace.at(0)["outcome"] == "completed_on_time");
+  // Without the cap the hour applies; a message with no TTL of its own gets the default.
+  CHECK(run_scenario(text, {"broker.queues.q.default_ttl_ms=null"}).trace.at(0)["outcome"] == "completed_on_time");
+  CHECK(run_scenario(text, {"producers.0.expiration_ms=null"}).trace.at(0)["outcome"] == "expired_in_queue");
+  // A shorter message TTL is kept.
+  auto shorter = run_scenario(text, {"producers.0.expiration_ms=1000", "consumers.0.start_ms=1000"});
+  CHECK(shorter.trace.at(0)["outcome"] == "expired_in_queue");
+}
+
+TEST_CASE("vector 36: a scheduled message is enqueued at activation and its TTL starts then - receivable in 5 to 6 min") {
+  const char* text = R"({
+    "stop": {"time_ms": 1000000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "scheduled_delay_ms": 300000,
+                   "expiration_ms": 60000, "service_ms": 1}],
+    "consumers": [{"queue": "q"}]
+  })";
+  auto waiting = run_scenario(text);
+  CHECK(waiting.trace.at(0).ms("published_ms") == 0);
+  CHECK(waiting.trace.at(0).ms("delivered_ms") == 300000);
+  CHECK(waiting.trace.at(0)["outcome"] == "completed_on_time");
+  auto late = run_scenario(text, {"consumers.0.start_ms=359999"});
+  CHECK(late.trace.at(0).ms("delivered_ms") == 359999);
+  auto expired = run_scenario(text, {"consumers.0.start_ms=360000"});
+  CHECK(expired.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(expired.trace.at(0).ms("ended_ms") == 360000);
+  // Not before activation: at 4 min the queue is empty.
+  auto series = run_scenario(text, {"consumers=[]", "observe.every_ms=60000"});
+  CHECK(series.series.at(4).at("q.ready") == 0);
+  CHECK(series.series.at(5).at("q.ready") == 1);
+}
+
+TEST_CASE("vector 37: prefetch lock expiry - messages 1-3 complete, the rest cycle through lapsed locks to MaxDeliveryCountExceeded") {
+  auto run = run_scenario(kPrefetchLapse);
+  // Locks taken at 0 hold until 60 s: the first three run at 0, 20 and 40 s (renewed meanwhile).
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(run.trace.at(i)["outcome"] == "completed_on_time");
+    CHECK(run.trace.at(i).ms("ended_ms") == 20000.0 * (i + 1));
+  }
+  // Message 4's lock lapses at 60 s in the buffer: abandoned (DeliveryCount 2) and redelivered at
+  // once into the buffer's tail, behind six stale copies the handler still runs (each 20 s, each
+  // Complete failing): it is never reached within its lock, every 60 s, until the 10th lapse.
+  const auto& m4 = run.trace.at(3);
+  CHECK(m4["outcome"] == "dead_lettered");
+  CHECK(m4["redeliveries"] == "9");  // 10 deliveries
+  CHECK(m4.ms("delivered_ms") == 540000);
+  CHECK(m4.ms("ended_ms") == 600000);
+  CHECK(run.outcome(Outcome::DeadLettered) == 9);
+  CHECK(run.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 9);
+  CHECK(run.queue("dlq").published == 9);
+  // Every delivery of the nine was executed once, stale: 10 executions each, 9 of them duplicates.
+  CHECK(run.result.duplicate_executions == 81);
+  CHECK(run.json()["duplicate_executions"] == 81);
+  // The longest buffer wait is that of the last message of the first prefetch: (prefetch - 1)
+  // handler times. Prefetch 3: 40 s, all complete; prefetch 4: exactly 60 s, and the lock lapses
+  // at the instant the slot frees (a lapse at t comes before a completion at t).
+  auto fits = run_scenario(kPrefetchLapse, {"consumers.0.prefetch=3"});
+  CHECK(fits.outcome(Outcome::CompletedOnTime) == 12);
+  CHECK(fits.result.duplicate_executions == 0);
+  auto edge = run_scenario(kPrefetchLapse, {"consumers.0.prefetch=4"});
+  CHECK(edge.trace.at(2).ms("ended_ms") == 60000);
+  CHECK(edge.trace.at(3)["redeliveries"] != "0");
+  CHECK(edge.result.duplicate_executions > 0);
+}
+
+TEST_CASE("vector 38: max delivery count - the 10th abandon dead-letters with MaxDeliveryCountExceeded after 10 deliveries") {
+  // Off-by-one (SEMANTICS.md vector 38 leaves it open): brokersim delivers at most
+  // max_delivery_count times and dead-letters on the abandon that reaches it.
+  auto run = run_scenario(kAlwaysFails);
+  const auto& m = run.trace.at(0);
+  CHECK(m["outcome"] == "dead_lettered");
+  CHECK(m["redeliveries"] == "9");
+  CHECK(m.ms("delivered_ms") == 90);
+  CHECK(m.ms("ended_ms") == 100);
+  CHECK(run.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
+  CHECK(run.queue("dlq").published == 1);
+  CHECK(run.result.duplicate_executions == 9);  // a redelivered message executed again
+  auto three = run_scenario(kAlwaysFails, {"broker.queues.q.max_delivery_count=3"});
+  CHECK(three.trace.at(0)["redeliveries"] == "2");
+  CHECK(three.trace.at(0).ms("ended_ms") == 30);
+  // Without dead_letter_to the message rests in the entity's own dead-letter sub-queue.
+  auto own = run_scenario(kAlwaysFails, {"broker.queues.q.dead_letter_to=null"});
+  CHECK(own.trace.at(0)["outcome"] == "dead_lettered");
+  CHECK(own.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
+}
+
+TEST_CASE("vector 39: deferral is not simulated - a consumer cannot defer and the key is refused") {
+  const std::string err = load_error(kAlwaysFails, {"consumers.0.on_expired=defer"});
+  CHECK(err == "consumers.0.on_expired: expected one of \"ack\", \"reject\", \"requeue\", got \"defer\"");
+}
+
+TEST_CASE("vector 40: auto-delete-on-idle is not simulated - the key is refused") {
+  const std::string err = load_error(kAlwaysFails, {"broker.queues.q.auto_delete_on_idle_ms=300000"});
+  CHECK(err.starts_with("broker.queues.q.auto_delete_on_idle_ms: unknown key"));
+}
