@@ -191,3 +191,152 @@ TEST_CASE("vector 40: auto-delete-on-idle is not simulated - the key is refused"
   const std::string err = load_error(kAlwaysFails, {"broker.queues.q.auto_delete_on_idle_ms=300000"});
   CHECK(err.starts_with("broker.queues.q.auto_delete_on_idle_ms: unknown key"));
 }
+
+TEST_CASE("azure-servicebus lazy expiry: an expired message stays counted until a receive reaches it - and is never delivered") {
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 3000}, "observe": {"every_ms": 500},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {}}},
+    "producers": [
+      {"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 100, "service_ms": 1},
+      {"queue": "q", "arrivals": {"at_ms": [1]}, "service_ms": 1}],
+    "consumers": [{"queue": "q", "start_ms": 2000}]
+  })");
+  CHECK(run.series.at(3).at("q.ready") == 2);  // 1500 ms: expired at 100, still counted
+  CHECK(run.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(run.trace.at(0).ms("ended_ms") == 2000);
+  CHECK(run.trace.at(0).empty("delivered_ms"));
+  CHECK(run.trace.at(1).ms("delivered_ms") == 2000);
+  CHECK(run.series.at(4).at("q.ready") == 0);
+  CHECK(run.queue("q").delivered == 1);
+}
+
+TEST_CASE("azure-servicebus prefetch 0 is one receive per free slot - a positive prefetch caps what the client holds") {
+  const char* text = R"({
+    "stop": {"time_ms": 1000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0, 0]}, "service_ms": 10}],
+    "consumers": [{"queue": "q", "prefetch": 0, "slots": 2}]
+  })";
+  auto none = run_scenario(text);
+  CHECK(none.trace.at(1).ms("delivered_ms") == 0);
+  CHECK(none.trace.at(2).ms("delivered_ms") == 10);
+  CHECK(none.trace.at(3).ms("ended_ms") == 20);
+  // PrefetchCount 1 with two concurrent calls: one message in memory, one slot idle.
+  auto one = run_scenario(text, {"consumers.0.prefetch=1"});
+  CHECK(one.trace.at(1).ms("delivered_ms") == 10);
+  CHECK(one.trace.at(3).ms("ended_ms") == 40);
+  // PrefetchCount 4: all four are sent at once and wait locked in the buffer.
+  auto four = run_scenario(text, {"consumers.0.prefetch=4"});
+  CHECK(four.trace.at(3).ms("delivered_ms") == 0);
+  CHECK(four.trace.at(3).ms("started_ms") == 10);
+}
+
+TEST_CASE("azure-servicebus settlement: a failed job and a requeue are abandons - a reject dead-letters with reason rejected") {
+  // A 50 ms deadline and a consumer stalled until 100: the admission check finds it expired.
+  const char* text = R"({
+    "stop": {"time_ms": 1000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "deadline_ms": 50, "service_ms": 10}],
+    "consumers": [{"queue": "q", "prefetch": 1, "on_expired": "reject"}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 100}]
+  })";
+  auto reject = run_scenario(text);
+  CHECK(reject.trace.at(0)["outcome"] == "expired_before_start");
+  CHECK(reject.queue("q").dl(DeathReason::Rejected) == 1);
+  CHECK(reject.queue("dlq").published == 1);
+  CHECK(reject.json()["queues"]["q"]["dead_lettered_by_reason"]["rejected"] == 1);
+  // Abandon at once, redelivered at once, rejected again: 10 deliveries at 100 ms, then the
+  // dead-letter sub-queue.
+  auto requeue = run_scenario(text, {"consumers.0.on_expired=requeue"});
+  CHECK(requeue.trace.at(0)["outcome"] == "dead_lettered");
+  CHECK(requeue.trace.at(0)["redeliveries"] == "9");
+  CHECK(requeue.trace.at(0).ms("ended_ms") == 100);
+  CHECK(requeue.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
+  // A completed job is removed; a failed one comes back (kAlwaysFails: vector 38). A timed-out
+  // one too: the processor abandons on the handler's exception.
+  auto timeout = run_scenario(kAlwaysFails, {"consumers.0.failure_probability=0", "consumers.0.exec_timeout=5"});
+  CHECK(timeout.trace.at(0)["outcome"] == "dead_lettered");
+  CHECK(timeout.trace.at(0).ms("ended_ms") == 50);
+  auto done = run_scenario(kAlwaysFails, {"consumers.0.failure_probability=0"});
+  CHECK(done.trace.at(0)["outcome"] == "completed_on_time");
+  CHECK(done.trace.at(0)["redeliveries"] == "0");
+}
+
+TEST_CASE("azure-servicebus crash: peek-locked messages stay locked until their locks lapse - receive-and-delete loses the buffer") {
+  // Lock 1 s; three messages at 0, 100 ms each, one slot; the client crashes at 50 ms and is
+  // back at 200 ms. The buffered two lapse at 1000; the executing one was being renewed, so its
+  // lock ends a lock duration after the crash, 1050.
+  const char* text = R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"lock_duration_ms": 1000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0]}, "service_ms": 100}],
+    "consumers": [{"queue": "q", "prefetch": 3}],
+    "faults": [{"at_ms": 50, "consumer": 0, "crash": true, "restart_after_ms": 150}]
+  })";
+  auto lock = run_scenario(text);
+  CHECK(lock.trace.at(1).ms("delivered_ms") == 1000);
+  CHECK(lock.trace.at(2).ms("delivered_ms") == 1000);
+  CHECK(lock.trace.at(0).ms("delivered_ms") == 1050);
+  CHECK(lock.trace.at(0).ms("ended_ms") == 1300);
+  CHECK(lock.trace.at(0)["redeliveries"] == "1");
+  CHECK(lock.outcome(Outcome::CompletedOnTime) == 3);
+  CHECK(lock.result.duplicate_executions == 1);  // message 0 ran again from the start
+  auto rad = run_scenario(text, {"consumers.0.receive_mode=receive-and-delete"});
+  CHECK(rad.outcome(Outcome::Lost) == 3);
+  CHECK(rad.trace.at(0).ms("ended_ms") == 50);
+  CHECK(rad.queue("q").mean_unacked == 0);  // settled when sent: never unacked at the broker
+  // Receive-and-delete: a failed execution is not redelivered.
+  auto failed = run_scenario(kAlwaysFails, {"consumers.0.receive_mode=receive-and-delete"});
+  CHECK(failed.trace.at(0)["outcome"] == "failed");
+  CHECK(failed.trace.at(0)["redeliveries"] == "0");
+}
+
+TEST_CASE("azure-servicebus outage: sends fail and a settlement that cannot arrive leaves the message locked until its lock lapses") {
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"lock_duration_ms": 1000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 50]}, "service_ms": 10}],
+    "consumers": [{"queue": "q", "prefetch": 1}],
+    "faults": [{"at_ms": 5, "broker_down_ms": 100}]
+  })");
+  CHECK(run.trace.at(1)["outcome"] == "rejected_at_publish");
+  const auto& m = run.trace.at(0);
+  CHECK(m.ms("delivered_ms") == 1010);  // Complete at 10 lost; lock lapses at 1010
+  CHECK(m.ms("ended_ms") == 1020);
+  CHECK(m["redeliveries"] == "1");
+  CHECK(run.result.duplicate_executions == 1);
+}
+
+TEST_CASE("azure-servicebus keys: each validated with its path - RabbitMQ keys and sessions refused with a clear error") {
+  const std::string base = kAlwaysFails;
+  CHECK(load_error(base, {"broker.queues.q.message_ttl_ms=100"}) ==
+        "broker.queues.q.message_ttl_ms: this key belongs to broker kinds \"rabbitmq-classic\", \"rabbitmq-quorum\"; "
+        "broker kind \"azure-servicebus\" has no such key");
+  CHECK(load_error(base, {"broker.version=4.2"}).starts_with("broker.version: this key belongs to broker kinds"));
+  CHECK(load_error(base, {"broker.queues.q.visibility_timeout_ms=1"}) ==
+        "broker.queues.q.visibility_timeout_ms: this key belongs to broker kind \"amazon-sqs\"; broker kind "
+        "\"azure-servicebus\" has no such key");
+  CHECK(load_error(base, {"broker.queues.q.lock_duration_ms=300001"}) ==
+        "broker.queues.q.lock_duration_ms: expected a number > 0 and <= 300000 (5 minutes, Service Bus's longest lock), "
+        "got 300001");
+  CHECK(load_error(base, {"broker.queues.q.lock_duration_ms=0"}).starts_with("broker.queues.q.lock_duration_ms: expected"));
+  CHECK(load_error(base, {"broker.queues.q.max_delivery_count=0"}) ==
+        "broker.queues.q.max_delivery_count: expected an integer >= 1, got 0");
+  CHECK(load_error(base, {"broker.queues.q.default_ttl_ms=-1"}).starts_with("broker.queues.q.default_ttl_ms: expected"));
+  CHECK(load_error(base, {"broker.queues.q.dead_letter_on_expiration=1"}) ==
+        "broker.queues.q.dead_letter_on_expiration: expected true or false, got 1");
+  CHECK(load_error(base, {"broker.queues.q.requires_session=true"}).starts_with(
+      "broker.queues.q.requires_session: sessions are not simulated"));
+  CHECK(load_error(base, {"broker.queues.q.requires_session=false"}).empty());
+  CHECK(load_error(base, {"producers.0.session=1"}).starts_with("producers.0.session: sessions are not simulated"));
+  CHECK(load_error(base, {"producers.0.scheduled_delay_ms=-5"}).starts_with("producers.0.scheduled_delay_ms: expected"));
+  CHECK(load_error(base, {"consumers.0.receive_mode=peek"}) ==
+        "consumers.0.receive_mode: expected one of \"peek-lock\", \"receive-and-delete\", got \"peek\"");
+  CHECK(load_error(base, {"consumers.0.priority=1"}).starts_with("consumers.0.priority: Service Bus receivers have no priority"));
+  // The CLI: exit status 2, nothing on stdout.
+  brokersim::test::ScratchDir dir("asb-keys");
+  const std::string file = dir.write("s.json", base);
+  const auto cli = brokersim::test::run_cli({"run", file, "--set", "broker.queues.q.max_delivery_count=0"});
+  CHECK(cli.status == 2);
+  CHECK(cli.out.empty());
+}
