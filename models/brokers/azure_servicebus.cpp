@@ -72,7 +72,9 @@ void AzureServiceBus::enqueue(std::uint32_t j, int q, bool dead_letter) {
   const QueueSpec& spec = *entities_[q].spec;
   job.queue = q;
   w_.ledger.published(job, q);
-  lock_of(j).deliveries = 0;
+  Lock& lock = lock_of(j);
+  lock.deliveries = 0;
+  ++lock.epoch;
   job.redelivered = false;
   Time expiry = sim::kNever;
   if (!dead_letter) {
@@ -278,6 +280,7 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
     orphan(j, sim::add_sat(w_.now, entities_[q].spec->lock_duration));
   } else {
     w_.ledger.unacked_changed(q, w_.now, job, -1);
+    ++lock_of(j).epoch;  // settled: its lock end is void, whatever happens to the message next
     const bool failed = job.decision == Outcome::Failed || job.decision == Outcome::TimedOut;
     switch (job.ack) {
       case Job::Ack::Ack:
