@@ -308,7 +308,7 @@ TEST_CASE("azure-servicebus outage: sends fail and a settlement that cannot arri
   CHECK(run.result.duplicate_executions == 1);
 }
 
-TEST_CASE("azure-servicebus keys: each validated with its path - RabbitMQ keys and sessions refused with a clear error") {
+TEST_CASE("azure-servicebus keys: each validated with its path - RabbitMQ and SQS keys refused naming their kind") {
   const std::string base = kAlwaysFails;
   CHECK(load_error(base, {"broker.queues.q.message_ttl_ms=100"}) ==
         "broker.queues.q.message_ttl_ms: this key belongs to broker kinds \"rabbitmq-classic\", \"rabbitmq-quorum\"; "
@@ -326,10 +326,17 @@ TEST_CASE("azure-servicebus keys: each validated with its path - RabbitMQ keys a
   CHECK(load_error(base, {"broker.queues.q.default_ttl_ms=-1"}).starts_with("broker.queues.q.default_ttl_ms: expected"));
   CHECK(load_error(base, {"broker.queues.q.dead_letter_on_expiration=1"}) ==
         "broker.queues.q.dead_letter_on_expiration: expected true or false, got 1");
-  CHECK(load_error(base, {"broker.queues.q.requires_session=true"}).starts_with(
-      "broker.queues.q.requires_session: sessions are not simulated"));
+  CHECK(load_error(base, {"broker.queues.q.requires_session=1"}) ==
+        "broker.queues.q.requires_session: expected true or false, got 1");
   CHECK(load_error(base, {"broker.queues.q.requires_session=false"}).empty());
-  CHECK(load_error(base, {"producers.0.session=1"}).starts_with("producers.0.session: sessions are not simulated"));
+  // A session queue needs session ids, and a session id a session queue.
+  CHECK(load_error(base, {"broker.queues.q.requires_session=true"}) ==
+        "producers.0: a producer to a queue with requires_session needs a session (broker.queues.q.requires_session is true)");
+  CHECK(load_error(base, {"broker.queues.q.requires_session=true", "producers.0.session=7"}).empty());
+  CHECK(load_error(base, {"producers.0.session=1"}) ==
+        "producers.0.session: a session id needs a queue with requires_session (broker.queues.q.requires_session is false)");
+  CHECK(load_error(base, {"broker.queues.q.requires_session=true", "producers.0.session=\"a\""}).starts_with(
+      "producers.0.session: expected a distribution"));
   CHECK(load_error(base, {"producers.0.scheduled_delay_ms=-5"}).starts_with("producers.0.scheduled_delay_ms: expected"));
   CHECK(load_error(base, {"consumers.0.receive_mode=peek"}) ==
         "consumers.0.receive_mode: expected one of \"peek-lock\", \"receive-and-delete\", got \"peek\"");
@@ -355,8 +362,8 @@ std::string queue_name(int i) {
 }
 
 // Random Service Bus scenarios aimed at the lock: short locks against long service and large
-// prefetch (lapses, ghosts, duplicates), few deliveries allowed, TTLs, schedules, crashes and
-// outages.
+// prefetch (lapses, ghosts, duplicates), few deliveries allowed, TTLs, schedules, sessions,
+// crashes and outages.
 nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
   using nlohmann::json;
   auto pick = [&](std::uint64_t n) { return static_cast<int>(rng.below(n)); };
@@ -372,6 +379,7 @@ nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
     if (pick(3) == 0) spec["default_ttl_ms"] = pick(2000);
     if (pick(2)) spec["dead_letter_on_expiration"] = true;
     if (pick(2)) spec["dead_letter_to"] = queue_name(pick(nq));
+    if (pick(3) == 0) spec["requires_session"] = true;
     queues[queue_name(q)] = spec;
   }
   s["broker"] = {{"kind", "azure-servicebus"}, {"queues", queues},
@@ -386,6 +394,8 @@ nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
     if (pick(2)) prod["expiration_ms"] = pick(2) ? json("remaining-budget") : json(pick(1000));
     if (pick(3) == 0) prod["scheduled_delay_ms"] = {{"uniform", {{"min", 0}, {"max", pick(1000)}}}};
     if (pick(4) == 0) prod["publish_delay_ms"] = pick(50);
+    if (queues[prod["queue"].get<std::string>()].value("requires_session", false))
+      prod["session"] = pick(2) ? json(pick(3)) : json{{"empirical", {1, 2, 3, 4}}};
     s["producers"].push_back(prod);
   }
   s["consumers"] = json::array();
@@ -421,15 +431,17 @@ nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
 
 TEST_CASE("random valid azure-servicebus scenarios keep every invariant") {
   sim::Rng rng(20261204, 0, "property-test-servicebus");
-  std::uint64_t duplicates = 0, lapsed_dead_letters = 0;
+  std::uint64_t duplicates = 0, lapsed_dead_letters = 0, sessions = 0;
   for (int i = 0; i < 200; ++i) {
     const auto doc = random_servicebus_scenario(rng);
+    for (const auto& [name, q] : doc["broker"]["queues"].items()) sessions += q.value("requires_session", false);
     check_invariants(doc);
     const auto run = run_scenario(doc.dump());
     duplicates += run.result.duplicate_executions;
     for (const auto& q : run.result.queues) lapsed_dead_letters += q.dl(DeathReason::MaxDeliveryCountExceeded);
   }
   // The generator reaches the paths it is for.
+  CHECK(sessions > 0);
   CHECK(duplicates > 0);
   CHECK(lapsed_dead_letters > 0);
 }
@@ -453,4 +465,54 @@ TEST_CASE("azure-servicebus a settled message's lock end is void - a dead letter
   CHECK(run.result.duplicate_executions == 0);
   CHECK(run.series.at(3).at("q.unacked") == 0);  // 1500 ms
   CHECK(run.series.at(3).at("dlq.ready") == 1);
+}
+
+TEST_CASE("azure-servicebus sessions: one consumer holds a session and gets its messages in order - one at a time") {
+  // Session 1: four messages at 0; session 2: two at 1 ms; 10 ms each; PrefetchCount 4.
+  const char* text = R"({
+    "stop": {"time_ms": 1000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"requires_session": true}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0, 0]}, "session": 1, "service_ms": 10},
+                  {"queue": "q", "arrivals": {"at_ms": [1, 1]}, "session": 2, "service_ms": 10}],
+    "consumers": [{"queue": "q", "count": 2, "prefetch": 4}]
+  })";
+  auto two = run_scenario(text);
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(two.trace.at(i)["consumer"] == "0");
+    CHECK(two.trace.at(i).ms("delivered_ms") == 10.0 * i);  // the next only after the previous settles
+  }
+  CHECK(two.trace.at(4)["consumer"] == "1");
+  CHECK(two.trace.at(5)["consumer"] == "1");
+  CHECK(two.trace.at(5).ms("delivered_ms") == 11);
+  // One consumer with one slot (MaxConcurrentSessions 1): session 2 waits until session 1 is done.
+  auto one = run_scenario(text, {"consumers.0.count=1"});
+  CHECK(one.trace.at(4).ms("delivered_ms") == 40);
+  // Two slots: two sessions at once on one consumer.
+  auto slots = run_scenario(text, {"consumers.0.count=1", "consumers.0.slots=2"});
+  CHECK(slots.trace.at(4).ms("delivered_ms") == 1);
+  CHECK(slots.trace.at(3).ms("delivered_ms") == 30);
+  // Without sessions the same fleet shares session 1's messages.
+  auto plain = run_scenario(text, {"broker.queues.q.requires_session=false", "producers.0.session=null",
+                                   "producers.1.session=null"});
+  CHECK(plain.trace.at(1)["consumer"] == "1");
+}
+
+TEST_CASE("azure-servicebus sessions: a crashed holder's session goes to another consumer when its lock lapses") {
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"requires_session": true, "lock_duration_ms": 1000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0]}, "session": 1, "service_ms": 100}],
+    "consumers": [{"queue": "q", "count": 2, "prefetch": 2}],
+    "faults": [{"at_ms": 50, "consumer": 0, "crash": true}]
+  })");
+  // Message 0 was executing on consumer 0 (lock renewed): it lapses at 1050; consumer 1 then
+  // accepts the session and gets all three in order.
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(run.trace.at(i)["consumer"] == "1");
+    CHECK(run.trace.at(i).ms("delivered_ms") == 1050.0 + 100 * i);
+  }
+  CHECK(run.trace.at(0)["redeliveries"] == "1");
+  CHECK(run.result.duplicate_executions == 1);
 }

@@ -3,8 +3,10 @@
 // duration, max delivery count, default TTL, dead-lettering on expiration) and dead_letter_to
 // (the queue standing for its dead-letter sub-queue). The per-message TTL is the producer's
 // expiration_ms. RabbitMQ's queue arguments (message_ttl_ms, max_length, overflow, expires_ms,
-// ...) are refused with the kind that has them; so are sessions, which are not simulated.
+// ...) are refused with the kind that has them. A producer to a session queue must give a session.
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "experiments/scenario/broker_kinds.hpp"
 
@@ -22,6 +24,11 @@ constexpr std::string_view kConsumerKeys[] = {"receive_mode"};
 constexpr double kMaxLockMs = 300'000;
 
 bool given(const json& q, const std::string& key) { return has(q, key) && !q[key].is_null(); }
+
+// Which queues require sessions, from the broker section, for the producers' check that follows it
+// in the same load (the producer hook sees only its producer). thread_local: sweeps load in threads.
+thread_local std::vector<bool> session_queues;
+thread_local std::vector<std::string> queue_names;
 
 bool boolean(const json& v, const std::string& path) {
   if (!v.is_boolean()) fail(path, "true or false", v);
@@ -53,23 +60,29 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
   if (has(q, "dead_letter_on_expiration")) {
     queue.dead_letter_on_expiration = boolean(q["dead_letter_on_expiration"], join(at, "dead_letter_on_expiration"));
   }
-  if (has(q, "requires_session") && boolean(q["requires_session"], join(at, "requires_session"))) {
-    fail_message(join(at, "requires_session"),
-                 "sessions are not simulated by this version of brokersim (expected false or nothing, got true)");
-  }
+  if (has(q, "requires_session")) queue.requires_session = boolean(q["requires_session"], join(at, "requires_session"));
   return queue;
 }
 
 BrokerSpec load(const json& v, Context& context);
 
 void load_producer(const json& v, const std::string& path, ProducerSpec& producer) {
-  if (has(v, "scheduled_delay_ms")) {
+  if (given(v, "scheduled_delay_ms")) {
     producer.scheduled_delay = distribution(v["scheduled_delay_ms"], join(path, "scheduled_delay_ms"), Range::Duration);
   }
-  if (has(v, "session")) {
-    fail_message(join(path, "session"),
-                 "sessions are not simulated by this version of brokersim (a session id needs a queue with "
-                 "requires_session, which is refused too)");
+  const bool session_queue = session_queues[static_cast<std::size_t>(producer.queue)];
+  const std::string& queue = queue_names[static_cast<std::size_t>(producer.queue)];
+  if (given(v, "session")) {
+    const std::string at = join(path, "session");
+    if (!session_queue) {
+      fail_message(at, "a session id needs a queue with requires_session (broker.queues." + queue + ".requires_session is false)");
+    }
+    // Session ids are numbers, not durations: no ms -> ns scaling; drawn per message, rounded.
+    producer.session = distribution(v["session"], at, Range::Signed).scaled(1e-6);
+  } else if (session_queue) {
+    // Service Bus refuses the send of a message without a SessionId to a session-enabled entity.
+    fail_message(path, "a producer to a queue with requires_session needs a session (broker.queues." + queue +
+                           ".requires_session is true)");
   }
 }
 
@@ -95,8 +108,12 @@ BrokerSpec load(const json& v, Context& context) {
   broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
+  session_queues.clear();
+  queue_names.clear();
   for (auto it = queues.begin(); it != queues.end(); ++it) {
     broker.queues.push_back(load_queue(it.key(), it.value(), context, kAzureServiceBus));
+    session_queues.push_back(broker.queues.back().requires_session);
+    queue_names.push_back(it.key());
   }
   return broker;
 }

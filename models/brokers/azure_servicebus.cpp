@@ -15,7 +15,11 @@ AzureServiceBus::AzureServiceBus(World& w) : w_(w) {
   dispatchers_.resize(entities_.size());
   receivers_.resize(w.consumers.size());
   for (std::size_t p = 0; p < w.s.producers.size(); ++p)
-    schedule_rngs_.emplace_back(w.s.seed, w.s.replication, "producers." + std::to_string(p) + ".scheduled");
+  {
+    const std::string name = "producers." + std::to_string(p);
+    schedule_rngs_.emplace_back(w.s.seed, w.s.replication, name + ".scheduled");
+    session_rngs_.emplace_back(w.s.seed, w.s.replication, name + ".session");
+  }
 }
 
 void AzureServiceBus::start() {
@@ -54,6 +58,9 @@ void AzureServiceBus::publish(std::uint32_t j) {
     return;
   }
   const ProducerSpec& producer = w_.s.producers[static_cast<std::size_t>(job.producer)];
+  if (producer.session) {
+    lock_of(j).session = sim::round_ns(producer.session->sample(session_rngs_[static_cast<std::size_t>(job.producer)]));
+  }
   if (producer.scheduled_delay) {
     const Time delay = World::sample_ns(*producer.scheduled_delay, schedule_rngs_[static_cast<std::size_t>(job.producer)]);
     if (delay > 0) {
@@ -92,7 +99,9 @@ void AzureServiceBus::enqueue(std::uint32_t j, int q, bool dead_letter) {
 void AzureServiceBus::push_ready(std::uint32_t j, int q, bool returned) {
   Entity& E = entities_[q];
   Job& job = w_.jobs[j];
-  if (returned) {
+  if (sessions_on(q)) {
+    push_session(j, q);
+  } else if (returned) {
     E.returned.emplace(job.seq, j);
   } else {
     E.fresh.emplace_back(job.seq, j);
@@ -132,6 +141,10 @@ std::uint32_t AzureServiceBus::pop_ready(int q) {
 // only time it stops being counted.
 void AzureServiceBus::dispatch(int q) {
   if (down_) return;
+  if (sessions_on(q)) {
+    dispatch_sessions(q);
+    return;
+  }
   Entity& E = entities_[q];
   bool popped = false;
   while (E.ready > 0 && !dispatchers_[q].empty()) {
@@ -140,7 +153,7 @@ void AzureServiceBus::dispatch(int q) {
     if (w_.jobs[j].queue_expiry <= w_.now) {
       expire(j, q);
     } else {
-      deliver(j, q);
+      deliver(j, q, dispatchers_[q].take());
     }
   }
   if (popped) ready_changed(q);
@@ -148,9 +161,8 @@ void AzureServiceBus::dispatch(int q) {
 
 // Peek-lock: the lock starts as the broker sends the message, before the client has it
 // (service-bus-prefetch.md: prefetched messages are already locked, their lock timer running).
-void AzureServiceBus::deliver(std::uint32_t j, int q) {
+void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
   Job& job = w_.jobs[j];
-  const int ci = dispatchers_[q].take();
   Consumer& c = w_.consumers[static_cast<std::size_t>(ci)];
   Receiver& r = receivers_[static_cast<std::size_t>(ci)];
   r.in_ring = false;
@@ -198,6 +210,7 @@ void AzureServiceBus::execution_started(std::uint32_t j) {
 void AzureServiceBus::lapse(std::uint32_t j) {
   const int q = w_.jobs[j].queue;
   w_.ledger.unacked_changed(q, w_.now, w_.jobs[j], -1);
+  session_back(j);
   if (lock_of(j).orphan) {
     abandon(j);
   } else {
@@ -274,12 +287,14 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
   if (job.ghost) {
     w_.drop_ghost(j);
   } else if (receive_and_delete(c)) {
+    session_back(j);
     w_.leave(j);  // settled when it was sent; the client's decision is its outcome
   } else if (down_) {
     // The settlement cannot reach the broker: the message stays locked until its lock lapses.
     orphan(j, sim::add_sat(w_.now, entities_[q].spec->lock_duration));
   } else {
     w_.ledger.unacked_changed(q, w_.now, job, -1);
+    session_back(j);
     ++lock_of(j).epoch;  // settled: its lock end is void, whatever happens to the message next
     const bool failed = job.decision == Outcome::Failed || job.decision == Outcome::TimedOut;
     switch (job.ack) {

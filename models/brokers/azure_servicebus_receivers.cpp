@@ -66,6 +66,7 @@ void AzureServiceBus::close_connection(Consumer& c) {
     if (job.ghost) {
       w_.drop_ghost(j);
     } else if (receive_and_delete(c)) {
+      session_back(j);
       w_.decide(job, Outcome::Lost);
       w_.leave(j);
     } else {
@@ -73,6 +74,7 @@ void AzureServiceBus::close_connection(Consumer& c) {
       orphan(j, lock.renewed ? sim::add_sat(w_.now, entities_[q].spec->lock_duration) : lock.locked_until);
     }
   }
+  release_sessions(c.index(), q);
   dispatch(q);
 }
 
