@@ -3,7 +3,8 @@
 // duration, max delivery count, default TTL, dead-lettering on expiration) and dead_letter_to
 // (the queue standing for its dead-letter sub-queue). The per-message TTL is the producer's
 // expiration_ms. RabbitMQ's queue arguments (message_ttl_ms, max_length, overflow, expires_ms,
-// ...) are refused with the kind that has them. A producer to a session queue must give a session.
+// ...) are refused naming the kinds that have them. A session queue (requires_session) and its
+// producers' session ids go together.
 #include <limits>
 #include <string>
 #include <vector>
