@@ -516,3 +516,24 @@ TEST_CASE("azure-servicebus sessions: a crashed holder's session goes to another
   CHECK(run.trace.at(0)["redeliveries"] == "1");
   CHECK(run.result.duplicate_executions == 1);
 }
+
+TEST_CASE("azure-servicebus sessions: one expired message expires every waiting message of its session (seed 004 - unverified)") {
+  // Session 1: A (TTL 100 ms) then B and C (no TTL); session 2: D (no TTL). A receiver from 1 s.
+  auto run = run_scenario(R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"kind": "azure-servicebus",
+               "queues": {"q": {"requires_session": true, "dead_letter_on_expiration": true}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "session": 1, "expiration_ms": 100, "service_ms": 10},
+                  {"queue": "q", "arrivals": {"at_ms": [1, 2]}, "session": 1, "service_ms": 10},
+                  {"queue": "q", "arrivals": {"at_ms": [3]}, "session": 2, "service_ms": 10}],
+    "consumers": [{"queue": "q", "start_ms": 1000}]
+  })");
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(run.trace.at(i)["outcome"] == "expired_in_queue");
+    CHECK(run.trace.at(i).ms("ended_ms") == 1000);
+  }
+  CHECK(run.queue("q").dl(DeathReason::TTLExpiredException) == 3);
+  CHECK(run.trace.at(3)["outcome"] == "completed_on_time");
+  CHECK(run.trace.at(3).ms("delivered_ms") == 1000);
+}

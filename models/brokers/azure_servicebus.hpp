@@ -39,8 +39,9 @@
 // a client accepts a free session (at most `slots` at once: MaxConcurrentSessions, one call per
 // session) and holds it until the session has nothing left, and a session has at most one
 // message out at a time, so its messages are handled in order by one client. A crashed client's
-// sessions are free again. (SEMANTICS.md D6: "one expired message expires the whole session" is
-// not in the documentation and not modelled.)                          azure_servicebus_sessions.cpp
+// sessions are free again. When a receive meets an expired message of a session, every waiting
+// message of that session expires with it (seed 004; unverified, SEMANTICS.md D6).
+//                                                                      azure_servicebus_sessions.cpp
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,8 @@
 // lapse). A client holds a session until the session has nothing left (the SDK's session idle
 // timeout, not modelled, would release it later still).
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include "models/brokers/azure_servicebus.hpp"
 #include "models/world.hpp"
@@ -78,8 +80,21 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
       best->out = true;
       return j;
     }
+    // Seed 004 (message-expiration.md, "expiration for session-enabled entities"): one expired
+    // message expires every message of its session; locked ones stay protected. SEMANTICS.md D6
+    // found it in no English version of the page: unverified, kept as the seed states it.
     const std::int64_t id = lock_of(j).session;
+    std::set<std::pair<std::uint64_t, std::uint32_t>> rest;
+    rest.swap(best->ready);
     expire(j, q);
+    for (const auto& [seq, other] : rest) {
+      --E.ready;
+      if (w_.jobs[other].counted) {
+        --E.counted_ready;
+        E.counted_bytes -= w_.jobs[other].bytes;
+      }
+      expire(other, q);
+    }
     const auto it = E.sessions.find(id);
     if (it != E.sessions.end() && it->second.ready.empty() && !it->second.out && it->second.holder == ci) {
       --r.sessions;
