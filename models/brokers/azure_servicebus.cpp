@@ -36,7 +36,11 @@ void AzureServiceBus::on_event(const sim::Event& ev) {
   const std::uint32_t j = ev.target;
   switch (static_cast<Ev>(ev.kind)) {
     case Ev::Lease:
-      if (w_.jobs[j].gen == ev.tag && lock_of(j).epoch == ev.aux) lapse(j);
+      if (ev.aux == kQueueLockTimer) {
+        on_lock_timer(static_cast<int>(ev.target), ev.tag);
+      } else if (w_.jobs[j].gen == ev.tag && lock_of(j).epoch == ev.aux) {
+        lapse(j);  // an orphan's lock (its client crashed or its settlement was lost)
+      }
       break;
     case Ev::Activate:
       if (w_.jobs[j].gen == ev.tag) enqueue(j, w_.jobs[j].queue, false);
@@ -186,7 +190,8 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
     lock.renewed = false;
     lock.orphan = false;
     lock.locked_until = sim::add_sat(w_.now, entities_[q].spec->lock_duration);
-    w_.at(lock.locked_until, Ev::Lease, j, job.gen, lock.epoch);
+    entities_[q].lock_ends.push_back(Entity::LockEnd{lock.locked_until, j, job.gen, lock.epoch});
+    if (!entities_[q].lock_timer_armed) arm_lock_timer(q);
   }
   if (has_credit(c)) {
     dispatchers_[q].add(ci, 0);
@@ -203,6 +208,32 @@ void AzureServiceBus::execution_started(std::uint32_t j) {
   Lock& lock = lock_of(j);
   ++lock.epoch;
   lock.renewed = true;
+}
+
+bool AzureServiceBus::lock_end_valid(const Entity::LockEnd& e) {
+  return w_.jobs[e.job].gen == e.gen && lock_of(e.job).epoch == e.epoch;
+}
+
+// At the oldest lock end still valid now (older ones were settled or renewed meanwhile).
+void AzureServiceBus::arm_lock_timer(int q) {
+  Entity& E = entities_[q];
+  while (!E.lock_ends.empty() && !lock_end_valid(E.lock_ends.front())) E.lock_ends.pop_front();
+  E.lock_timer_armed = !E.lock_ends.empty();
+  if (E.lock_timer_armed)
+    w_.at(std::max(E.lock_ends.front().at, w_.now), Ev::Lease, static_cast<std::uint32_t>(q), ++E.lock_timer_gen,
+          kQueueLockTimer);
+}
+
+void AzureServiceBus::on_lock_timer(int q, std::uint32_t gen) {
+  Entity& E = entities_[q];
+  if (gen != E.lock_timer_gen) return;
+  E.lock_timer_armed = false;
+  while (!E.lock_ends.empty() && E.lock_ends.front().at <= w_.now) {
+    const Entity::LockEnd e = E.lock_ends.front();
+    E.lock_ends.pop_front();
+    if (lock_end_valid(e)) lapse(e.job);  // may deliver again, appending later lock ends
+  }
+  if (!E.lock_timer_armed) arm_lock_timer(q);
 }
 
 // The lock lapsed before the client settled: the broker treats it as an abandon. If a client

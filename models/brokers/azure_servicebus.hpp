@@ -91,6 +91,17 @@ class AzureServiceBus final : public Broker {
       bool out = false; // a message of it is with its holder
     };
     std::map<std::int64_t, Session> sessions;
+    // Lock ends of its deliveries, in delivery order: one lock duration per queue makes them
+    // ascending, so one timer per queue (at the oldest end still valid) replaces a timer per
+    // delivery; settled and renewed locks are skipped when the timer fires (measured: a timer
+    // per delivery made a run of M/M/10 40% slower than on rabbitmq-classic).
+    struct LockEnd {
+      Time at;
+      std::uint32_t job, gen, epoch;
+    };
+    std::deque<LockEnd> lock_ends;
+    std::uint32_t lock_timer_gen = 0;
+    bool lock_timer_armed = false;
   };
   // What the broker knows of a client: the messages it holds against its PrefetchCount.
   struct Receiver {
@@ -131,6 +142,11 @@ class AzureServiceBus final : public Broker {
   void session_back(std::uint32_t j);
   void release_sessions(int ci, int q);
   void lapse(std::uint32_t j);
+  bool lock_end_valid(const Entity::LockEnd& e);
+  void arm_lock_timer(int q);
+  void on_lock_timer(int q, std::uint32_t gen);
+  // Ev::Lease's aux for the queue's lock timer (a single job's lease carries its lock epoch).
+  static constexpr std::uint32_t kQueueLockTimer = 0xffffffffu;
   void abandon(std::uint32_t j);
   void expire(std::uint32_t j, int q);
   void dead_letter(std::uint32_t j, int q, DeathReason why);
