@@ -11,7 +11,10 @@
 namespace brokersim {
 
 AzureServiceBus::AzureServiceBus(World& w) : w_(w) {
-  for (const auto& q : w.s.broker.queues) entities_.push_back(Entity{&q, {}, {}, 0, 0, 0, 0});
+  for (const auto& q : w.s.broker.queues) {
+    entities_.emplace_back();
+    entities_.back().spec = &q;
+  }
   dispatchers_.resize(entities_.size());
   receivers_.resize(w.consumers.size());
   for (std::size_t p = 0; p < w.s.producers.size(); ++p)

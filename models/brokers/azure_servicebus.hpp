@@ -79,7 +79,7 @@ class AzureServiceBus final : public Broker {
   // A queue's available messages in retrieval (sequence number) order: fresh enqueues arrive in
   // order; abandoned and lapsed ones keep their sequence number, so they go back in front.
   struct Entity {
-    const QueueSpec* spec;
+    const QueueSpec* spec = nullptr;
     std::deque<std::pair<std::uint64_t, std::uint32_t>> fresh;  // (seq, job), seq ascending
     std::set<std::pair<std::uint64_t, std::uint32_t>> returned;
     std::uint64_t next_seq = 0;
