@@ -61,7 +61,7 @@ TEST_CASE("vector 33: a peek-lock protects from TTL - received at 20 s with a 30
   CHECK(run.queue("dlq").published == 0);
 }
 
-TEST_CASE("vector 34: a lock lapsing after the TTL - dead-lettered TTLExpiredException at the lapse with dead_letter_on_expiration, else dropped") {
+TEST_CASE("vector 34: a lock lapsing after the TTL - dead-lettered TTLExpiredException at the lapse with dead_letter_on_expiration or else dropped") {
   // The client holds the message in its buffer (stalled from 20 s to 200 s): nothing renews the
   // lock, which lapses at 80 s; the message expired at 30 s, so expiry takes effect then.
   const std::vector<std::string> held = {R"(faults=[{"at_ms": 20000, "consumer": 0, "stall_ms": 180000}])"};
@@ -128,7 +128,7 @@ TEST_CASE("vector 36: a scheduled message is enqueued at activation and its TTL 
   CHECK(series.series.at(5).at("q.ready") == 1);
 }
 
-TEST_CASE("vector 37: prefetch lock expiry - messages 1-3 complete, the rest cycle through lapsed locks to MaxDeliveryCountExceeded") {
+TEST_CASE("vector 37: prefetch lock expiry - messages 1-3 complete and the rest cycle through lapsed locks to MaxDeliveryCountExceeded") {
   auto run = run_scenario(kPrefetchLapse);
   // Locks taken at 0 hold until 60 s: the first three run at 0, 20 and 40 s (renewed meanwhile).
   for (int i = 0; i < 3; ++i) {
