@@ -188,9 +188,31 @@ TEST_CASE("vector 39: deferral is not simulated - a consumer cannot defer and th
   CHECK(err == "consumers.0.on_expired: expected one of \"ack\", \"reject\", \"requeue\", got \"defer\"");
 }
 
-TEST_CASE("vector 40: auto-delete-on-idle is not simulated - the key is refused") {
-  const std::string err = load_error(kAlwaysFails, {"broker.queues.q.auto_delete_on_idle_ms=300000"});
-  CHECK(err.starts_with("broker.queues.q.auto_delete_on_idle_ms: unknown key"));
+TEST_CASE("vector 40: auto-delete-on-idle - under 5 min is refused and a queue idle for 5 min is deleted with its messages") {
+  CHECK(load_error(kAlwaysFails, {"broker.queues.q.auto_delete_on_idle_ms=299999"}) ==
+        "broker.queues.q.auto_delete_on_idle_ms: expected a number >= 300000 (5 minutes, Service Bus's minimum) or null, "
+        "got 299999");
+  // Sends at 0 and 100 s into a queue nobody reads; a third send at 500 s.
+  const char* text = R"({
+    "stop": {"time_ms": 1000000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"auto_delete_on_idle_ms": 300000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 100000, 500000]}, "service_ms": 1}],
+    "consumers": [{"queue": "q", "start_ms": 600000}]
+  })";
+  auto idle = run_scenario(text);
+  CHECK(idle.trace.at(0)["outcome"] == "lost");
+  CHECK(idle.trace.at(0).ms("ended_ms") == 400000);  // 5 min after the last send
+  CHECK(idle.trace.at(1).ms("ended_ms") == 400000);
+  CHECK(idle.trace.at(2)["outcome"] == "rejected_at_publish");  // the entity is gone
+  CHECK(idle.json()["queues"]["q"]["deletions"] == 1);
+  // A listening client keeps it: everything is received.
+  auto read = run_scenario(text, {"consumers.0.start_ms=0"});
+  CHECK(read.outcome(Outcome::CompletedOnTime) == 3);
+  CHECK(read.json()["queues"]["q"]["deletions"] == 0);
+  // The client leaving starts the idle clock: crashed at 200 s, deleted at 500 s, before the send.
+  auto left = run_scenario(text, {"consumers.0.start_ms=0", R"(faults=[{"at_ms": 200000, "consumer": 0, "crash": true}])"});
+  CHECK(left.trace.at(2)["outcome"] == "rejected_at_publish");
+  CHECK(left.json()["queues"]["q"]["deletions"] == 1);
 }
 
 TEST_CASE("azure-servicebus lazy expiry: an expired message stays counted until a receive reaches it - and is never delivered") {

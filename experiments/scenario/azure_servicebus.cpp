@@ -17,7 +17,8 @@ namespace {
 
 constexpr std::string_view kBrokerKeys[] = {"kind", "delivery_latency_ms", "ack_latency_ms", "queues"};
 constexpr std::string_view kQueueKeys[] = {"dead_letter_to",    "lock_duration_ms",          "max_delivery_count",
-                                           "default_ttl_ms",    "dead_letter_on_expiration", "requires_session"};
+                                           "default_ttl_ms",    "dead_letter_on_expiration", "requires_session",
+                                           "auto_delete_on_idle_ms"};
 constexpr std::string_view kProducerKeys[] = {"scheduled_delay_ms", "session"};
 constexpr std::string_view kConsumerKeys[] = {"receive_mode"};
 
@@ -60,6 +61,14 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
   if (given(q, "default_ttl_ms")) queue.default_ttl = ms_non_negative(q["default_ttl_ms"], join(at, "default_ttl_ms"));
   if (has(q, "dead_letter_on_expiration")) {
     queue.dead_letter_on_expiration = boolean(q["dead_letter_on_expiration"], join(at, "dead_letter_on_expiration"));
+  }
+  if (given(q, "auto_delete_on_idle_ms")) {
+    // AutoDeleteOnIdle: at least 5 minutes (message-expiration.md, temporary entities).
+    const std::string path = join(at, "auto_delete_on_idle_ms");
+    const std::string expected = "a number >= 300000 (5 minutes, Service Bus's minimum) or null";
+    const double ms = real(q["auto_delete_on_idle_ms"], path, expected);
+    if (ms < 300'000) fail(path, expected, q["auto_delete_on_idle_ms"]);
+    queue.expires = sim::from_ms(ms);
   }
   if (has(q, "requires_session")) queue.requires_session = boolean(q["requires_session"], join(at, "requires_session"));
   return queue;

@@ -26,6 +26,7 @@ AzureServiceBus::AzureServiceBus(World& w) : w_(w) {
 }
 
 void AzureServiceBus::start() {
+  for (std::size_t q = 0; q < entities_.size(); ++q) restart_idle(static_cast<int>(q));
   // Only peek-lock needs to hear starts: the handler renews the lock while it runs.
   for (const auto& c : w_.s.consumers) w_.broker_hears_starts = w_.broker_hears_starts || !c.receive_and_delete;
 }
@@ -46,8 +47,15 @@ void AzureServiceBus::on_event(const sim::Event& ev) {
       }
       break;
     case Ev::Activate:
-      if (w_.jobs[j].gen == ev.tag) enqueue(j, w_.jobs[j].queue, false);
+      if (w_.jobs[j].gen != ev.tag) break;
+      if (entities_[w_.jobs[j].queue].deleted) {
+        w_.decide(w_.jobs[j], Outcome::Lost);  // its entity was deleted while it waited
+        w_.leave(j);
+      } else {
+        enqueue(j, w_.jobs[j].queue, false);
+      }
       break;
+    case Ev::QueueLease: on_idle_end(static_cast<int>(ev.target), ev.tag); break;
     case Ev::BrokerUp:
       if (down_ && w_.now >= up_at_) up();
       break;
@@ -85,6 +93,13 @@ void AzureServiceBus::enqueue(std::uint32_t j, int q, bool dead_letter) {
   Job& job = w_.jobs[j];
   const QueueSpec& spec = *entities_[q].spec;
   job.queue = q;
+  if (entities_[q].deleted) {
+    // MessagingEntityNotFound: a send fails; a dead-letter forward has nowhere to go.
+    w_.decide(job, dead_letter ? Outcome::Lost : Outcome::RejectedAtPublish);
+    w_.leave(j);
+    return;
+  }
+  restart_idle(q);  // a send is activity
   w_.ledger.published(job, q);
   Lock& lock = lock_of(j);
   lock.deliveries = 0;
@@ -268,6 +283,11 @@ void AzureServiceBus::abandon(std::uint32_t j) {
   Lock& lock = lock_of(j);
   ++lock.epoch;
   lock.orphan = false;
+  if (entities_[q].deleted) {
+    w_.decide(job, Outcome::Lost);
+    w_.leave(j);
+    return;
+  }
   if (lock.deliveries >= static_cast<std::uint32_t>(entities_[q].spec->max_delivery_count)) {
     w_.decide(job, Outcome::DeadLettered);
     dead_letter(j, q, DeathReason::MaxDeliveryCountExceeded);

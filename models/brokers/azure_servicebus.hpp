@@ -22,6 +22,9 @@
 //    users know; an application's DeadLetter() names its own reason); an abandon that finds the
 //    message delivered max_delivery_count times dead-letters it with reason
 //    MaxDeliveryCountExceeded (at most max_delivery_count deliveries).     settle(), abandon()
+//  - auto-delete-on-idle (auto_delete_on_idle_ms, at least 5 min): a queue with no client
+//    attached and nothing sent for that long is deleted with its messages (`lost`); later sends
+//    fail (`rejected_at_publish`).                                   azure_servicebus_receivers.cpp
 //  - receive-and-delete: the message is settled when it is sent: no lock, no unacked count, no
 //    redelivery; what the client holds is lost if it crashes.
 //
@@ -102,6 +105,11 @@ class AzureServiceBus final : public Broker {
     std::deque<LockEnd> lock_ends;
     std::uint32_t lock_timer_gen = 0;
     bool lock_timer_armed = false;
+    // auto_delete_on_idle_ms (QueueSpec::expires): idle while no client is attached and nothing
+    // is sent; `idle_gen` voids a pending deletion.
+    int receivers = 0;
+    std::uint32_t idle_gen = 0;
+    bool deleted = false;
   };
   // What the broker knows of a client: the messages it holds against its PrefetchCount.
   struct Receiver {
@@ -153,6 +161,8 @@ class AzureServiceBus final : public Broker {
   void orphan(std::uint32_t j, Time until);
   void ready_changed(int q);
   void up();
+  void restart_idle(int q);
+  void on_idle_end(int q, std::uint32_t gen);
 
   World& w_;
   std::vector<Entity> entities_;

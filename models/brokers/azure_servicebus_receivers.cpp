@@ -45,6 +45,9 @@ bool AzureServiceBus::open_connection(Consumer& c) {
 
 void AzureServiceBus::consume(Consumer& c) {
   receivers_[static_cast<std::size_t>(c.index())].open = true;
+  Entity& E = entities_[static_cast<std::size_t>(c.queue())];
+  ++E.receivers;
+  ++E.idle_gen;  // a listening client keeps the queue active
   give_credit(c);
   dispatch(c.queue());
 }
@@ -75,7 +78,39 @@ void AzureServiceBus::close_connection(Consumer& c) {
     }
   }
   release_sessions(c.index(), q);
+  if (--entities_[static_cast<std::size_t>(q)].receivers == 0) restart_idle(q);
   dispatch(q);
+}
+
+// Idleness (message-expiration.md, temporary entities): no sends, no receives. A client attached
+// to the queue counts as receiving (it keeps a receive pending), so only an unread queue idles.
+void AzureServiceBus::restart_idle(int q) {
+  Entity& E = entities_[static_cast<std::size_t>(q)];
+  if (!E.spec->expires || E.deleted) return;
+  ++E.idle_gen;
+  if (E.receivers == 0) w_.at(sim::add_sat(w_.now, *E.spec->expires), Ev::QueueLease, static_cast<std::uint32_t>(q), E.idle_gen);
+}
+
+// Deleted: its messages go with it (not dead-lettered: the sub-queue is deleted too).
+void AzureServiceBus::on_idle_end(int q, std::uint32_t gen) {
+  Entity& E = entities_[static_cast<std::size_t>(q)];
+  if (gen != E.idle_gen || E.receivers > 0 || E.deleted) return;
+  E.deleted = true;
+  w_.ledger.queue_deleted(q);
+  std::vector<std::uint32_t> gone;
+  for (const auto& [seq, j] : E.fresh) gone.push_back(j);
+  for (const auto& [seq, j] : E.returned) gone.push_back(j);
+  for (const auto& [id, session] : E.sessions)
+    for (const auto& [seq, j] : session.ready) gone.push_back(j);
+  E.fresh.clear();
+  E.returned.clear();
+  E.sessions.clear();
+  E.ready = E.counted_ready = E.counted_bytes = 0;
+  for (std::uint32_t j : gone) {
+    w_.decide(w_.jobs[j], Outcome::Lost);
+    w_.leave(j);
+  }
+  ready_changed(q);
 }
 
 // Nobody holds the message any more, but its lock runs until `until`; the client's pending
