@@ -45,6 +45,7 @@
 #include <sstream>
 
 #include "experiments/commands.hpp"
+#include "experiments/precision.hpp"
 #include "experiments/scenario_load.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/job.hpp"
@@ -431,7 +432,11 @@ std::vector<std::string> transient_warnings(const Scenario& s, const AnalyticFit
     warnings.push_back("offered load lambda / (c mu) = " + fmt(rho, 4) +
                        " >= 1: from an empty start the queue builds up for a long time before it settles, so the "
                        "run may compare a transient with the model's steady state (a long warmup_ms helps)");
-  if (s.warmup == 0)
+  if (s.auto_warmup) {
+    if (!s.auto_warmup->steady)
+      warnings.push_back("warmup_ms \"auto\": no steady state was reached in the run (its series still trends at "
+                         "its end), so the run compares a transient with the model's steady state; run longer");
+  } else if (s.warmup == 0)
     warnings.push_back("warmup_ms is 0: the run's averages include the start from an empty system (a transient), "
                        "the model gives the steady state; set warmup_ms");
   return warnings;
@@ -613,7 +618,7 @@ std::vector<ValidationPoint> validation_design(double jobs, int R) {
   return pts;
 }
 
-ValidationResult run_validation(const ValidationPoint& point) {
+ValidationResult run_validation(const ValidationPoint& point, const PrecisionRule* precision) {
   Scenario s = load_scenario(point.scenario, ".");
   ValidationResult out;
   out.fit = fit_analytic(s);
@@ -622,12 +627,30 @@ ValidationResult run_validation(const ValidationPoint& point) {
   const AnalyticValues other = out.fit.exact ? exact : analytic_values(out.fit, true);
   const auto& defs = analytic_metrics();
   std::vector<std::vector<double>> samples(defs.size());
-  for (int r = 0; r < point.replications; ++r) {
-    s.replication = static_cast<std::uint64_t>(r);
-    const RunResult res = simulate(s);
-    const AnalyticValues sim = simulated_values(out.fit, res);
-    for (std::size_t i = 0; i < defs.size(); ++i) samples[i].push_back(sim.*defs[i].member * defs[i].scale);
+  const auto run_to = [&](std::uint64_t n) {
+    for (std::uint64_t r = samples[0].size(); r < n; ++r) {
+      s.replication = r;
+      const RunResult res = simulate(s);
+      const AnalyticValues sim = simulated_values(out.fit, res);
+      for (std::size_t i = 0; i < defs.size(); ++i) samples[i].push_back(sim.*defs[i].member * defs[i].scale);
+    }
+  };
+  if (!precision) {
+    run_to(static_cast<std::uint64_t>(point.replications));
+  } else {
+    // The rule of run, sweep and plan, on every metric this point compares (those with an exact
+    // value and a simulated one).
+    for (std::uint64_t n = precision->first;; n = next_round(*precision, n)) {
+      run_to(n);
+      bool precise = true;
+      for (std::size_t i = 0; i < defs.size() && precise; ++i) {
+        if (std::isnan(exact.*defs[i].member) || std::isnan(samples[i].front())) continue;
+        precise = is_precise(*precision, sample_mean(samples[i]), ci_half_width(samples[i], 0.95));
+      }
+      if (precise || n >= precision->max_replications) break;
+    }
   }
+  out.replications = static_cast<int>(samples[0].size());
   for (std::size_t i = 0; i < defs.size(); ++i) {
     const double x = exact.*defs[i].member * defs[i].scale;
     if (std::isnan(x) || std::isnan(samples[i].front())) continue;
@@ -645,17 +668,23 @@ ValidationResult run_validation(const ValidationPoint& point) {
 namespace {
 
 // `analytic --validate`: the validation design against the exact values, as a markdown table.
-void print_validation(std::ostream& out, int R, double jobs) {
-  out << "Simulation vs exact values: " << R << " independent replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times);\n"
-      << "simulated = mean over replications +- half-width of the 99.9% Student-t confidence interval.\n\n";
+void print_validation(std::ostream& out, int R, double jobs, const PrecisionRule* precision) {
+  if (precision)
+    out << "Simulation vs exact values: per point, replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times)\n"
+        << "until every compared metric's 95% half-width is within " << fmt(precision->rel * 100) << "% of its mean or within "
+        << fmt(precision->abs) << " (at most " << precision->max_replications << ", column R);\n";
+  else
+    out << "Simulation vs exact values: " << R << " independent replications of ~" << fmt(jobs) << " jobs each (after a warm-up of 500 mean service times);\n";
+  out << "simulated = mean over replications +- half-width of the 99.9% Student-t confidence interval.\n\n";
   char line[256];
-  std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %-26s | %-3s |\n", "model", "point", "metric", "exact",
+  std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %-26s | %-3s |", "model", "point", "metric", "exact",
                 "simulated (99.9% CI)", "in");
-  out << line << "|" << std::string(44, '-') << "|" << std::string(46, '-') << "|" << std::string(21, '-') << "|"
-      << std::string(21, '-') << "|" << std::string(28, '-') << "|" << std::string(5, '-') << "|\n";
+  out << line << (precision ? " R |\n" : "\n");
+  out << "|" << std::string(44, '-') << "|" << std::string(46, '-') << "|" << std::string(21, '-') << "|"
+      << std::string(21, '-') << "|" << std::string(28, '-') << "|" << std::string(5, '-') << "|" << (precision ? "---|" : "") << "\n";
   int inside = 0, total = 0, in_bracket = 0, brackets = 0;
   for (const auto& pt : validation_design(jobs, R)) {
-    const ValidationResult v = run_validation(pt);
+    const ValidationResult v = run_validation(pt, precision);
     for (const auto& m : v.metrics) {
       const double mean = sample_mean(m.samples), hw = ci_half_width(m.samples, 0.999);
       std::string exact_text = fmt(m.exact, 5), verdict;
@@ -672,9 +701,11 @@ void print_validation(std::ostream& out, int R, double jobs) {
         in_bracket += verdict != "out";
       }
       const std::string model = v.fit.name + (v.fit.exact ? "" : " (approx.)");
-      std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %12s +- %-10s | %-3s |\n", model.c_str(), pt.label.c_str(),
+      std::snprintf(line, sizeof line, "| %-42s | %-44s | %-19s | %-19s | %12s +- %-10s | %-3s |", model.c_str(), pt.label.c_str(),
                     m.name.c_str(), exact_text.c_str(), fmt(mean, 5).c_str(), fmt(hw, 2).c_str(), verdict.c_str());
       out << line;
+      if (precision) out << ' ' << v.replications << " |";
+      out << '\n';
     }
     out.flush();
   }
@@ -690,10 +721,12 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
   po::options_description opts(
       "usage:\n"
       "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
-      "  brokersim analytic --validate [--replications R] [--jobs N]\n\n"
+      "  brokersim analytic --validate [--replications R] [--jobs N]\n"
+      "                [--precision REL] [--precision-abs A] [--max-replications N]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
       "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
-      "built-in validation design and prints model | point | exact | simulated (99.9% CI)");
+      "built-in validation design and prints model | point | exact | simulated (99.9% CI); with\n"
+      "--precision, each point runs replications until its metrics are that precise (column R)");
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (JSON)")
@@ -702,6 +735,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       ("validate", "simulate the validation design against the exact values")
       ("replications", po::value<int>()->default_value(20), "--validate: replications per point")
       ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication");
+  add_precision_options(opts, false);
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_command_line(args, opts, pos);
@@ -714,7 +748,9 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     const double jobs = vm["jobs"].as<double>();
     if (R < 2) throw ScenarioError("--replications: expected an integer >= 2, got " + std::to_string(R));
     if (!(jobs >= 1000)) throw ScenarioError("--jobs: expected a number >= 1000, got " + fmt(jobs));
-    print_validation(out, R, jobs);
+    const auto precision = read_precision_options(
+        vm, vm["replications"].defaulted() ? kMinSequentialReplications : static_cast<std::uint64_t>(R));
+    print_validation(out, R, jobs, precision ? &*precision : nullptr);
     return 0;
   }
   if (!vm.count("scenario")) throw ScenarioError("analytic: expected a scenario file or --validate, got nothing");

@@ -97,8 +97,13 @@ struct MetricSamples {
 struct ValidationResult {
   AnalyticFit fit;
   std::vector<MetricSamples> metrics;  // only those with both an exact and a simulated value
+  int replications = 0;
 };
-ValidationResult run_validation(const ValidationPoint& point);
+// With `precision` (analytic --validate --precision) the point runs replications in the rounds of
+// experiments/precision.hpp until every compared metric's 95% half-width meets the rule (or the
+// maximum), instead of point.replications; `replications` in the result says how many.
+struct PrecisionRule;
+ValidationResult run_validation(const ValidationPoint& point, const PrecisionRule* precision = nullptr);
 
 // Student-t half-width of the (1 - alpha) confidence interval of the mean of `x`.
 double ci_half_width(const std::vector<double>& x, double confidence);

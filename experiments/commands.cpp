@@ -13,6 +13,7 @@
 #include "experiments/cli_options.hpp"
 #include "experiments/offered_load.hpp"
 #include "experiments/output_file.hpp"
+#include "experiments/precision.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
 #include "models/simulation.hpp"
@@ -29,16 +30,20 @@ constexpr const char* kUsage =
     "usage:\n"
     "  brokersim run SCENARIO.json [--json] [--seed N] [--replication R] [--set PATH=VALUE ...]\n"
     "                [--trace jobs.csv] [--timeseries series.csv] [--compare-analytic] [--progress]\n"
+    "                [--precision REL] [--precision-abs A] [--precision-metric NAME ...] [--max-replications N]\n"
     "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
-    "                [--resume] [--progress]\n"
+    "                [--resume] [--progress] [--precision REL] [--precision-abs A]\n"
+    "                [--precision-metric NAME ...] [--max-replications N]\n"
     "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
     "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
     "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--json] [--progress]\n"
+    "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
     "  brokersim metrics SCENARIO.json [--set PATH=VALUE ...]\n"
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
     "  brokersim analytic --validate [--replications R] [--jobs N]\n"
+    "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
     "  brokersim --help | --version\n"
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
@@ -106,6 +111,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "usage:\n"
       "  brokersim run SCENARIO.json [--json] [--seed N] [--replication R] [--set PATH=VALUE ...]\n"
       "                [--trace jobs.csv] [--timeseries series.csv] [--compare-analytic] [--progress]\n"
+      "                [--precision REL] [--precision-abs A] [--precision-metric NAME ...] [--max-replications N]\n"
       "\n"
       "options");
   opts.add_options()
@@ -119,6 +125,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("timeseries", po::value<std::string>(), "write the observe.every_ms time series to this CSV file")
       ("compare-analytic", "also print the exact queueing model's values beside the simulated ones, where one fits")
       ("progress", "report progress on stderr (every ~4 million events)");
+  add_precision_options(opts, true);
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const po::variables_map vm = parse_command_line(args, opts, pos);
@@ -129,6 +136,14 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   Scenario scenario = load_command_scenario(vm, "run");
   if (vm.count("seed")) scenario.seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
   if (vm.count("replication")) scenario.replication = parse_count("--replication", vm["replication"].as<std::string>(), 0);
+  if (const auto rule = read_precision_options(vm, kMinSequentialReplications)) {
+    // Replications 0..R-1 are chosen by the rule: one trace or series, or one replication
+    // number, would describe none of them.
+    for (const char* o : {"trace", "timeseries", "replication", "compare-analytic"})
+      if (vm.count(o)) throw ScenarioError(std::string("--") + o, "no --precision beside it (a single run's option)", "both");
+    for (const auto& w : scenario_warnings(scenario)) err << "brokersim: warning: " << w << '\n';
+    return run_with_precision(scenario, *rule, vm.count("json") > 0, out, err);
+  }
   if (vm.count("timeseries") && !scenario.observe_every)
     throw ScenarioError("--timeseries needs observe.every_ms in the scenario (e.g. --set observe.every_ms=1000)");
 
@@ -161,7 +176,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (vm.count("progress")) options.progress = &err;
   // Likely unit mistakes: said before the run, which still goes ahead (exit status unchanged).
   for (const auto& w : scenario_warnings(scenario)) err << "brokersim: warning: " << w << '\n';
-  const RunResult result = simulate(scenario, options);
+  const RunResult result = simulate_with_warmup(scenario, options);
   if (trace) trace->commit();
   if (series) series->commit();
 

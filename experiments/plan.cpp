@@ -21,6 +21,7 @@
 
 #include "experiments/cli_options.hpp"
 #include "experiments/commands.hpp"
+#include "experiments/precision.hpp"
 #include "experiments/scenario_load.hpp"
 #include "experiments/sweep.hpp"
 
@@ -238,6 +239,7 @@ constexpr const char* kPlanHelp =
     "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
     "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--json] [--progress]\n"
+    "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
     "\n"
     "Finds the cheapest grid point whose replication means meet every --target (metric names as in\n"
     "sweep's CSV without _mean, numbers, + - * / and parentheses, one of <= < >= >). Cheapest:\n"
@@ -245,7 +247,12 @@ constexpr const char* kPlanHelp =
     "slots_total, the varied paths and any numeric scenario path (consumers.0.count*consumers.0.slots).\n"
     "A path whose value raises the cost (a consumer count) is bisected for each combination of the\n"
     "others, assuming the target is monotone in it. `brokersim metrics SCENARIO.json` lists the\n"
-    "metric names. Exit status 5: no setting in the grid meets every target.\n";
+    "metric names. Exit status 5: no setting in the grid meets every target.\n"
+    "With --precision REL a setting is accepted only when each target's 95% confidence bound meets it\n"
+    "and rejected only when a bound misses it; a setting whose interval straddles a target gets more\n"
+    "replications (rounds 3, 4, 6, 9, ...) until it is decided, its target metrics are within REL of\n"
+    "their means (or --precision-abs), or --max-replications is reached: then it is undecided, and\n"
+    "not accepted.\n";
 
 // ---------------------------------------------------------------------------------------------
 // Step 1: the command line.
@@ -258,6 +265,7 @@ struct PlanOptions {
   std::uint64_t replications = 5;
   unsigned threads = 1;
   bool json = false, conservative = false, progress = false;
+  std::optional<PrecisionRule> precision;
 };
 
 po::options_description plan_option_descriptions() {
@@ -276,6 +284,7 @@ po::options_description plan_option_descriptions() {
       ("json", "print the answer as one JSON object")
       ("conservative", "a target holds only at its 95% confidence bound (the margin lhs - rhs per replication, mean + ci95)")
       ("progress", "report progress on stderr even when it is not a terminal");
+  add_precision_options(opts, false);
   return opts;
 }
 
@@ -304,6 +313,7 @@ std::optional<PlanOptions> parse_plan_options(const std::vector<std::string>& ar
   o.json = vm.count("json") > 0;
   o.conservative = vm.count("conservative") > 0;
   o.progress = vm.count("progress") > 0;
+  o.precision = read_precision_options(vm, vm.count("replications") ? o.replications : kMinSequentialReplications);
   return o;
 }
 
@@ -457,7 +467,7 @@ PlanGrid build_grid(const PlanOptions& o, const std::vector<Target>& targets, co
   std::vector<std::size_t> all(grid.space.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   grid.scenarios = validate_points(grid.space, all);
-  grid.names = metric_names(grid.scenarios[0]);
+  grid.names = metric_names(grid.space);
   for (std::size_t i = 0; i < grid.names.size(); ++i) grid.metric_index[grid.names[i]] = i;
   for (std::size_t a = 0; a < grid.space.axes.size(); ++a) grid.axis_index[grid.space.axes[a].path] = a;
   check_target_names(grid, targets);
@@ -532,6 +542,11 @@ struct PointResult {
   std::vector<double> margin_ci95;  // each target's margin (lhs - rhs) 95% half-width; NaN for 1 replication
   std::vector<bool> holds;          // each target, as judged (on the mean or, --conservative, its bound)
   bool meets = false;
+  // --precision: some target's interval still straddles it (neither met nor missed at its bound)
+  // and no target is missed at its bound: the setting is neither accepted nor rejected.
+  bool undecided = false;
+  std::vector<bool> decided;        // --precision: each target, its bound on one side
+  std::uint64_t replications = 0;   // replications run for this setting
   double violation = 0;     // sum of relative shortfalls, 0 when the target is met
   std::size_t incomplete = 0;  // replications stopped by a limit or that measured nothing: never met
 };
@@ -558,9 +573,10 @@ double margin_half_width(const Target& t, const std::vector<std::vector<double>>
 }
 
 // The targets on a point's replication rows: on the means, or (--conservative) on the margin's
-// 95% bound, towards failing.
+// 95% bound, towards failing. `guarantee` (--precision) also decides each target: met at the
+// bound towards failing, missed at the bound towards passing, else undecided.
 PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<Target>& targets,
-                        const std::vector<std::vector<double>>& rows, bool conservative) {
+                        const std::vector<std::vector<double>>& rows, bool conservative, bool guarantee = false) {
   std::vector<const std::vector<double>*> reps;
   for (const auto& row : rows) reps.push_back(&row);
   PointResult res;
@@ -577,7 +593,7 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     res.rhs.push_back(r);
     const double half_width = rows.size() > 1 ? margin_half_width(t, rows, grid.metric_index, lookup) : NAN;
     res.margin_ci95.push_back(half_width);
-    const double slack = conservative && rows.size() > 1 ? half_width : 0;
+    const double slack = (conservative || guarantee) && rows.size() > 1 ? half_width : 0;
     bool ok = false;
     double shortfall = 0;
     switch (t.cmp) {
@@ -587,11 +603,30 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
       case Cmp::Gt: ok = l - slack > r; shortfall = r - (l - slack); break;
     }
     res.holds.push_back(ok);
+    if (guarantee) {
+      bool missed = false;  // at the bound towards passing
+      switch (t.cmp) {
+        case Cmp::Le: missed = !(l - half_width <= r); break;
+        case Cmp::Lt: missed = !(l - half_width < r); break;
+        case Cmp::Ge: missed = !(l + half_width >= r); break;
+        case Cmp::Gt: missed = !(l + half_width > r); break;
+      }
+      res.decided.push_back(ok || missed);
+    }
     if (!ok) {
       res.meets = false;
       res.violation += std::max(shortfall, 0.0) / std::max(std::fabs(r), 1e-12) + (shortfall <= 0 ? 1e-12 : 0);
     }
     if (std::isnan(l) || std::isnan(r)) res.violation = std::numeric_limits<double>::infinity();
+  }
+  res.replications = rows.size();
+  if (guarantee && !res.meets) {
+    bool any_missed = false, all_decided = true;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      any_missed = any_missed || (res.decided[i] && !res.holds[i]);
+      all_decided = all_decided && res.decided[i];
+    }
+    res.undecided = !any_missed && !all_decided;
   }
   return res;
 }
@@ -606,15 +641,34 @@ class PointRunner {
 
   const PointResult& evaluate(std::size_t p) {
     if (const auto it = results_.find(p); it != results_.end()) return it->second;
-    std::vector<RunTask> tasks;
-    for (std::uint64_t r = 0; r < o_.replications; ++r) tasks.push_back({&grid_.scenarios[p], r});
-    const auto rows = run_tasks(tasks, o_.threads, grid_.names, {}, &stats_);
-    PointResult res = judge_point(grid_, p, targets_, rows, o_.conservative);
+    PointResult res;
+    if (o_.precision) {
+      // Spend replications where the decision is close: a setting clearly on one side of every
+      // target stops after the first round; one that straddles a target runs on.
+      const std::vector<const Scenario*> points{&grid_.scenarios[p]};
+      std::size_t incomplete = 0;
+      spent_ += run_sequential(
+          points, *o_.precision, o_.threads, grid_.names,
+          [&](std::size_t, const std::vector<std::vector<double>>& rows) { return settled(p, rows); },
+          [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
+            res = judge_point(grid_, p, targets_, rows, o_.conservative, true);
+            incomplete = bad;
+          },
+          &stats_);
+      res.incomplete = incomplete;
+    } else {
+      std::vector<RunTask> tasks;
+      for (std::uint64_t r = 0; r < o_.replications; ++r) tasks.push_back({&grid_.scenarios[p], r});
+      const auto rows = run_tasks(tasks, o_.threads, grid_.names, {}, &stats_);
+      spent_ += tasks.size();
+      res = judge_point(grid_, p, targets_, rows, o_.conservative);
+      for (const auto& why : stats_.incomplete) res.incomplete += !why.empty();
+    }
     // A replication stopped by a limit or that measured nothing (every outcome 0) cannot show a
     // target is met: "0 stale jobs" of a run that counted no job is no answer.
-    for (const auto& why : stats_.incomplete) res.incomplete += !why.empty();
     if (res.incomplete > 0) {
       res.meets = false;
+      res.undecided = false;  // rejected: no answer from it, whatever more replications would say
       res.violation = std::numeric_limits<double>::infinity();
     }
     tried_.push_back(p);
@@ -626,8 +680,27 @@ class PointRunner {
   const std::map<std::size_t, PointResult>& results() const { return results_; }
   const std::vector<std::size_t>& tried() const { return tried_; }
   const TaskRunStats& stats() const { return stats_; }
+  std::uint64_t replications_spent() const { return spent_; }
 
  private:
+  // --precision: done when the setting is decided (met, or some target missed at its bound), or
+  // when every undecided target's metrics are as precise as asked: more replications would only
+  // resolve a difference smaller than the precision the user cares about.
+  bool settled(std::size_t p, const std::vector<std::vector<double>>& rows) const {
+    const PointResult r = judge_point(grid_, p, targets_, rows, o_.conservative, true);
+    if (!r.undecided) return true;
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+      if (r.decided[i]) continue;
+      std::vector<std::string> used;
+      targets_[i].lhs->names(used);
+      targets_[i].rhs->names(used);
+      for (const auto& u : used)
+        if (const auto it = grid_.metric_index.find(u); it != grid_.metric_index.end())
+          if (!is_precise(*o_.precision, r.summary.mean[it->second], r.summary.ci95[it->second])) return false;
+    }
+    return true;
+  }
+
   const PlanGrid& grid_;
   const std::vector<Target>& targets_;
   const PlanOptions& o_;
@@ -635,6 +708,7 @@ class PointRunner {
   std::map<std::size_t, PointResult> results_;
   std::vector<std::size_t> tried_;
   TaskRunStats stats_;
+  std::uint64_t spent_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -727,7 +801,7 @@ struct Caveat {
 std::vector<Caveat> caveats_of(const PlanReport& rep) {
   std::vector<Caveat> caveats;
   if (!rep.best) return caveats;
-  if (rep.options.replications == 1) {
+  if (rep.options.replications == 1 && !rep.options.precision) {
     caveats.push_back({std::nullopt, NAN, NAN,
                        "1 replication per setting: the targets were judged on a single run, with no confidence "
                        "interval; run more --replications (and --conservative)"});
@@ -775,6 +849,8 @@ ojson setting_json(const PlanReport& rep, std::size_t p) {
   s["slots_total"] = grid.slots_total[p];
   const PointResult& r = rep.result(p);
   s["meets"] = r.meets;
+  s["undecided"] = r.undecided;
+  s["replications"] = r.replications;
   s["targets"] = r.lhs;
   ojson metrics = ojson::object();
   for (const auto& m : rep.shown) {
@@ -794,7 +870,12 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   ojson j;
   j["scenario"] = grid.scenarios[0].name;
   j["seed"] = grid.scenarios[0].seed;
-  j["replications"] = rep.options.replications;
+  j["replications"] = rep.options.precision ? rep.options.precision->first : rep.options.replications;
+  if (rep.options.precision) {
+    const PrecisionRule& pr = *rep.options.precision;
+    j["precision"] = {{"rel", pr.rel}, {"abs", pr.abs}, {"first_round", pr.first}, {"max_replications", pr.max_replications}};
+  }
+  j["replications_run"] = rep.runner.replications_spent();
   j["targets"] = rep.options.target_texts;
   j["cost"] = rep.cost_text;
   j["conservative"] = rep.options.conservative;
@@ -805,6 +886,9 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   j["best"] = rep.best ? setting_json(rep, *rep.best) : ojson(nullptr);
   if (!rep.best) j["closest"] = rep.closest ? setting_json(rep, *rep.closest) : ojson(nullptr);
   if (!rep.best) j["reason"] = unmet_reason(rep);
+  j["undecided"] = ojson::array();
+  for (std::size_t p : rep.runner.tried())
+    if (rep.result(p).undecided) j["undecided"].push_back(p);
   j["caveats"] = ojson::array();
   for (const auto& c : caveats_of(rep)) {
     ojson cj;
@@ -822,12 +906,19 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
 void print_plan_header(std::ostream& out, const PlanReport& rep) {
   const PlanGrid& grid = rep.grid;
   const std::uint64_t replications = rep.options.replications;
-  out << "brokersim plan: scenario \"" << grid.scenarios[0].name << "\", seed " << grid.scenarios[0].seed << ", "
-      << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
+  out << "brokersim plan: scenario \"" << grid.scenarios[0].name << "\", seed " << grid.scenarios[0].seed << ", ";
+  if (const auto& pr = rep.options.precision)
+    out << "replications per setting chosen by --precision " << fmt(pr->rel) << " (or within " << fmt(pr->abs) << "), "
+        << pr->first << " to " << pr->max_replications << "\n"
+        << "guarantee: a setting is accepted when every target holds at its 95% confidence bound, rejected when one"
+           " misses it at the other bound, else undecided (not accepted)\n";
+  else
+    out << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
   for (std::size_t i = 0; i < rep.targets.size(); ++i) out << "target " << i + 1 << ": " << rep.targets[i].text << '\n';
   if (rep.options.conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
   out << "cost: " << rep.cost_text << '\n';
   out << "searched " << grid.size() << " grid points, ran " << rep.runner.tried().size();
+  if (rep.options.precision) out << " (" << rep.runner.replications_spent() << " replications in all)";
   if (rep.bisect) {
     const std::string& path = grid.space.axes[*rep.bisect].path;
     out << " (bisecting " << path << " for each setting of the other paths, assuming that a"
@@ -862,6 +953,7 @@ void print_tried_table(std::ostream& out, const PlanReport& rep) {
     out << pad(a.path, widths.back());
   }
   out << pad("cost", 10);
+  if (rep.options.precision) out << pad("reps", 6);
   for (std::size_t i = 0; i < rep.targets.size(); ++i) out << pad("target " + std::to_string(i + 1), 14);
   out << "meets\n";
   for (std::size_t p : rep.runner.tried()) {
@@ -869,8 +961,9 @@ void print_tried_table(std::ostream& out, const PlanReport& rep) {
     out << "  ";
     for (std::size_t a = 0; a < axes.size(); ++a) out << pad(axes[a].labels[coords[a]], widths[a]);
     out << pad(fmt(rep.grid.cost[p]), 10);
+    if (rep.options.precision) out << pad(std::to_string(rep.result(p).replications), 6);
     for (double l : rep.result(p).lhs) out << pad(fmt(l), 14);
-    out << (rep.result(p).meets ? "yes" : "no") << '\n';
+    out << (rep.result(p).meets ? "yes" : rep.result(p).undecided ? "undecided" : "no") << '\n';
   }
   out << "(target N: the left-hand side of target N, on the replication means)\n";
 }
@@ -888,6 +981,12 @@ void print_plan_text(std::ostream& out, const PlanReport& rep) {
     }
   }
   print_tried_table(out, rep);
+  std::string undecided;
+  for (std::size_t p : rep.runner.tried())
+    if (rep.result(p).undecided) undecided += "\n  " + rep.grid.space.point_label(p);
+  if (!undecided.empty())
+    out << "Undecided after --max-replications or at the precision asked (their intervals straddle a target; not"
+           " accepted, so a cheaper one of them may in truth meet it):" << undecided << '\n';
 }
 
 }  // namespace

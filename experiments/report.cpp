@@ -128,6 +128,11 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   run["events"] = r.events;
   run["peak_in_system"] = r.peak_in_system;
   run["stop_reason"] = r.stop_reason;
+  // Only with warmup_ms "auto", so that every other run's JSON stays as it was.
+  if (scenario.auto_warmup) {
+    run["warmup_ms"] = sim::to_ms(scenario.warmup);
+    run["steady_state"] = scenario.auto_warmup->steady;
+  }
   return j;
 }
 
@@ -135,6 +140,15 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << s.name << "\", seed " << s.seed
       << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << r.stop_reason
       << ")\n";
+  if (s.auto_warmup) {
+    out << "Warm-up chosen by MSER-5 on the " << (s.auto_warmup->stale ? "stale indicator" : "sojourn")
+        << " of each job: " << fmt("%.0f", sim::to_ms(s.warmup)) << " ms (" << s.auto_warmup->jobs_discarded
+        << " jobs discarded)";
+    if (!s.auto_warmup->steady)
+      out << "\nWARNING: no steady state was reached in this run: the series still trends at its end, so no warm-up"
+             " makes the figures steady-state ones (a load above capacity, or a run too short)";
+    out << '\n';
+  }
   // What is asked of the fleet, before what it did: a load near or above 100% explains the rest.
   for (const QueueLoad& l : offered_load(s)) {
     out << "Offered load on " << s.broker.queues[l.queue].name << ": " << fmt("%.2f", l.rate_per_s) << " jobs/s x "
@@ -214,7 +228,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << grouped(r.rejected_but_valid) << " rejected though still valid (true time)\n";
   if (r.redeliveries || r.duplicate_executions || r.consumer_timeouts)
     out << "Redeliveries " << grouped(r.redeliveries) << ", duplicate executions "
-        << grouped(r.duplicate_executions) << ", channels closed by consumer_timeout "
+        << grouped(r.duplicate_executions) << ", consumer timeouts "
         << grouped(r.consumer_timeouts) << '\n';
   out << '\n';
 

@@ -20,6 +20,8 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <limits>
+#include <unordered_set>
 #include <unistd.h>
 
 #include <boost/math/distributions/students_t.hpp>
@@ -28,6 +30,7 @@
 #include "experiments/commands.hpp"
 #include "experiments/cli_options.hpp"
 #include "experiments/output_file.hpp"
+#include "experiments/precision.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
 #include "models/simulation.hpp"
@@ -352,6 +355,16 @@ std::vector<std::string> metric_names(const Scenario& scenario) {
   return names;
 }
 
+std::vector<std::string> metric_names(const SweepSpace& space) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (std::size_t p = 0; p < space.size(); ++p) {
+    for (auto& name : metric_names(space.point_scenario(p)))
+      if (seen.insert(name).second) names.push_back(std::move(name));
+  }
+  return names;
+}
+
 std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, unsigned threads,
                                            const std::vector<std::string>& names,
                                            const TaskDone& on_done,
@@ -373,12 +386,22 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
       try {
         Scenario s = *tasks[i].scenario;
         s.replication = tasks[i].replication;
-        const RunResult r = simulate(s);
+        const RunResult r = simulate_with_warmup(s);
         got.clear();
         std::vector<double> values;
         values.reserve(names.size());
         flatten(result_json(s, r), "", true, &got, &values);
-        if (got != names) throw InvariantError("sweep: a run reported other metrics than the first grid point");
+        if (got != names) {
+          // A point with fewer metrics than the grid (another broker kind's reasons): its
+          // missing ones are NaN, written as empty cells.
+          std::vector<double> full(names.size(), std::numeric_limits<double>::quiet_NaN());
+          for (std::size_t g = 0; g < got.size(); ++g) {
+            const auto k = std::find(names.begin(), names.end(), got[g]);
+            if (k == names.end()) throw InvariantError("sweep: a run reported a metric the grid does not have: " + got[g]);
+            full[static_cast<std::size_t>(k - names.begin())] = values[g];
+          }
+          values = std::move(full);
+        }
         rows[i] = std::move(values);
         const std::string why = incomplete_run(s, r);
         std::lock_guard<std::mutex> lock(mu);
@@ -725,12 +748,16 @@ constexpr const char* kSweepHelp =
     "usage:\n"
     "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
-    "                [--resume] [--progress]\n"
+    "                [--resume] [--progress] [--precision REL] [--precision-abs A]\n"
+    "                [--precision-metric NAME ...] [--max-replications N]\n"
     "\n"
     "Runs every point of the grid (the cartesian product of the --vary lists, the first varying\n"
     "slowest; without --vary, the scenario's \"sweep\" block, paths in sorted order) and prints one\n"
     "CSV row per point: the varied values, replications, then NAME_mean and NAME_ci95 for every\n"
-    "numeric metric of `run --json`. LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n";
+    "numeric metric of `run --json`. LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
+    "With --precision REL each point runs replications in rounds (3, 4, 6, 9, ...; the first at least\n"
+    "--replications) until the 95% half-width of every --precision-metric is within REL of its mean or\n"
+    "within --precision-abs, or --max-replications is reached; `replications` is then the count used.\n";
 
 }  // namespace
 
@@ -749,6 +776,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("shard-count", po::value<std::string>(), "N: shard count when the shard index comes from JOB_COMPLETION_INDEX")
       ("resume", "continue an interrupted sweep from OUT.journal")
       ("progress", "report progress on stderr even when it is not a terminal");
+  add_precision_options(opts, true);
   po::positional_options_description pos;
   pos.add("scenario", 1);
   const auto vm = parse_command_line(args, opts, pos);
@@ -759,6 +787,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (!vm.count("scenario")) throw ScenarioError("sweep: expected a scenario file, got nothing");
   const std::uint64_t replications =
       vm.count("replications") ? parse_count("--replications", vm["replications"].as<std::string>(), 1) : 1;
+  const std::optional<PrecisionRule> precision = read_precision_options(vm, replications);
   const unsigned threads =
       thread_count(vm.count("threads") ? std::optional<std::string>(vm["threads"].as<std::string>()) : std::nullopt);
   const bool resume = vm.count("resume") > 0;
@@ -780,12 +809,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
 
   const std::vector<Scenario> scenarios = validate_points(space, mine);
-  const std::vector<std::string> names = metric_names(scenarios.empty() ? space.point_scenario(0) : scenarios[0]);
+  const std::vector<std::string> names = metric_names(space);  // the whole grid's: shards agree
   for (const auto& s : scenarios)
     if (s.broker.queues.size() != scenarios[0].broker.queues.size() ||
         !std::equal(s.broker.queues.begin(), s.broker.queues.end(), scenarios[0].broker.queues.begin(),
                     [](const QueueSpec& a, const QueueSpec& b) { return a.name == b.name; }))
       throw ScenarioError("--vary: expected every grid point to have the same queues (the CSV columns), got different ones");
+  const std::vector<std::size_t> precision_columns =
+      precision ? precision_metric_columns(*precision, names) : std::vector<std::size_t>{};
 
   if (out_path) {
     std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
@@ -801,7 +832,16 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     check_distinct_files(outputs, inputs);
   }
 
-  const ojson identity = sweep_identity(space, replications, sets, varies);
+  ojson identity = sweep_identity(space, replications, sets, varies);
+  if (precision) {
+    // Part of what identifies the sweep (a resume or a merge must use the same rule); absent
+    // without --precision, so fixed-R metadata is as it was.
+    std::vector<std::string> checked;
+    for (std::size_t c : precision_columns) checked.push_back(names[c]);
+    identity["precision"] = {{"rel", precision->rel}, {"abs", precision->abs},
+                             {"first_round", precision->first}, {"max_replications", precision->max_replications},
+                             {"metrics", checked}};
+  }
   // grid index -> row cells after `replications`: NAME_mean,NAME_ci95 per metric, incomplete_runs
   std::map<std::size_t, std::string> cells;
   std::optional<Journal> journal;
@@ -809,59 +849,90 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::string names_joined;
     for (const auto& n : names) names_joined += n + ",";
     names_joined += "incomplete_runs";
+    // With --precision a point's row starts with the replications it used (a cell more).
+    if (precision) names_joined = "replications," + names_joined;
     const std::string header = "brokersim-sweep-journal v1 " +
                                hash_hex(identity.dump() + "|" + std::to_string(shard.index) + "/" +
                                         std::to_string(shard.count) + "|" + names_joined) +
                                "\n";
     journal.emplace(*out_path + ".journal", header);
-    cells = journal->open(resume, 2 * names.size() + 1);
+    cells = journal->open(resume, 2 * names.size() + 1 + (precision ? 1 : 0));
   }
 
   // Tasks: the points still to run, each with its replications, in grid order.
   std::vector<std::size_t> todo;  // positions in `mine`
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (!cells.count(mine[i])) todo.push_back(i);
-  std::vector<RunTask> tasks;
-  tasks.reserve(todo.size() * replications);
-  for (std::size_t i : todo)
-    for (std::uint64_t r = 0; r < replications; ++r) tasks.push_back({&scenarios[i], r});
-
   const bool show = vm.count("progress") || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
   Progress progress(show ? &err : nullptr, mine.size(), "sweep");
   std::size_t points_done = mine.size() - todo.size();
   progress.update(points_done);
-  std::vector<std::size_t> remaining(todo.size(), replications);
   TaskRunStats stats;
-  run_tasks(
-      tasks, threads, names,
-      [&](std::size_t t, const std::vector<std::vector<double>>& rows) {
-        const std::size_t k = t / replications;  // index into todo
-        if (--remaining[k] > 0) return;
-        std::vector<const std::vector<double>*> reps;
-        for (std::uint64_t r = 0; r < replications; ++r) reps.push_back(&rows[k * replications + r]);
-        const Summary s = summarize(reps);
-        std::string c;
-        for (std::size_t j = 0; j < names.size(); ++j) {
-          if (j) c += ',';
-          c += format_number(s.mean[j]) + "," + format_number(s.ci95[j]);
-        }
-        std::size_t incomplete = 0;
-        for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
-        c += ',';
-        c += std::to_string(incomplete);
-        const std::size_t point = mine[todo[k]];
-        if (journal) journal->append(point, c);
-        cells[point] = std::move(c);
-        progress.update(++points_done);
-      },
-      &stats);
+  // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, then incomplete_runs.
+  const auto row_cells = [&](const std::vector<const std::vector<double>*>& reps, std::size_t incomplete) {
+    const Summary s = summarize(reps);
+    std::string c;
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      if (j) c += ',';
+      c += format_number(s.mean[j]) + "," + format_number(s.ci95[j]);
+    }
+    c += ',';
+    c += std::to_string(incomplete);
+    return c;
+  };
+  if (precision) {
+    std::vector<const Scenario*> points;
+    for (std::size_t k : todo) points.push_back(&scenarios[k]);
+    run_sequential(
+        points, *precision, threads, names,
+        [&](std::size_t, const std::vector<std::vector<double>>& rows) {
+          std::vector<const std::vector<double>*> reps;
+          for (const auto& r : rows) reps.push_back(&r);
+          const Summary s = summarize(reps);
+          return std::all_of(precision_columns.begin(), precision_columns.end(),
+                             [&](std::size_t c) { return is_precise(*precision, s.mean[c], s.ci95[c]); });
+        },
+        [&](std::size_t k, const std::vector<std::vector<double>>& rows, std::size_t incomplete) {
+          std::vector<const std::vector<double>*> reps;
+          for (const auto& r : rows) reps.push_back(&r);
+          // The replications used lead the cells, so that the journal keeps them too.
+          std::string c = std::to_string(rows.size()) + "," + row_cells(reps, incomplete);
+          const std::size_t point = mine[todo[k]];
+          if (journal) journal->append(point, c);
+          cells[point] = std::move(c);
+          progress.update(++points_done);
+        },
+        &stats);
+  } else {
+    std::vector<RunTask> tasks;
+    tasks.reserve(todo.size() * replications);
+    for (std::size_t i : todo)
+      for (std::uint64_t r = 0; r < replications; ++r) tasks.push_back({&scenarios[i], r});
+    std::vector<std::size_t> remaining(todo.size(), replications);
+    run_tasks(
+        tasks, threads, names,
+        [&](std::size_t t, const std::vector<std::vector<double>>& rows) {
+          const std::size_t k = t / replications;  // index into todo
+          if (--remaining[k] > 0) return;
+          std::vector<const std::vector<double>*> reps;
+          for (std::uint64_t r = 0; r < replications; ++r) reps.push_back(&rows[k * replications + r]);
+          std::size_t incomplete = 0;
+          for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
+          std::string c = row_cells(reps, incomplete);
+          const std::size_t point = mine[todo[k]];
+          if (journal) journal->append(point, c);
+          cells[point] = std::move(c);
+          progress.update(++points_done);
+        },
+        &stats);
+  }
   progress.finish();
 
   std::string csv = csv_header(space.axes, names);
   for (std::size_t p : mine) {
     const auto coords = grid_coords(space.axes, p);
     for (std::size_t a = 0; a < space.axes.size(); ++a) csv += csv_cell(space.axes[a].labels[coords[a]]) + ",";
-    csv += std::to_string(replications) + "," + cells.at(p) + "\n";
+    csv += (precision ? std::string() : std::to_string(replications) + ",") + cells.at(p) + "\n";
   }
 
   if (out_is_file) {

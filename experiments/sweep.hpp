@@ -72,6 +72,10 @@ std::string hash_hex(const std::string& text);
 // The metrics of a run: every numeric leaf of result_json() flattened with dots, except `seed`
 // and `replication`, in result_json's order. The names depend only on the scenario's queues.
 std::vector<std::string> metric_names(const Scenario& scenario);
+// The metrics of a grid: the union over its points, in order of first appearance (point 0's
+// first). Points may differ: the dead-letter reasons are the broker kind's own, so a sweep over
+// broker.kind has a column for each kind's reasons, empty in the rows of the other kinds.
+std::vector<std::string> metric_names(const SweepSpace& space);
 
 struct RunTask {
   const Scenario* scenario;

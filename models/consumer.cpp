@@ -48,6 +48,15 @@ void Consumer::receive(World& w, std::uint32_t j) {
     reject_locally(w, j);
     return;
   }
+  // The common case, a free slot and nobody waiting before it: the job goes straight to the
+  // slot (what start_buffered would do, without the round trip through the buffer).
+  if (local.empty() && busy < slots() && attached && w.now >= stalled_until) {
+    if (spec_->admission != Admission::None && !admits(*spec_, job.expires_at, clock.now(w.now)))
+      reject_locally(w, j);
+    else
+      start(w, j);
+    return;
+  }
   // The ledger hears of the buffer once, after the job has had its chance at a free slot: a job
   // that starts at once never made the buffer non-empty (and costs no stranded-work update).
   const std::size_t before = local.size();

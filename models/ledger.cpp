@@ -57,6 +57,13 @@ void Ledger::warmup(Time now) {
   }
 }
 
+void Ledger::record_sample(const Job& job, Outcome o) {
+  auto& series = *opt_.job_series;
+  if (series.size() <= job.id) series.resize(job.id + 1);
+  const bool stale = o == Outcome::ExpiredInQueue || o == Outcome::ExpiredInTransit || o == Outcome::ExpiredBeforeStart;
+  series[job.id] = {job.created, opt_.job_series_stale ? (stale ? 1.0 : 0.0) : sim::to_ms(job.ended - job.created)};
+}
+
 void Ledger::write_trace(const Job& job, Outcome o) {
   std::ostringstream row;
   auto t = [&](Time v) {
@@ -92,8 +99,8 @@ void Ledger::write_trace(const Job& job, Outcome o) {
 
 void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consumers, RunResult& out) {
   // Jobs still alive: waiting in a queue some consumer reads, in transit, waiting locally or
-  // executing are in the system whatever was decided before; a decided job resting in an unread
-  // queue, or whose ack is on its way, keeps its decision.
+  // executing (or whose requeue is on its way back) are in the system whatever was decided
+  // before; a decided job resting in an unread queue, or whose ack is on its way, keeps its decision.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> alive;
   jobs.for_each_live([&](std::uint32_t i, Job& job) {
     if (!job.ghost) alive.emplace_back(job.id, i);  // a ghost is a copy, not a job
@@ -101,8 +108,10 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
   std::sort(alive.begin(), alive.end());
   for (auto [id, i] : alive) {
     Job& job = jobs[i];
+    // A requeue on its way back to the broker is a job about to wait in the queue again.
     const bool moving = job.where == Where::Created || job.where == Where::Transit ||
                         job.where == Where::Local || job.where == Where::Executing ||
+                        (job.where == Where::Settling && job.ack == Job::Ack::Requeue) ||
                         ((job.where == Where::Ready || job.where == Where::DeadLettering) && queues_[job.queue].read);
     count_outcome(job, moving || job.decision == Outcome::None ? Outcome::InSystem : job.decision);
   }

@@ -119,6 +119,7 @@ class Ledger {
   void refresh_stranded(int q, Time now);
   void bytes_changed(int q, Time now);
   void write_trace(const Job& job, Outcome o);
+  void record_sample(const Job& job, Outcome o);
 
   const Scenario& s_;
   const RunOptions& opt_;
@@ -221,6 +222,7 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (!job.counted) return;
   ++r.outcomes[static_cast<std::size_t>(o)];
   if (o == Outcome::InSystem) return;
+  if (opt_.job_series) record_sample(job, o);
   if (o == Outcome::ExpiredBeforeStart) ++(job.stale_on_receipt ? r.stale_on_receipt : r.stale_in_local_buffer);
   r.sojourn.add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;

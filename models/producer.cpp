@@ -19,7 +19,8 @@ void create_job(World& w, std::uint32_t p) {
   job.created = w.now;
   job.service = d.service;
   job.message_ttl = d.message_ttl;
-  job.bytes = static_cast<std::uint32_t>(sim::round_ns(prod.spec().message_bytes.sample(prod.size_rng())));
+  if (!prod.spec().message_bytes.is_zero())
+    job.bytes = static_cast<std::uint32_t>(sim::round_ns(prod.spec().message_bytes.sample(prod.size_rng())));
   job.persistent = prod.spec().persistent;
   if (d.deadline != sim::kNever) {
     job.deadline = w.now + d.deadline;

@@ -75,10 +75,22 @@ struct RunResult {
   std::string stop_reason;
 };
 
+// One job of the job-level series (warmup_ms "auto"): its creation time and the metric's value
+// for it; created < 0 for a job that never got an outcome (still in the system at the end).
+struct JobSample {
+  Time created = -1;
+  double value = 0;
+};
+
 struct RunOptions {
   std::ostream* trace = nullptr;       // --trace: one CSV row per job, in job order
   std::ostream* timeseries = nullptr;  // --timeseries: one CSV row per observe.every_ms
   std::ostream* progress = nullptr;    // --progress: a line now and then, simulated time and jobs
+  // warmup_ms "auto": per counted job, indexed by job id (creation order), its sojourn in ms or
+  // (job_series_stale) 1 when it expired before it started, else 0. Only when asked: it costs a
+  // vector entry per job.
+  std::vector<JobSample>* job_series = nullptr;
+  bool job_series_stale = false;
 };
 
 // Thrown when a run breaks an invariant (outcomes not adding up, time going backwards): a bug,

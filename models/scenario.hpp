@@ -142,6 +142,15 @@ struct Limits {
   std::uint64_t max_events = 2'000'000'000;
 };
 
+// warmup_ms "auto": the warm-up is chosen by MSER-5 on a pilot run's job-level series (see
+// experiments/precision.hpp); `warmup` holds the choice once it is made.
+struct AutoWarmup {
+  bool stale = false;    // the series: false = sojourn per job, true = the stale indicator
+  bool chosen = false;   // the pilot has run and `Scenario::warmup` is its choice
+  bool steady = true;    // MSER-5's minimum lies in the first half: the series reached a steady state
+  std::uint64_t jobs_discarded = 0;
+};
+
 struct Scenario {
   std::string name;
   std::uint64_t seed = 1;
@@ -149,6 +158,7 @@ struct Scenario {
   std::optional<Time> stop_time;
   std::optional<std::uint64_t> stop_jobs;
   Time warmup = 0;
+  std::optional<AutoWarmup> auto_warmup;  // warmup_ms "auto" (or {"auto": "stale"})
   BrokerSpec broker;
   std::vector<ProducerSpec> producers;
   std::vector<ConsumerSpec> consumers;    // groups, as in the file

@@ -370,3 +370,24 @@ TEST_CASE("common random numbers: adding a consumer does not change the arrivals
   CHECK(two.result.wait_service.mean() == doctest::Approx(three.result.wait_service.mean()).epsilon(1e-12));
   CHECK(two.result.wait_service.count() == three.result.wait_service.count());
 }
+
+TEST_CASE("a job whose requeue is on its way back to the broker when the run stops is in_system") {
+  // The consumer finds the job stale (deadline 50 ms, stalled until 100 ms) and requeues it; each
+  // nack takes 10 ms, so the job is redelivered every 10 ms. Wherever the stop falls, in the queue,
+  // in a consumer, or with its nack on the wire, the job is in the system.
+  const char* text = R"({
+    "stop": {"time_ms": 2000},
+    "broker": {"ack_latency_ms": 10, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "deadline_ms": 50, "service_ms": 1}],
+    "consumers": [{"queue": "q", "prefetch": 1, "on_expired": "requeue"}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 100}]
+  })";
+  for (const char* stop : {"stop.time_ms=105", "stop.time_ms=110", "stop.time_ms=115", "stop.time_ms=2000"}) {
+    CAPTURE(stop);
+    auto run = run_scenario(text, {stop});
+    CHECK(run.trace.at(0)["outcome"] == "in_system");
+  }
+  // A reject (to no dead-letter target) on the wire keeps its decision.
+  auto reject = run_scenario(text, {"consumers.0.on_expired=reject", "stop.time_ms=105"});
+  CHECK(reject.trace.at(0)["outcome"] == "expired_before_start");
+}

@@ -40,7 +40,7 @@ TEST_CASE("vector 27: delivery limit (4.0-4.2): 21 deliveries - the 21st nack de
   CHECK(run_scenario(kNackForever, {"broker.version=4.0"}).trace.at(0).ms("ended_ms") == 310);
   // 4.3: a nack does not count; the message keeps coming back (every 10 ms until the stop).
   auto v43 = run_scenario(kNackForever, {"broker.version=4.3"});
-  CHECK(v43.trace.at(0)["outcome"] == "expired_before_start");  // its last decision; still in the system
+  CHECK(v43.trace.at(0)["outcome"] == "in_system");  // its nack is on its way back at the stop
   CHECK(std::stoi(v43.trace.at(0)["redeliveries"]) > 150);
   CHECK(v43.queue("q").dl(DeathReason::DeliveryLimit) == 0);
   // Without a dead-letter target the message is dropped on the 21st nack.
@@ -71,7 +71,7 @@ TEST_CASE("vector 28: a returned message goes first - with delivery_limit -1 it 
   CHECK(tail.trace.at(1).ms("delivered_ms") == 110);
   CHECK(tail.trace.at(2).ms("delivered_ms") == 130);
   // No limit: it keeps coming back, every 10 ms from 150 to the stop.
-  CHECK(tail.trace.at(0)["outcome"] == "expired_before_start");
+  CHECK(tail.trace.at(0)["outcome"] == "in_system");
   CHECK(tail.queue("q").dl(DeathReason::DeliveryLimit) == 0);
   CHECK(std::stoi(tail.trace.at(0)["redeliveries"]) == 86);  // 150, 160, ..., 1000
   // 3.13 has no default limit: the tail, too.
@@ -234,6 +234,48 @@ TEST_CASE("quorum delivery count by version: consumer timeout counts up to 4.2 b
                                    R"(faults=[{"at_ms": 5, "consumer": 0, "crash": true}])"});
   CHECK(crash.trace.at(0)["outcome"] == "dead_lettered");
   CHECK(crash.trace.at(0).ms("ended_ms") == 5);
+}
+
+TEST_CASE("quorum 4.3 consumer timeout is the queue's - per delivery - the stale copy still runs and its consumer waits") {
+  // Consumer 0 is stalled until 100 s with job 0 in its buffer; its delivery (at 0) times out at
+  // exactly 60 s and goes to consumer 1; consumer 0 still runs its stale copy at 100-130 s (a
+  // duplicate execution) and gets nothing new until that copy is settled at 130 s, so jobs 1
+  // and 2 (80 s) both wait for consumer 1 (90 s, 120 s).
+  const char* text = R"({
+    "stop": {"time_ms": 200000},
+    "broker": {"kind": "rabbitmq-quorum", "version": "4.3", "consumer_timeout_ms": 60000, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 80000, 80000]}, "service_ms": 30000}],
+    "consumers": [{"queue": "q", "prefetch": 1, "count": 2}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 100000}]
+  })";
+  auto run = run_scenario(text);
+  const auto& a = run.trace.at(0);
+  CHECK(a["consumer"] == "1");
+  CHECK(a.ms("delivered_ms") == 60000);
+  CHECK(a.ms("finished_ms") == 90000);
+  CHECK(a["outcome"] == "completed_on_time");
+  CHECK(a["redeliveries"] == "1");
+  CHECK(run.trace.at(1)["consumer"] == "1");
+  CHECK(run.trace.at(1).ms("delivered_ms") == 90000);
+  CHECK(run.trace.at(2)["consumer"] == "1");
+  CHECK(run.trace.at(2).ms("delivered_ms") == 120000);
+  CHECK(run.result.consumer_timeouts == 1);
+  CHECK(run.result.duplicate_executions == 1);
+  CHECK(run.result.outcomes[static_cast<std::size_t>(brokersim::Outcome::CompletedOnTime)] == 3);
+  // Up to 4.2 the channel tick closes consumer 0's channel at 120 s instead: job 0 runs on
+  // consumer 0 from 100 s, is voided at 120 s and runs again there; consumer 1 takes jobs 1, 2
+  // as they come.
+  auto v42 = run_scenario(text, {"broker.version=4.2"});
+  CHECK(v42.trace.at(0)["consumer"] == "0");
+  CHECK(v42.trace.at(0).ms("started_ms") == 120000);
+  CHECK(v42.trace.at(1).ms("delivered_ms") == 80000);
+  CHECK(v42.trace.at(2).ms("delivered_ms") == 110000);
+  // A crash drops the stale copy with the connection: nothing is left behind.
+  auto crash = run_scenario(text, {R"(faults=[{"at_ms": 0, "consumer": 0, "stall_ms": 100000}, {"at_ms": 70000, "consumer": 0, "crash": true, "restart_after_ms": 1000}])"});
+  CHECK(crash.result.duplicate_executions == 0);
+  CHECK(crash.trace.at(1).ms("delivered_ms") == 80000);  // consumer 0 is back at 71 s, out of timeout
+  CHECK(crash.trace.at(1)["consumer"] == "0");
+  CHECK(crash.trace.at(2).ms("delivered_ms") == 90000);
 }
 
 TEST_CASE("quorum loader: reject-publish-dlx is refused - delivery_limit and dead_letter_strategy are validated") {

@@ -1,4 +1,5 @@
 // brokersim sweep / merge / plan: the grid, CSV bytes, statistics, resume, shards, the planner.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -411,6 +413,60 @@ TEST_CASE("sweep: --resume after SIGKILL (and a torn journal line) gives the byt
                      "it or run without --resume\n");
 }
 
+// With --precision each journal line carries the replications its point used, so a resumed
+// sweep writes the `replications` column of an uninterrupted one.
+TEST_CASE("sweep: --resume with --precision gives the bytes of an uninterrupted run") {
+  SweepDir d;
+  const std::vector<std::string> args = {"sweep", d.scenario, "--set", "stop={\"jobs\": 5000}", "--vary",
+                                         "consumers.0.prefetch=1:6:1", "--vary", "consumers.0.count=2:5:1",
+                                         "--precision", "0.02", "--precision-metric", "goodput_per_s",
+                                         "--max-replications", "12"};
+  auto ref = args;
+  ref.insert(ref.end(), {"--out", d.path("ref.csv"), "--threads", "2"});
+  REQUIRE(run_cli(ref).status == 0);
+  const auto ref_lines = lines_of(read_file(d.path("ref.csv")));
+  std::set<std::string> used;
+  for (std::size_t i = 1; i < ref_lines.size(); ++i) used.insert(split_csv_line(ref_lines[i])[2]);
+  CHECK(used.size() > 1);  // points stopped after different numbers of replications
+
+  const std::string out = d.path("killed.csv");
+  const std::string journal = out + ".journal";
+  auto child_args = args;
+  child_args.insert(child_args.end(), {"--out", out, "--threads", "1"});
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::vector<char*> argv;
+    std::string binary = BROKERSIM_BINARY;
+    argv.push_back(binary.data());
+    for (auto& a : child_args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  bool interrupted = false;
+  for (int i = 0; i < 20000; ++i) {
+    if (fs::exists(journal) && lines_of(read_file(journal)).size() >= 3) {
+      ::kill(pid, SIGKILL);
+      interrupted = true;
+      break;
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  WARN(interrupted);
+  auto resume = child_args;
+  resume.back() = "2";
+  resume.push_back("--resume");
+  const auto r = run_cli(resume);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(read_file(out) == read_file(d.path("ref.csv")));
+  CHECK(read_file(out + ".meta.json") == read_file(d.path("ref.csv.meta.json")));
+}
+
 namespace {
 
 // Periodic arrivals every 10 ms, constant 35 ms service, one slot per consumer: 3 consumers are
@@ -514,4 +570,46 @@ TEST_CASE("sweep: plan --conservative judges each target at its 95% confidence b
     const auto& m = t["metrics"]["fraction.expired_before_start"];
     CHECK(m["mean"].get<double>() + m["ci95"].get<double>() <= 0.002 + 1e-12);
   }
+}
+
+TEST_CASE("sweep: across broker kinds - each kind's dead-letter reasons get columns, empty for the other kinds, and shards agree") {
+  SweepDir d;
+  // Without TTLs and dead-lettering the scenario has no kind-specific key, so both kinds take it.
+  const std::vector<std::string> base = {"sweep", d.scenario, "--set", R"(broker.queues={"work": {}})",
+                                         "--set", "producers.0.expiration_ms=null",
+                                         "--vary", "broker.kind=rabbitmq-classic,amazon-sqs",
+                                         "--vary", "consumers.0.prefetch=1,4", "--replications", "2"};
+  auto full = base;
+  full.insert(full.end(), {"--out", d.path("full.csv")});
+  const auto r = run_cli(full);
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto lines = lines_of(read_file(d.path("full.csv")));
+  REQUIRE(lines.size() == 5);
+  const auto header = split_csv_line(lines[0]);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE_MESSAGE(it != header.end(), name);
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  const std::size_t expired = column("queues.work.dead_lettered_by_reason.expired_mean");
+  const std::size_t receives = column("queues.work.dead_lettered_by_reason.max_receive_count_mean");
+  const auto classic = split_csv_line(lines[1]), sqs = split_csv_line(lines[3]);
+  CHECK(classic[0] == "rabbitmq-classic");
+  CHECK(sqs[0] == "amazon-sqs");
+  CHECK(classic[expired] == "0");
+  CHECK(classic[receives].empty());
+  CHECK(sqs[expired].empty());
+  CHECK(sqs[receives] == "0");
+  // A shard holding only SQS points writes the whole grid's columns: the merge is the full run.
+  std::vector<std::string> merge = {"merge"};
+  for (int k = 0; k < 2; ++k) {
+    auto shard = base;
+    const std::string out = d.path("k" + std::to_string(k) + ".csv");
+    shard.insert(shard.end(), {"--shard", std::to_string(k) + "/2", "--out", out});
+    REQUIRE(run_cli(shard).status == 0);
+    merge.push_back(out);
+  }
+  merge.insert(merge.end(), {"--out", d.path("merged.csv")});
+  REQUIRE(run_cli(merge).status == 0);
+  CHECK(read_file(d.path("merged.csv")) == read_file(d.path("full.csv")));
 }

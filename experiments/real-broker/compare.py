@@ -96,14 +96,74 @@ def grid_scenario(consumers, prefetch, util):
     }
 
 
+def qgrid_name(consumers, prefetch, util):
+    return "q" + grid_name(consumers, prefetch, util)
+
+
+def qgrid_scenario(consumers, prefetch, util):
+    """The grid on quorum queues.  Version 3.13: Debian 12 ships RabbitMQ 3.10, whose quorum rules
+    are brokersim's 3.13 ones (no default delivery limit, every return counts)."""
+    scn = grid_scenario(consumers, prefetch, util)
+    scn["name"] = qgrid_name(consumers, prefetch, util)
+    scn["broker"]["kind"] = "rabbitmq-quorum"
+    return scn
+
+
+def qlimit_scenarios():
+    """Two cases for the delivery limit: stale jobs requeued (on_expired requeue) until the
+    quorum queue dead-letters them with reason delivery_limit."""
+    # seed 000's shape: three jobs at t=0, the consumer stalled past their deadline, no queue TTL;
+    # after the stall each job is rejected and requeued three times, the third return passes the
+    # limit of 2 and it is dead-lettered.
+    stall = {
+        "name": "qlimit-stall",
+        "seed": 7,
+        "stop": {"time_ms": 3000},
+        "broker": {
+            "kind": "rabbitmq-quorum",
+            "version": "3.13",
+            "delivery_latency_ms": 0.3,
+            "ack_latency_ms": 0.3,
+            "queues": {"work": {"delivery_limit": 2, "dead_letter_to": "dlq"}, "dlq": {}},
+        },
+        "producers": [{"queue": "work", "arrivals": {"at_ms": [0, 0, 0]}, "deadline_ms": 600,
+                       "service_ms": 100}],
+        "consumers": [{"queue": "work", "count": 1, "prefetch": 3, "slots": 1,
+                       "admission": "check-before-start", "on_expired": "requeue"}],
+        "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 1050}],
+    }
+    # the overloaded prefetch-16 grid point with requeue instead of ack and a limit of 2: stale
+    # jobs cycle through the returns (served first) before they are dead-lettered.
+    load = grid_scenario(2, 16, 1.1)
+    load["name"] = "qlimit-c2-p16-u1_1"
+    load["broker"]["kind"] = "rabbitmq-quorum"
+    load["broker"]["queues"]["work"] = {"delivery_limit": 2, "dead_letter_to": "dlq"}
+    load["consumers"][0]["on_expired"] = "requeue"
+    # no limit (-1): where does a return go?  One stale job at the head and two fresh ones behind
+    # it, prefetch 1: served first, the stale job comes straight back and the fresh ones wait
+    # behind it until the run stops; at the tail, the fresh ones run between its returns.
+    order = copy.deepcopy(stall)
+    order["name"] = "qrequeue-nolimit"
+    order["broker"]["queues"]["work"] = {"delivery_limit": -1}
+    order["broker"]["queues"].pop("dlq")
+    order["producers"] = [
+        {"queue": "work", "arrivals": {"at_ms": [0]}, "deadline_ms": 100, "service_ms": 100},
+        {"queue": "work", "arrivals": {"at_ms": [1, 2]}, "deadline_ms": 10000, "service_ms": 100},
+    ]
+    order["consumers"][0]["prefetch"] = 1
+    order["faults"] = [{"at_ms": 0, "consumer": 0, "stall_ms": 500}]
+    return [stall, load, order]
+
+
 def all_cases():
     seed = os.path.join(REPO, "experiments", "scenarios", "prefetch-boundary.json")
     cases = [
         ("prefetch-boundary-p1", seed, ["consumers.0.prefetch=1"]),
         ("prefetch-boundary-p3", seed, ["consumers.0.prefetch=3"]),
     ]
-    for c, p, u in GRID:
-        name = grid_name(c, p, u)
+    names = [grid_name(c, p, u) for c, p, u in GRID] + [qgrid_name(c, p, u) for c, p, u in GRID] + \
+        [s["name"] for s in qlimit_scenarios()]
+    for name in names:
         cases.append((name, os.path.join(HERE, "scenarios", name + ".json"), []))
     return cases
 
@@ -111,10 +171,12 @@ def all_cases():
 def write_grid_scenarios():
     d = os.path.join(HERE, "scenarios")
     os.makedirs(d, exist_ok=True)
-    for c, p, u in GRID:
-        path = os.path.join(d, grid_name(c, p, u) + ".json")
+    scenarios = [grid_scenario(c, p, u) for c, p, u in GRID] + [qgrid_scenario(c, p, u) for c, p, u in GRID] + \
+        qlimit_scenarios()
+    for scn in scenarios:
+        path = os.path.join(d, scn["name"] + ".json")
         with open(path, "w") as f:
-            json.dump(grid_scenario(c, p, u), f, indent=2)
+            json.dump(scn, f, indent=2)
             f.write("\n")
         print("wrote", os.path.relpath(path, REPO))
 
@@ -123,6 +185,24 @@ def write_grid_scenarios():
 
 class Unsupported(Exception):
     pass
+
+
+# The queue keys the harness can declare, by broker kind.
+CLASSIC_QUEUE_KEYS = ("message_ttl_ms", "dead_letter_to", "max_length", "overflow", "expires_ms")
+KINDS = {
+    "rabbitmq-classic": CLASSIC_QUEUE_KEYS,
+    "rabbitmq-quorum": CLASSIC_QUEUE_KEYS + ("delivery_limit", "dead_letter_strategy"),
+}
+
+
+def effective_delivery_limit(q, version):
+    """brokersim's rule (RabbitMqQuorum::delivery_limit): the key, else 20 from 4.0 on, none
+    (-1) on 3.13.  The harness declares this on the real queue, so a scenario that leaves the
+    key out gets the limit brokersim assumes for its version, whatever version the node is."""
+    limit = q.get("delivery_limit")
+    if limit is not None:
+        return int(limit)
+    return -1 if str(version) == "3.13" else 20
 
 
 def parse_value(text):
@@ -185,8 +265,9 @@ def dist_sampler(spec, rng, path):
 def check_subset(scn):
     """Refuse, with the key path, whatever the harness cannot replay faithfully."""
     b = scn.get("broker", {})
-    if b.get("kind", "rabbitmq-classic") != "rabbitmq-classic":
-        raise Unsupported("broker.kind: only rabbitmq-classic can be replayed")
+    kind = b.get("kind", "rabbitmq-classic")
+    if kind not in KINDS:
+        raise Unsupported("broker.kind: only %s can be replayed, got %r" % (" and ".join(KINDS), kind))
     queues = b.get("queues", {})
     read = sorted({c["queue"] for c in scn["consumers"]})
     if len(read) != 1:
@@ -209,14 +290,27 @@ def check_subset(scn):
             raise Unsupported("consumers.%d.exec_timeout: not supported" % i)
         if c.get("failure_probability", 0) not in (0, 0.0):
             raise Unsupported("consumers.%d.failure_probability: not supported" % i)
-        if c.get("on_expired", "ack") not in ("ack", "reject"):
-            raise Unsupported("consumers.%d.on_expired: only ack and reject are supported" % i)
+        if c.get("on_expired", "ack") not in ("ack", "reject", "requeue"):
+            raise Unsupported("consumers.%d.on_expired: ack, reject or requeue, got %r" % (i, c.get("on_expired")))
     for name, q in queues.items():
         for k in q:
-            if k not in ("message_ttl_ms", "dead_letter_to", "max_length", "overflow", "expires_ms"):
-                raise Unsupported("broker.queues.%s.%s: not supported" % (name, k))
+            if k not in KINDS[kind]:
+                raise Unsupported("broker.queues.%s.%s: not supported by the harness on %s" % (name, k, kind))
         if name != work and name in read:
             raise Unsupported("broker.queues.%s: a consumed dead-letter queue is not supported" % name)
+        overflow = q.get("overflow", "drop-head")
+        if kind == "rabbitmq-quorum" and overflow == "reject-publish-dlx":
+            raise Unsupported("broker.queues.%s.overflow: quorum queues do not support reject-publish-dlx" % name)
+        if q.get("max_length") is not None and overflow == "drop-head" and not q.get("dead_letter_to"):
+            # the broker drops the head silently: brokersim says lost, the harness could not tell
+            raise Unsupported("broker.queues.%s.max_length: with overflow drop-head the harness needs dead_letter_to "
+                              "(a dropped message is otherwise not observable)" % name)
+        limit = q.get("delivery_limit")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < -1):
+            raise Unsupported("broker.queues.%s.delivery_limit: an integer >= -1 or null, got %r" % (name, limit))
+        if q.get("dead_letter_strategy", "at-most-once") not in ("at-most-once", "at-least-once"):
+            raise Unsupported("broker.queues.%s.dead_letter_strategy: at-most-once or at-least-once, got %r"
+                              % (name, q.get("dead_letter_strategy")))
     for i, f in enumerate(scn.get("faults", [])):
         if set(f) != {"at_ms", "consumer", "stall_ms"}:
             raise Unsupported("faults.%d: only {at_ms, consumer, stall_ms} (stall) is supported" % i)
@@ -480,8 +574,9 @@ def write_trace(path, schedule):
 
 
 class Producer(threading.Thread):
-    def __init__(self, index, spec, schedule, broker, clock, jobs, jobs_lock, stop, go):
+    def __init__(self, index, spec, schedule, broker, clock, jobs, jobs_lock, stop, go, confirm=False):
         super().__init__(daemon=True, name="producer-%d" % index)
+        self.confirm = confirm
         self.index, self.spec, self.schedule, self.broker, self.clock = index, spec, schedule, broker, clock
         self.jobs, self.jobs_lock, self.stop, self.go = jobs, jobs_lock, stop, go
         self.done = threading.Event()
@@ -493,6 +588,10 @@ class Producer(threading.Thread):
         try:
             conn = pika.BlockingConnection(self.broker.params())
             ch = conn.channel()
+            if self.confirm:
+                # overflow reject-publish: only a publisher in confirm mode learns of the refusal
+                # (brokersim's rejected_at_publish); each publish then waits for its confirm
+                ch.confirm_delivery()
             self.connected.set()
             if not self.go.wait(60):
                 return
@@ -527,10 +626,13 @@ class Producer(threading.Thread):
                                              expiration=None if ttl is None else str(max(0, int(math.floor(ttl)))))
                 rec["msg_ttl"] = None if ttl is None else max(0, int(math.floor(ttl)))
                 rec["published"] = self.clock.now_ms()
-                ch.basic_publish(exchange="", routing_key=queue, properties=props,
-                                 body=json.dumps({"job": job, "created_ms": rec["created"],
-                                                  "expires_at_ms": rec["expires_at"],
-                                                  "service_ms": rec["service"]}).encode())
+                try:
+                    ch.basic_publish(exchange="", routing_key=queue, properties=props,
+                                     body=json.dumps({"job": job, "created_ms": rec["created"],
+                                                      "expires_at_ms": rec["expires_at"],
+                                                      "service_ms": rec["service"]}).encode())
+                except pika.exceptions.NackError:
+                    rec["refused_at_publish"] = self.clock.now_ms()
         except Exception as e:
             self.error = e
             traceback.print_exc()
@@ -611,27 +713,31 @@ class RealConsumer:
         rec = self.jobs[job]
         rec["deliveries"] = rec.get("deliveries", 0) + 1
         rec.setdefault("received", t)
+        # per delivery, as brokersim's queue wait: from (re-)entering the queue to this receipt
+        rec.setdefault("queue_waits", []).append((t, t - rec.get("requeued_last", rec["published"])))
         rec["consumer"] = self.index
         if self.admission == "check-at-receive-and-start" and not self._admits(props.headers, t):
-            self._reject_locally(rec, method.delivery_tag, t)
+            self._reject_locally(rec, method.delivery_tag, t, t)
             return
         with self.cond:
-            self.local.append((method.delivery_tag, job, props.headers))
+            self.local.append((method.delivery_tag, job, props.headers, t))
             self.cond.notify()
 
-    def _settle(self, tag, reject):
+    def _settle(self, tag, how):
         try:
-            if reject:
+            if how == "reject":
                 self.ch.basic_reject(delivery_tag=tag, requeue=False)
+            elif how == "requeue":  # what brokersim's Job::Ack::Requeue stands for
+                self.ch.basic_nack(delivery_tag=tag, multiple=False, requeue=True)
             else:
                 self.ch.basic_ack(delivery_tag=tag)
         except Exception:
             if not self.stop.is_set():
                 raise
 
-    def _send_settle(self, tag, reject=False):
+    def _send_settle(self, tag, how="ack"):
         try:
-            self.conn.add_callback_threadsafe(functools.partial(self._settle, tag, reject))
+            self.conn.add_callback_threadsafe(functools.partial(self._settle, tag, how))
         except Exception:
             if not self.stop.is_set():
                 raise
@@ -652,12 +758,21 @@ class RealConsumer:
         remaining = exp - (t + self.offset) - self.uncertainty
         return not (remaining <= 0 or remaining < self.min_window)
 
-    def _reject_locally(self, rec, tag, t):
-        rec["rejected"] = t
+    def _reject_locally(self, rec, tag, t, received):
+        rec.setdefault("local_waits", []).append((t, t - received))
         exp = rec.get("expires_at")
         if exp is not None and exp - t > self.min_window:
-            rec["rejected_but_valid"] = True
-        self._send_settle(tag, reject=(self.on_expired == "reject"))
+            rec.setdefault("rejected_but_valid", []).append(t)
+        if self.on_expired == "requeue":
+            # not decided yet: it is decided again at its next delivery (or dead-lettered)
+            rec["requeues"] = rec.get("requeues", 0) + 1
+            rec["requeued_last"] = t
+            rec["requeued_last_received"] = received
+            self._send_settle(tag, "requeue")
+            return
+        rec["rejected"] = t
+        rec["rejected_received"] = received
+        self._send_settle(tag, self.on_expired)
 
     def _slot_loop(self):
         try:
@@ -675,12 +790,14 @@ class RealConsumer:
                         self.cond.wait(timeout=0.05)
                     if item is None:
                         return
-                tag, job, headers = item
+                tag, job, headers, received = item
                 rec = self.jobs[job]
                 t = self.clock.now_ms()
                 if self.admission != "none" and not self._admits(headers, t):
-                    self._reject_locally(rec, tag, t)
+                    self._reject_locally(rec, tag, t, received)
                     continue
+                rec.setdefault("local_waits", []).append((t, t - received))
+                rec["started_received"] = received
                 rec["started"] = t
                 if rec.get("expires_at") is not None and self.admission != "none" and t >= rec["expires_at"]:
                     rec["admitted_but_expired"] = True
@@ -779,8 +896,14 @@ class Monitor(threading.Thread):
 
 # ------------------------------------------------------------------------------------ one replay
 
-def queue_arguments(q):
-    args = {"x-queue-type": "classic"}
+def queue_arguments(q, kind="rabbitmq-classic", version="4.2"):
+    args = {"x-queue-type": "quorum" if kind == "rabbitmq-quorum" else "classic"}
+    if kind == "rabbitmq-quorum":
+        limit = effective_delivery_limit(q, version)
+        if limit >= 0:
+            args["x-delivery-limit"] = limit
+        if q.get("dead_letter_strategy"):
+            args["x-dead-letter-strategy"] = q["dead_letter_strategy"]
     if q.get("message_ttl_ms") is not None:
         args["x-message-ttl"] = int(q["message_ttl_ms"])
     if q.get("dead_letter_to"):
@@ -797,6 +920,8 @@ def queue_arguments(q):
 
 def replay(scn, broker, schedules):
     work = check_subset(scn)
+    kind = scn["broker"].get("kind", "rabbitmq-classic")
+    version = scn["broker"].get("version", "4.2")
     queues = scn["broker"].get("queues", {})
     stop_ms = float(scn["stop"]["time_ms"])
     seed = int(scn.get("seed", 1))
@@ -806,8 +931,9 @@ def replay(scn, broker, schedules):
     ch = conn.channel()
     for name in sorted(queues):
         ch.queue_delete(queue=name)
-    for name in sorted(queues):
-        ch.queue_declare(queue=name, durable=False, arguments=queue_arguments(queues[name]))
+    for name in sorted(queues):  # quorum queues must be durable (the broker refuses durable=False)
+        ch.queue_declare(queue=name, durable=(kind == "rabbitmq-quorum"),
+                         arguments=queue_arguments(queues[name], kind, version))
     conn.close()
 
     clock = Clock()
@@ -830,7 +956,8 @@ def replay(scn, broker, schedules):
                 offset = dist_sampler(off_spec, off_rng, "consumers.%d.clock_offset_ms" % g)()
             consumers.append(RealConsumer(k, cspec, broker, clock, jobs, stop_clients, stalls, offset, go))
             k += 1
-    producers = [Producer(i, p, schedules[i], broker, clock, jobs, jobs_lock, stop_clients, go)
+    producers = [Producer(i, p, schedules[i], broker, clock, jobs, jobs_lock, stop_clients, go,
+                          confirm=queues.get(p["queue"], {}).get("overflow") == "reject-publish")
                  for i, p in enumerate(scn["producers"])]
     observer = DeadLetterObserver(broker, clock, jobs, dl_targets, stop_observers) if dl_targets else None
     monitor = Monitor(broker, clock, sorted(queues), stop_observers)
@@ -897,8 +1024,8 @@ def replay(scn, broker, schedules):
 
 
 def settled(r):
-    return ("finished" in r or "rejected" in r or "rejected_at_publish" in r
-            or any(d["reason"] == "expired" for d in r.get("dead_letters", [])))
+    return ("finished" in r or "rejected" in r or "rejected_at_publish" in r or "refused_at_publish" in r
+            or any(d["reason"] in ("expired", "delivery_limit", "maxlen") for d in r.get("dead_letters", [])))
 
 
 # ----------------------------------------------------------------------------------- the metrics
@@ -934,17 +1061,22 @@ def classify(r, T):
     exp = r.get("expires_at")
     if "rejected_at_publish" in r:
         return "rejected_at_publish", r["rejected_at_publish"]
+    if "refused_at_publish" in r:  # overflow reject-publish: the broker nacked it
+        return "rejected_at_publish", r["refused_at_publish"]
     if r.get("started") is not None and r["started"] <= T:
         f = r.get("finished")
         if f is not None and f <= T:
             return ("completed_on_time" if exp is None or f < exp else "completed_late"), f
         return "in_system", None
     if r.get("rejected") is not None and r["rejected"] <= T:
-        return ("expired_in_transit" if exp is not None and r["received"] >= exp else "expired_before_start"), r["rejected"]
+        received = r.get("rejected_received", r["received"])
+        return ("expired_in_transit" if exp is not None and received >= exp else "expired_before_start"), r["rejected"]
+    # a job requeued by a consumer (on_expired requeue) is back in the queue: the broker decides next
+    back_in_queue = r.get("received") is None or r.get("requeues")
     for d in dl:
-        if d["reason"] == "expired" and d["t"] <= T and r.get("received") is None:
+        if d["reason"] == "expired" and d["t"] <= T and back_in_queue:
             return "expired_in_queue", d["t"]
-        if d["reason"] == "maxlen" and d["t"] <= T and r.get("received") is None:
+        if d["reason"] in ("maxlen", "delivery_limit") and d["t"] <= T and back_in_queue:
             return "dead_lettered", d["t"]
     return "in_system", None
 
@@ -970,10 +1102,12 @@ def observed_metrics(scn, raw):
     T = raw["stop_ms"]  # as brokersim: outcomes and averages judged at stop.time_ms, also when drained
     warm = float(scn.get("warmup_ms", 0))
     work = raw["work"]
+    quorum = scn["broker"].get("kind") == "rabbitmq-quorum"
     jobs = [r for r in raw["jobs"] if r["created"] >= warm]
     out = {k: 0 for k in OUTCOMES}
     waits = {"queue": [], "local": [], "service": [], "sojourn": []}
-    dl_by_reason = {"expired": 0, "rejected": 0, "maxlen": 0}
+    reasons = ("expired", "rejected", "maxlen") + (("delivery_limit",) if quorum else ())
+    dl_by_reason = {k: 0 for k in reasons}
     published = delivered = redeliveries = abe = rbv = 0
     busy = unacked = 0.0
     ttl_lateness = []
@@ -984,16 +1118,18 @@ def observed_metrics(scn, raw):
             waits["sojourn"].append(t - r["created"])
         if r.get("published") is not None and r["published"] <= T:
             published += 1
-        rec = r.get("received")
-        if rec is not None and rec <= T:
-            delivered += r.get("deliveries", 1)
-            redeliveries += max(0, r.get("deliveries", 1) - 1)
-            waits["queue"].append(rec - r["published"])
-            end_local = r.get("started") if r.get("started") is not None else r.get("rejected")
-            if end_local is not None and end_local <= T:
-                waits["local"].append(end_local - rec)
-            # unacked ~ receipt .. settle sent (transit and the ack's way back not seen)
-            settle = r.get("finished") if r.get("started") is not None else r.get("rejected")
+        receipts = [(t, w) for (t, w) in r.get("queue_waits", []) if t <= T]
+        delivered += len(receipts)
+        redeliveries += max(0, len(receipts) - 1)
+        waits["queue"] += [w for (_, w) in receipts]
+        ends = sorted(r.get("local_waits", []))
+        waits["local"] += [w for (t, w) in ends if t <= T]
+        # unacked ~ receipt .. settle sent, per delivery (transit and the ack's way back not seen);
+        # a job has one delivery out at a time, so receipts and local ends pair up in order
+        for k, (rec, _) in enumerate(receipts):
+            settle = ends[k][0] if k < len(ends) else None
+            if settle is not None and settle == r.get("started"):
+                settle = r.get("finished")
             unacked += overlap(rec, settle if settle is not None else T, warm, T)
         if r.get("started") is not None and r["started"] <= T:
             f = r.get("finished")
@@ -1002,8 +1138,7 @@ def observed_metrics(scn, raw):
             busy += overlap(r["started"], f if f is not None else T, warm, T)
             if r.get("admitted_but_expired"):
                 abe += 1
-        if r.get("rejected") is not None and r["rejected"] <= T and r.get("rejected_but_valid"):
-            rbv += 1
+        rbv += sum(1 for t in r.get("rejected_but_valid", []) if t <= T)
         for d in r.get("dead_letters", []):
             if d["from"] == work and d["t"] <= T and d["reason"] in dl_by_reason:
                 dl_by_reason[d["reason"]] += 1
@@ -1017,7 +1152,7 @@ def observed_metrics(scn, raw):
     queues = {}
     for name in sorted(scn["broker"].get("queues", {})):
         samples = [n for (t, n) in raw["monitor"].get(name, []) if warm <= t <= T]
-        q = {"published": 0, "delivered": 0, "dead_lettered_by_reason": {"expired": 0, "rejected": 0, "maxlen": 0},
+        q = {"published": 0, "delivered": 0, "dead_lettered_by_reason": {k: 0 for k in reasons},
              "max_ready": max(samples) if samples else 0,
              "mean_ready": round(statistics.fmean(samples), 3) if samples else 0.0}
         if name == work:
@@ -1124,16 +1259,53 @@ def git_modified():
         return None
 
 
-def run_case(name, scenario_path, sets, args, broker):
-    with open(scenario_path) as f:
-        scn = json.load(f)
-    for s in sets:
-        apply_set(scn, s)
-    check_subset(scn)
-    print("case %s: %s %s" % (name, os.path.relpath(scenario_path, REPO), " ".join(sets)), flush=True)
+def brokersim_version_for(node_version):
+    """The brokersim broker.version whose rules the node follows: 3.x -> 3.13 (the oldest brokersim
+    models; for quorum queues 3.10-3.13 share its rules: no default delivery limit, every return
+    counts), 4.0 / 4.1 -> 4.0, 4.2 -> 4.2, 4.3 and later -> 4.3."""
+    try:
+        major, minor = (int(x) for x in str(node_version).split(".")[:2])
+    except ValueError:
+        return None
+    if major < 4:
+        return "3.13"
+    if major == 4 and minor < 2:
+        return "4.0"
+    return "4.2" if (major, minor) == (4, 2) else "4.3"
+
+
+def schedules_of(scn):
     seed = int(scn.get("seed", 1))
-    schedules = [make_schedule(p, seed, i, float(scn["stop"]["time_ms"]), MAX_JOBS)
-                 for i, p in enumerate(scn["producers"])]
+    return [make_schedule(p, seed, i, float(scn["stop"]["time_ms"]), MAX_JOBS) for i, p in enumerate(scn["producers"])]
+
+
+# What this harness measured on loopback (README): classic, the settle-to-next-receipt gap of
+# prefetch 1 (~1.5 ms); quorum, publish to receipt with credit to spare (~3.7 ms, the Raft commit
+# of the enqueue before the queue delivers) and the same ~0.5 ms for the settle to reach the queue.
+CALIBRATED_LATENCY_MS = {"rabbitmq-classic": (1.0, 0.5), "rabbitmq-quorum": (3.5, 0.5)}
+
+
+def calibrated_latency(args, scn):
+    if args.calibrated_latency_ms == "auto":
+        return CALIBRATED_LATENCY_MS[scn["broker"].get("kind", "rabbitmq-classic")]
+    return args.calibrated_latency_ms
+
+
+def calibration_sets(args, scn):
+    out = []
+    pair = calibrated_latency(args, scn)
+    if pair:
+        out += ["broker.delivery_latency_ms=%g" % pair[0], "broker.ack_latency_ms=%g" % pair[1]]
+    return out + list(args.calibrated_set)
+
+
+def calibration_record(args, scn):
+    pair = calibrated_latency(args, scn)
+    return {"delivery": pair[0], "ack": pair[1]} if pair else None
+
+
+def same_jobs_predictions(scenario_path, sets, scn, schedules, args):
+    """brokersim on exactly the replayed jobs (as written, and with the calibration overrides)."""
     tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
     try:
         trace_sets = []
@@ -1143,14 +1315,55 @@ def run_case(name, scenario_path, sets, args, broker):
             trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
         predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
         calibrated = None
-        if args.calibrated_latency_ms:
-            dl, ack = args.calibrated_latency_ms
-            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets +
-                                    ["broker.delivery_latency_ms=%g" % dl, "broker.ack_latency_ms=%g" % ack], 1)
+        if calibration_sets(args, scn):
+            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args, scn), 1)
     finally:
         shutil.rmtree(tracedir, ignore_errors=True)
+    return predicted, calibrated
+
+
+def repredict_case(name, args):
+    """--repredict: recompute the same-jobs predictions of a stored result (the schedule is a
+    function of the scenario's seed), keeping what the broker did; no broker is started."""
+    path = os.path.join(args.out, name + ".json")
+    with open(path) as f:
+        result = json.load(f)
+    scenario_path = os.path.join(REPO, result["scenario"])
+    scn = result["scenario_resolved"]
+    predicted, calibrated = same_jobs_predictions(scenario_path, result["set"], scn, schedules_of(scn), args)
+    result["predicted"], result["predicted_calibrated"] = predicted, calibrated
+    result["predicted_calibrated_latency_ms"] = calibration_record(args, scn)
+    result["predicted_calibrated_set"] = calibration_sets(args, scn)
+    result["repredicted"] = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                             "brokersim": os.path.abspath(args.brokersim), "git_head": git_head()}
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    print("  re-predicted", os.path.relpath(path, REPO), flush=True)
+
+
+def run_case(name, scenario_path, sets, args, broker):
+    with open(scenario_path) as f:
+        scn = json.load(f)
+    for s in sets:
+        apply_set(scn, s)
+    check_subset(scn)
+    print("case %s: %s %s" % (name, os.path.relpath(scenario_path, REPO), " ".join(sets)), flush=True)
+    matching = brokersim_version_for(broker.version)
+    scenario_version = str(scn["broker"].get("version", "4.2"))
+    if scn["broker"].get("kind") == "rabbitmq-quorum" and matching and scenario_version != matching:
+        # the delivery-limit counting rule (and the default limit) differ between these versions
+        print("  warning: broker.version is %s but the node is RabbitMQ %s (brokersim %s); the quorum "
+              "delivery-limit rules may differ" % (scenario_version, broker.version, matching), flush=True)
+    schedules = schedules_of(scn)
+    predicted, calibrated = same_jobs_predictions(scenario_path, sets, scn, schedules, args)
     own, spread = predict(args.brokersim, scenario_path, sets, args.replications)
+    # the machine may be shared (other builds): its load during the replay explains timing noise
+    load_before = os.getloadavg()
     raw = replay(scn, broker, schedules)
+    load_after = os.getloadavg()
     observed = observed_metrics(scn, raw)
     if args.traces:
         os.makedirs(args.traces, exist_ok=True)
@@ -1161,15 +1374,17 @@ def run_case(name, scenario_path, sets, args, broker):
         "set": sets,
         "scenario_resolved": scn,
         "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "environment": {"rabbitmq": broker.version, "pika": pika.__version__,
+        "environment": {"rabbitmq": broker.version, "brokersim_version_for_node": matching,
+                        "scenario_broker_version": scenario_version, "pika": pika.__version__,
                         "python": platform.python_version(), "host_cpus": os.cpu_count(),
+                        "loadavg_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],
                         "brokersim": os.path.abspath(args.brokersim), "git_head": git_head(),
                         "git_modified_tracked_files": git_modified()},
         "observed": observed,
         "predicted": predicted,
         "predicted_calibrated": calibrated,
-        "predicted_calibrated_latency_ms": ({"delivery": args.calibrated_latency_ms[0], "ack": args.calibrated_latency_ms[1]}
-                                            if args.calibrated_latency_ms else None),
+        "predicted_calibrated_latency_ms": calibration_record(args, scn),
+        "predicted_calibrated_set": calibration_sets(args, scn),
         "predicted_own_streams": {k: own[k] for k in ("outcomes", "fraction", "wait_ms", "throughput_per_s",
                                                       "goodput_per_s", "slot_utilization") if k in own},
         "predicted_spread": spread,
@@ -1200,36 +1415,43 @@ def run_case(name, scenario_path, sets, args, broker):
 def latency_pair(text):
     if text.lower() == "none":
         return None
+    if text.lower() == "auto":
+        return "auto"
     a, sep, b = text.partition(",")
     if not sep:
         raise argparse.ArgumentTypeError("expected DELIVERY,ACK in ms, e.g. 1.0,0.5")
     return float(a), float(b)
 
 
-def short_outcomes(o):
+def short_outcomes(result):
     names = {"expired_in_queue": "queue", "expired_in_transit": "transit", "expired_before_start": "before-start",
              "completed_on_time": "on-time", "completed_late": "late", "in_system": "in-sys",
              "rejected_at_publish": "rej-pub", "dead_lettered": "dl", "lost": "lost"}
-    return " ".join("%s %d" % (names.get(k, k), o[k]) for k in OUTCOMES if o.get(k))
+    o = result["outcomes"]
+    text = " ".join("%s %d" % (names.get(k, k), o[k]) for k in OUTCOMES if o.get(k))
+    if result.get("redeliveries"):  # requeues (on_expired requeue): what the delivery limit counts
+        text += " (redeliveries %d)" % result["redeliveries"]
+    return text
 
 
-def print_table(out_dir):
-    names = [n for n, _, _ in all_cases()]
-    print("| case | observed (RabbitMQ %s) | brokersim, same jobs | brokersim, calibrated latency | "
-          "queue wait mean obs / pred / cal (ms) | local wait mean obs / pred (ms) | 95%% band of on-time, own streams |" %
-          "3.10")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+def print_table(out_dir, prefix=""):
+    names = [n for n, _, _ in all_cases() if n.startswith(prefix)]
+    results = []
     for n in names:
         p = os.path.join(out_dir, n + ".json")
-        if not os.path.exists(p):
-            continue
-        with open(p) as f:
-            d = json.load(f)
+        if os.path.exists(p):
+            with open(p) as f:
+                results.append((n, json.load(f)))
+    versions = sorted({d["environment"]["rabbitmq"] for _, d in results}) or ["?"]
+    print("| case | observed (RabbitMQ %s) | brokersim, same jobs | brokersim, calibrated latency | "
+          "queue wait mean obs / pred / cal (ms) | local wait mean obs / pred (ms) | 95%% band of on-time, own streams |" %
+          ", ".join(versions))
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for n, d in results:
         o, pr, cal = d["observed"], d["predicted"], d.get("predicted_calibrated")
         band = (d.get("predicted_spread") or {}).get("fraction", {}).get("completed_on_time")
         print("| %s | %s | %s | %s | %.1f / %.1f / %s | %.1f / %.1f | %s |" % (
-            n, short_outcomes(o["outcomes"]), short_outcomes(pr["outcomes"]),
-            short_outcomes(cal["outcomes"]) if cal else "-",
+            n, short_outcomes(o), short_outcomes(pr), short_outcomes(cal) if cal else "-",
             o["wait_ms"]["queue"]["mean"], pr["wait_ms"]["queue"]["mean"] + pr["wait_ms"].get("transit", {}).get("mean", 0),
             "%.1f" % (cal["wait_ms"]["queue"]["mean"] + cal["wait_ms"].get("transit", {}).get("mean", 0)) if cal else "-",
             o["wait_ms"]["local"]["mean"], pr["wait_ms"]["local"]["mean"],
@@ -1237,11 +1459,92 @@ def print_table(out_dir):
             if band else "-"))
 
 
+def self_test():
+    """--self-test: the harness's own rules without a broker (subset, queue arguments, version
+    mapping, classification of returned jobs, per-delivery counting). Exit 0 if they all hold."""
+    failures = []
+
+    def check(what, got, want):
+        if got != want:
+            failures.append("%s: got %r, want %r" % (what, got, want))
+
+    def refusal(scn):
+        try:
+            check_subset(scn)
+            return None
+        except Unsupported as e:
+            return str(e).split(":")[0]
+
+    q = qgrid_scenario(2, 1, 0.8)
+    check("qgrid accepted", refusal(q), None)
+    for scn in qlimit_scenarios():
+        check("%s accepted" % scn["name"], refusal(scn), None)
+    bad = copy.deepcopy(q)
+    bad["broker"]["queues"]["work"]["overflow"] = "reject-publish-dlx"
+    check("quorum reject-publish-dlx", refusal(bad), "broker.queues.work.overflow")
+    bad = copy.deepcopy(q)
+    bad["broker"]["queues"]["work"]["delivery_limit"] = -2
+    check("delivery_limit -2", refusal(bad), "broker.queues.work.delivery_limit")
+    bad = copy.deepcopy(q)
+    bad["broker"]["queues"]["work"]["max_length"] = 10
+    del bad["broker"]["queues"]["work"]["dead_letter_to"]
+    check("drop-head without a target", refusal(bad), "broker.queues.work.max_length")
+    bad = grid_scenario(2, 1, 0.8)
+    bad["broker"]["queues"]["work"]["delivery_limit"] = 3
+    check("delivery_limit on classic", refusal(bad), "broker.queues.work.delivery_limit")
+    bad = copy.deepcopy(q)
+    bad["consumers"][0]["on_expired"] = "drop"
+    check("on_expired drop", refusal(bad), "consumers.0.on_expired")
+
+    check("quorum args", queue_arguments({"delivery_limit": 2, "dead_letter_to": "dlq"}, "rabbitmq-quorum", "3.13"),
+          {"x-queue-type": "quorum", "x-delivery-limit": 2, "x-dead-letter-exchange": "",
+           "x-dead-letter-routing-key": "dlq"})
+    check("4.2 default limit", queue_arguments({}, "rabbitmq-quorum", "4.2").get("x-delivery-limit"), 20)
+    check("3.13 no default limit", "x-delivery-limit" in queue_arguments({}, "rabbitmq-quorum", "3.13"), False)
+    check("-1 declares no limit", "x-delivery-limit" in queue_arguments({"delivery_limit": -1}, "rabbitmq-quorum", "4.2"),
+          False)
+    check("classic args", queue_arguments({}, "rabbitmq-classic"), {"x-queue-type": "classic"})
+    for node, want in (("3.10.8", "3.13"), ("4.1.4", "4.0"), ("4.2.1", "4.2"), ("4.3.0", "4.3"), ("?", None)):
+        check("version for %s" % node, brokersim_version_for(node), want)
+
+    base = {"created": 0.0, "published": 0.1, "expires_at": 100.0}
+    dl = lambda reason, t: {"t": t, "reason": reason, "from": "work", "to": "dlq", "expiration_prop": None}
+    check("returned, back in the queue at T", classify(dict(base, received=1.0, requeues=1), 200)[0], "in_system")
+    check("returned, then past the limit",
+          classify(dict(base, received=1.0, requeues=3, dead_letters=[dl("delivery_limit", 150)]), 200)[0],
+          "dead_lettered")
+    check("returned, then its TTL", classify(dict(base, received=1.0, requeues=1, dead_letters=[dl("expired", 150)]),
+                                             200)[0], "expired_in_queue")
+    check("dead letter after T", classify(dict(base, received=1.0, requeues=1, dead_letters=[dl("delivery_limit", 250)]),
+                                          200)[0], "in_system")
+    check("refused publish", classify(dict(base, refused_at_publish=0.2), 200)[0], "rejected_at_publish")
+    check("rejected, received stale", classify(dict(base, received=1.0, rejected=120.0, rejected_received=110.0), 200)[0],
+          "expired_in_transit")
+
+    # three deliveries of one job (two returns), the third past T: two counted, one redelivery
+    job = dict(base, producer=0, scheduled=0.0, service=10.0, deliveries=3, received=1.0, requeues=2,
+               consumer=0, queue_waits=[(1.0, 0.9), (5.0, 2.0), (250.0, 3.0)],
+               local_waits=[(2.0, 1.0), (6.0, 1.0)])
+    scn = qlimit_scenarios()[0]
+    raw = {"jobs": [job], "stop_ms": 200.0, "t_end": 200.0, "stop_reason": "time", "work": "work",
+           "monitor": {}, "dlq_received": {}, "consumers": [], "errors": []}
+    m = observed_metrics(scn, raw)
+    check("delivered by T", m["queues"]["work"]["delivered"], 2)
+    check("redeliveries by T", m["redeliveries"], 1)
+    check("queue waits per delivery", m["wait_ms"]["queue"]["count"], 2)
+    check("delivery_limit reason kept on quorum", "delivery_limit" in m["queues"]["work"]["dead_lettered_by_reason"], True)
+
+    for f in failures:
+        print("self-test FAILED:", f, file=sys.stderr)
+    print("self-test: %d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--brokersim", default=os.path.join(REPO, "build", "experiments", "brokersim"),
                     help="path to the brokersim binary (default: build/experiments/brokersim)")
-    ap.add_argument("--all", action="store_true", help="run every built-in case (seed 000 + capacity grid)")
+    ap.add_argument("--all", action="store_true", help="run every built-in case (seed 000, the classic and quorum grids, the delivery-limit cases)")
     ap.add_argument("--case", action="append", default=[], help="run one built-in case by name (repeatable)")
     ap.add_argument("--scenario", help="replay any scenario file of the supported subset")
     ap.add_argument("--set", action="append", default=[], help="PATH=VALUE override, with --scenario")
@@ -1251,24 +1554,35 @@ def main():
                     help="brokersim replications for the predicted_spread band (1: none)")
     ap.add_argument("--rabbitmq-server", default="/usr/lib/rabbitmq/bin/rabbitmq-server",
                     help="the rabbitmq-server start script (run directly, not the /usr/sbin wrapper)")
-    ap.add_argument("--calibrated-latency-ms", type=latency_pair, default=(1.0, 0.5), metavar="DELIVERY,ACK",
-                    help="also predict with these broker.delivery_latency_ms,ack_latency_ms (default 1.0,0.5: the "
-                    "settle-to-next-receipt gap measured with pika on loopback; 'none' to skip)")
-    ap.add_argument("--table", action="store_true", help="print the README results table from --out and exit")
+    ap.add_argument("--calibrated-latency-ms", type=latency_pair, default="auto", metavar="DELIVERY,ACK",
+                    help="also predict with these broker.delivery_latency_ms,ack_latency_ms (default: what this "
+                    "harness measured on loopback, 1.0,0.5 for classic and 3.5,0.5 for quorum queues; 'none' to skip)")
+    ap.add_argument("--calibrated-set", action="append", default=[], metavar="PATH=VALUE",
+                    help="a further override for the calibrated prediction only (repeatable), e.g. "
+                    "broker.expiry_slack_ms=20")
+    ap.add_argument("--repredict", action="store_true",
+                    help="recompute predicted / predicted_calibrated of the chosen cases' stored results in --out "
+                    "(no broker; the observed part is kept)")
+    ap.add_argument("--table", nargs="?", const="", metavar="PREFIX",
+                    help="print the README results table from --out (cases whose name starts with PREFIX) and exit")
     ap.add_argument("--traces", metavar="DIR", help="also write DIR/CASE.observed.csv, one row per job "
                     "(brokersim's --trace columns)")
     ap.add_argument("--keep-broker-dir", action="store_true", help="keep the node's data and logs")
     ap.add_argument("--list", action="store_true", help="list the built-in cases")
     ap.add_argument("--write-grid-scenarios", action="store_true",
                     help="(re)write experiments/real-broker/scenarios/grid-*.json and exit")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the harness's own rules (no broker, no brokersim) and exit")
     args = ap.parse_args()
+    if args.self_test:
+        return self_test()
 
     if args.write_grid_scenarios:
         write_grid_scenarios()
         return 0
     cases = all_cases()
-    if args.table:
-        print_table(args.out)
+    if args.table is not None:
+        print_table(args.out, args.table)
         return 0
     if args.list:
         for n, p, s in cases:
@@ -1289,17 +1603,31 @@ def main():
         ap.error("nothing to run: give --all, --case NAME or --scenario FILE")
     if not os.access(args.brokersim, os.X_OK):
         ap.error("--brokersim %s: not an executable (build it first)" % args.brokersim)
+    if args.repredict:
+        for n, _, _ in chosen:
+            try:
+                repredict_case(n, args)
+            except (OSError, ValueError, KeyError, RuntimeError) as e:
+                print("compare.py: case %s: cannot re-predict: %s" % (n, e), file=sys.stderr)
+                return 2
+        return 0
     if not os.access(args.rabbitmq_server, os.X_OK):
         ap.error("--rabbitmq-server %s: not found (apt-get install -y rabbitmq-server)" % args.rabbitmq_server)
     for n, p, s in chosen:  # validate everything before starting a broker
-        with open(p) as f:
-            scn = json.load(f)
-        for a in s:
-            apply_set(scn, a)
         try:
+            with open(p) as f:
+                scn = json.load(f)
+            for a in s:
+                apply_set(scn, a)
             check_subset(scn)
-        except Unsupported as e:
-            sys.exit("case %s: %s" % (n, e))
+        except Unsupported as e:  # an input error, as brokersim's: exit status 2
+            print("compare.py: case %s: %s" % (n, e), file=sys.stderr)
+            return 2
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
+            # brokersim itself validates the scenario; the harness only needs it readable
+            print("compare.py: case %s: %s: cannot read the scenario (%s: %s); check it with brokersim run"
+                  % (n, p, type(e).__name__, e), file=sys.stderr)
+            return 2
 
     broker = PrivateBroker(args.rabbitmq_server, keep_dir=args.keep_broker_dir)
 

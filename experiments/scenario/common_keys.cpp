@@ -71,7 +71,24 @@ void load_run_keys(const json& doc, Scenario& scenario) {
   if (has(stop, "time_ms")) scenario.stop_time = ms_positive(stop["time_ms"], "stop.time_ms");
   if (has(stop, "jobs")) scenario.stop_jobs = unsigned_integer(stop["jobs"], "stop.jobs", 1);
 
-  if (has(doc, "warmup_ms")) {
+  if (has(doc, "warmup_ms") && (doc["warmup_ms"].is_string() || doc["warmup_ms"].is_object())) {
+    // "auto": chosen from the data (MSER-5 on a pilot run's job-level series); the object form
+    // names the series, since a run may reach steady state in one figure before another.
+    const json& w = doc["warmup_ms"];
+    const std::string expected = "a duration >= 0, \"auto\", or {\"auto\": \"sojourn\" or \"stale\"}";
+    AutoWarmup a;
+    if (w.is_string()) {
+      if (w.get<std::string>() != "auto") fail("warmup_ms", expected, w);
+    } else {
+      if (w.size() != 1 || !w.contains("auto")) fail("warmup_ms", expected, w);
+      const json& m = w["auto"];
+      if (m == json("stale"))
+        a.stale = true;
+      else if (m != json("sojourn"))
+        fail("warmup_ms.auto", "\"sojourn\" or \"stale\"", m);
+    }
+    scenario.auto_warmup = a;
+  } else if (has(doc, "warmup_ms")) {
     scenario.warmup = ms_non_negative(doc["warmup_ms"], "warmup_ms");
     if (scenario.stop_time && scenario.warmup >= *scenario.stop_time) {
       fail("warmup_ms", "a number >= 0 and < stop.time_ms (" + describe(stop["time_ms"]) + ")", doc["warmup_ms"]);

@@ -31,6 +31,7 @@ void RabbitMqClassic::on_event(const sim::Event& ev) {
     case Ev::Declare: declare(q, ev.aux == 0); break;
     case Ev::QueueLease: on_lease_end(q, ev.tag); break;
     case Ev::ChannelTick: on_channel_tick(w_.consumers[ev.target], ev.tag); break;
+    case Ev::Lease: on_message_lock(ev.target, ev.tag); break;
     case Ev::QueueTimer:
       // While the broker is down its queue processes are gone; the restart runs the pass.
       if (!down_ && ev.tag == queues_[q].timer_gen()) {
@@ -136,6 +137,7 @@ void RabbitMqClassic::deliver(std::uint32_t j, int q) {
     w_.at(ch.opened_at + k * kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(ci), ch.epoch);
     ch.ticking = true;
   }
+  if (message_lock_ != sim::kNever) w_.at(w_.now + message_lock_, Ev::Lease, j, job.gen);
   if (has_credit(ch, c)) {
     dispatchers_[q].add(ci, c.spec().priority);
     ch.in_ring = true;
@@ -239,6 +241,10 @@ void RabbitMqClassic::requeue(std::uint32_t j, Return why) {
 void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   Job& job = w_.jobs[j];
   if (job.gen != gen) return;  // the channel was closed meanwhile: this ack never arrives
+  if (job.ghost) {
+    settle_ghost(j);
+    return;
+  }
   Consumer& c = w_.consumers[job.consumer];
   const int q = job.queue;
   untrack(channels_[job.consumer], j);
@@ -252,10 +258,22 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   dispatch(c.queue());
 }
 
+// The client settles a delivery the queue had taken back: the settlement is void (its message
+// may be with another consumer by now); once the client has settled every one of them, the
+// consumer leaves its timeout status and gets deliveries again.
+void RabbitMqClassic::settle_ghost(std::uint32_t j) {
+  Consumer& c = w_.consumers[w_.jobs[j].consumer];
+  Channel& ch = channels_[c.index()];
+  ch.ghosts.erase(std::find(ch.ghosts.begin(), ch.ghosts.end(), j));
+  w_.drop_ghost(j);
+  give_credit(c);
+  dispatch(c.queue());
+}
+
 // Credit: the prefetch window and the channel's unacked deliveries.
 bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
   const auto prefetch = c.spec().prefetch == 0 ? unlimited_prefetch_ : static_cast<std::uint32_t>(c.spec().prefetch);
-  return ch.open && (prefetch == 0 || ch.unacked < prefetch);
+  return ch.open && ch.ghosts.empty() && (prefetch == 0 || ch.unacked < prefetch);
 }
 
 void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {

@@ -58,6 +58,10 @@ class RabbitMqClassic : public Broker {
     Time opened_at = 0;
     bool ticking = false;
     bool reconnect_when_up = false;
+    // Deliveries the queue took back while the client still holds them (a quorum queue's
+    // consumer timeout in 4.3): their stale copies, ghosts. The consumer gets nothing new until
+    // its client has settled them all (rabbit_fifo's `timeout` status, maybe_untimeout/2).
+    std::vector<std::uint32_t> ghosts;
   };
   bool has_credit(const Channel& ch, const Consumer& c) const;
   void track(Channel& ch, std::uint32_t j);
@@ -76,6 +80,9 @@ class RabbitMqClassic : public Broker {
   virtual void ready_changed(int q);
   // The absolute expiry stamped when job j enters queue q (publish or dead-letter).
   virtual Time queue_expiry(std::uint32_t j, int q);
+  // The message lock of a delivery ends (Ev::Lease; scheduled only when message_lock_ is set).
+  virtual void on_message_lock(std::uint32_t /*j*/, std::uint32_t /*gen*/) {}
+  void settle_ghost(std::uint32_t j);
   // A delivery came back: true if the broker disposed of it instead of requeueing it.
   virtual bool returned_past_limit(std::uint32_t /*j*/, Return /*why*/) { return false; }
   void unacked_changed(int q, const Job& job, int delta);
@@ -95,6 +102,9 @@ class RabbitMqClassic : public Broker {
   std::vector<Channel> channels_;  // by consumer index
   sim::Rng slack_rng_;
   bool consumer_timeout_on_ = false;
+  // A per-delivery lock: the queue itself takes a delivery back this long after it was sent
+  // (quorum queues in 4.3); kNever = none.
+  Time message_lock_ = sim::kNever;
   // Quorum-queue differences that are plain settings: the prefetch a consumer asking for
   // "unlimited" (0) gets (0 = truly unlimited), whether a declare renews the x-expires lease,
   // whether every message survives a restart (quorum queues are replicated and durable), and

@@ -49,6 +49,9 @@ void RabbitMqClassic::close_connection(Consumer& c, Return why) {
   ch.ticking = false;
   if (ch.in_ring) dispatchers_[q].erase(c.index());
   ch.in_ring = false;
+  // The client's stale copies of deliveries the queue took back die with it.
+  for (std::uint32_t j : ch.ghosts) w_.drop_ghost(j);
+  ch.ghosts.clear();
   const std::vector<std::uint32_t> unacked = ch.unacked_jobs;
   for (std::uint32_t j : unacked) {
     untrack(ch, j);

@@ -21,9 +21,11 @@ RabbitMqQuorum::RabbitMqQuorum(World& w) : RabbitMqClassic(w) {
     limits_.push_back(delivery_limit(spec, w.s.broker.version));
     queues_.emplace_back(spec, limits_.back() >= 0 ? RequeueTo::Returns : RequeueTo::Tail);
   }
-  // <= 4.2 the channel enforces it as for classic queues; 4.3 the queue does, and returns the
-  // messages (approximated by the same channel tick; see docs/scenario.md).
-  consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value();
+  // The consumer timeout: <= 4.2 the channel enforces it as for classic queues (the channel
+  // tick); 4.3 the queue does, per delivery (on_message_lock).
+  const bool v43 = w.s.broker.version == "4.3";
+  consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value() && !v43;
+  if (v43 && w.s.broker.consumer_timeout) message_lock_ = *w.s.broker.consumer_timeout;
   unlimited_prefetch_ = kUnlimitedPrefetch;
   declare_renews_lease_ = false;
   all_durable_ = true;   // replicated and persisted whatever the message's delivery mode
@@ -38,6 +40,40 @@ Time RabbitMqQuorum::queue_expiry(std::uint32_t j, int q) {
   returns_[j] = 0;
   const Time expiry = queues_[q].expiry_for(w_.now, w_.jobs[j].message_ttl);
   return expiry == w_.now ? w_.now + sim::kNsPerMs : expiry;
+}
+
+// 4.3's consumer timeout (rabbit_fifo on main, apply_/3 {timeout, evaluate_consumer_timeout}):
+// every checked-out message carries its own timeout, checkout time + consumer_timeout, and an
+// absolute timer at the earliest one returns every message past it (return_multiple, not
+// counted toward the delivery limit). The consumer enters the `timeout` status and gets nothing
+// new until its client has settled each returned message (maybe_untimeout/2); its other
+// deliveries stay with it, and the channel stays open (clients with consumer_cancel_notify get
+// a basic.cancel; brokersim's client carries on, as a re-subscribing worker does). The client
+// does not know: it still runs its stale copy, a ghost, whose settlement the queue ignores, and
+// the returned message may run again elsewhere (a duplicate execution). A timer per delivery
+// fires at exactly the times the single earliest-deadline timer would.
+void RabbitMqQuorum::on_message_lock(std::uint32_t j, std::uint32_t gen) {
+  Job& job = w_.jobs[j];
+  const bool held = job.where == Where::Transit || job.where == Where::Local || job.where == Where::Executing ||
+                    job.where == Where::Settling;
+  // Same gen and same delivery: the job was neither settled and freed nor redelivered since.
+  if (job.gen != gen || job.ghost || !held || job.delivered + message_lock_ != w_.now) return;
+  const int q = job.queue;
+  const int ci = job.consumer;
+  Channel& ch = channels_[ci];
+  untrack(ch, j);
+  unacked_changed(q, job, -1);
+  ++w_.ledger.r.consumer_timeouts;
+  const std::uint32_t live = w_.take_back(j);  // `job` may dangle from here on
+  ch.ghosts.push_back(j);
+  if (returns_.size() <= live) returns_.resize(std::max<std::size_t>(live + 1, returns_.size() * 2), 0);
+  returns_[live] = returns_[j];
+  if (ch.in_ring) {  // in timeout status: out of the ring until its client has settled the ghost
+    dispatchers_[q].erase(ci);
+    ch.in_ring = false;
+  }
+  requeue(live, Return::Timeout);
+  dispatch(q);
 }
 
 // return_one: 4.0-4.2 every return counts (nack requeue, crash, consumer timeout); 4.3 only

@@ -2,7 +2,8 @@
 // Dispatch, channels, dead-lettering and restarts are the classic broker's (RabbitMqClassic);
 // here are the returns queue or tail requeue, the delivery limit and what counts toward it by
 // version, TTL 0 living 1 ms, x-expires on the 5 s Ra tick and not renewed by declares, the
-// 2000 cap on "unlimited" prefetch, the consumer timeout in every version, and at-least-once
+// 2000 cap on "unlimited" prefetch, the consumer timeout in every version (4.3: per delivery, by
+// the queue), and at-least-once
 // dead-lettering.
 #pragma once
 
@@ -28,6 +29,7 @@ class RabbitMqQuorum final : public RabbitMqClassic {
 
   Time queue_expiry(std::uint32_t j, int q) override;
   bool returned_past_limit(std::uint32_t j, Return why) override;
+  void on_message_lock(std::uint32_t j, std::uint32_t gen) override;
   void restart_lease(int q) override;
   void on_lease_end(int q, std::uint32_t gen) override;
   void dead_letter(std::uint32_t j, int q, DeathReason why) override;

@@ -1,0 +1,160 @@
+// Amazon SQS standard queues (broker.kind "amazon-sqs"; SEMANTICS.md part 2, sections 6 and 7):
+// a pull broker whose clock runs while a client holds a message. Rules and where they live:
+//   amazon_sqs.cpp          send (queue delay), ReceiveMessage batches, the visibility timeout
+//                           and its lapse (a duplicate when the client still holds the message),
+//                           redrive after max_receive_count, retention from the original enqueue
+//   amazon_sqs_clients.cpp  consumers polling and crashing, DeleteMessage and
+//                           ChangeMessageVisibility (settle), a stale receipt handle, outages
+//
+// What brokersim's common keys mean here (docs/scenario.md, "amazon-sqs"):
+//  - A consumer is a buffered client (the Java AmazonSQSBufferedAsyncClient's prefetching, or any
+//    client with a local queue). `prefetch` caps the messages it holds (received and not yet
+//    deleted: in transit, buffered, executing, their delete on the wire), as it caps unacked
+//    deliveries on RabbitMQ, so one sweep means the same on both; 0 = no buffer: it receives only
+//    for its free slots. A client with room is in a long poll: as soon as messages are visible it
+//    gets up to min(batch_size, room) of them in one response (one delivery latency for the
+//    batch). Waiting clients are answered in turn (round robin).
+//  - The visibility timeout starts at the receive on the server: time in transit and in the
+//    client's buffer counts (sqs-client-side-buffering-request-batching.html). When it lapses
+//    while the client still holds the message, the message is visible again (at the tail: a
+//    standard queue does not keep order) and the client's copy runs anyway (a ghost,
+//    World::take_back): a duplicate execution when someone receives it again.
+//  - A completed, expired (`on_expired: ack`) or timed-out job is deleted (DeleteMessage); a
+//    failed one is not and comes back when its visibility lapses; `on_expired: requeue` is
+//    ChangeMessageVisibility(0): visible at once. There is no reject (refused by the loader).
+//  - A delete with a stale receipt handle (from a lapsed receive) deletes the message only if
+//    nobody received it since: "you must provide the most recently received receipt handle
+//    (otherwise, the request succeeds, but the message will not be deleted)" (DeleteMessage API
+//    reference).
+//  - ReceiveCount grows with every receive; the receive that would make it exceed
+//    max_receive_count moves the message to dead_letter_to instead (vector 42), reason
+//    `max_receive_count`, outcome dead_lettered. It counts again from 0 in the dead-letter queue.
+//  - Retention: a message is deleted (outcome expired_in_queue) retention_ms after its original
+//    enqueue, also in the dead-letter queue (standard queues keep the timestamp on redrive). The
+//    docs do not say what happens to an in-flight message at that point: brokersim lets the
+//    client's delete win and deletes it when its visibility lapses instead of making it visible.
+//  - A queue's delay_ms hides new messages (not redriven ones) for that long; the retention
+//    clock runs meanwhile. Per-message timers are not a key: a producer's publish_delay_ms gives
+//    the same visibility (see docs/scenario.md).
+//  - A consumer crash leaves its in-flight messages invisible until their visibility lapses.
+//  - broker_down: sends are refused, receives return nothing and deletes fail (the message
+//    comes back when its visibility lapses); every clock keeps running.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "models/broker.hpp"
+#include "models/brokers/dispatcher.hpp"
+#include "models/job.hpp"
+#include "models/scenario.hpp"
+
+namespace brokersim {
+
+class AmazonSqs : public Broker {
+ public:
+  explicit AmazonSqs(World& w);
+
+  void start() override {}
+  void publish(std::uint32_t j) override;
+  bool open_connection(Consumer& c) override;
+  void consume(Consumer& c) override;
+  void close_connection(Consumer& c) override;
+  void settle(std::uint32_t j, std::uint32_t gen) override;
+  void on_event(const sim::Event& ev) override;
+  void down(Time duration) override;
+
+ private:
+  // Where a message is, as SQS sees it. A ghost (a client's stale copy) is in none of them.
+  enum class State : std::uint8_t { None, Delayed, Visible, InFlight };
+
+  // Broker state by job pool index. `token` grows on every change of state and is never reset
+  // (not even when the index is reused), so (index, token) names one stay of one message: a
+  // timer or a list entry carrying an older token is stale.
+  struct Message {
+    std::uint32_t token = 0;
+    State state = State::None;
+    std::uint32_t receives = 0;        // ReceiveCount in its current queue
+    std::uint32_t live = kNoIndex;     // a ghost: the index its message was taken back to
+    std::uint32_t live_token = 0;      // ... and that copy's token then (not received since)
+  };
+
+  struct Queue {
+    std::deque<std::pair<std::uint32_t, std::uint32_t>> visible;  // (job, token), oldest first
+    std::uint64_t visible_count = 0, counted_visible = 0, counted_bytes = 0;
+    std::uint64_t messages = 0;  // every message the queue holds (delayed, visible, in flight)
+    // Retention deadlines, earliest first: (deadline, job id, pool index). An entry is stale once
+    // the message left the queue; stale entries are skipped and pruned when they outnumber the
+    // live ones. One timer (QueueTimer) is armed for the earliest. A min-heap (std::push_heap).
+    struct Due {
+      Time at;
+      std::uint64_t id;
+      std::uint32_t job;
+      bool operator>(const Due& o) const { return at > o.at; }
+    };
+    std::vector<Due> due;
+    Time timer_at = sim::kNever;
+    std::uint32_t timer_gen = 0;
+    // Visibility deadlines in receive order: one visibility timeout per queue makes them
+    // non-decreasing, so one timer (Lease) for the earliest serves them all, rather than an event
+    // per receive. Entries of deleted messages are stale and skipped.
+    struct Lapse {
+      Time at;
+      std::uint32_t job, token;
+    };
+    std::deque<Lapse> lapses;
+    bool lapse_timer = false;  // a Lease event is pending, or the lapses are being handled now
+    std::uint32_t lapse_gen = 0;
+  };
+
+  // The client as the broker knows it: the messages it holds.
+  struct Client {
+    bool open = false;
+    bool in_ring = false;
+    std::vector<std::uint32_t> held;
+  };
+
+  Message& msg(std::uint32_t j);
+  std::uint32_t capacity(const Consumer& c) const;
+  bool has_room(const Consumer& c) const;
+  void give_room(Consumer& c);
+  void hold(Client& cl, std::uint32_t j);
+  void release(Client& cl, std::uint32_t j);
+
+  // amazon_sqs.cpp
+  void enter(std::uint32_t j, int q);  // a message arrives in queue q (sent or redriven)
+  void make_visible(std::uint32_t j);
+  void take_off_visible(std::uint32_t j);
+  void dispatch(int q);
+  void deliver(std::uint32_t j, int ci, Time latency);
+  void redrive(std::uint32_t j);
+  void arrive(std::uint32_t j, int q);  // the redriven message reaches its dead-letter queue
+  void lapses_due(int q, std::uint32_t gen);
+  void arm_lapses(int q);
+  bool lapse_stale(const Queue::Lapse& l) const;
+  void lapse(std::uint32_t j, std::uint32_t token);
+  void activate(std::uint32_t j, std::uint32_t token);
+  void retention_due(int q, std::uint32_t gen);
+  void track_retention(std::uint32_t j);
+  void arm_retention(int q);
+  bool holds(std::uint32_t j, std::uint64_t id, int q) const;
+  void delete_expired(std::uint32_t j);
+  void gone(std::uint32_t j);  // the message leaves its queue (deleted, expired, redriven)
+  bool in_client(std::uint32_t j) const;
+  void ready_changed(int q);
+
+  // amazon_sqs_clients.cpp
+  void settle_ghost(std::uint32_t j);
+
+  World& w_;
+  std::vector<Queue> queues_;
+  std::vector<Dispatcher> dispatchers_;
+  std::vector<Client> clients_;  // by consumer index
+  std::vector<Message> messages_;  // by job pool index, grown on demand
+  bool down_ = false;
+  Time up_at_ = 0;
+};
+
+}  // namespace brokersim

@@ -1,0 +1,140 @@
+// Amazon SQS standard queues: the clients' side. Consumers polling, crashing and settling
+// (DeleteMessage, ChangeMessageVisibility), a stale receipt handle, and outages. The rules are
+// in amazon_sqs.hpp.
+#include <algorithm>
+
+#include "models/brokers/amazon_sqs.hpp"
+#include "models/world.hpp"
+
+namespace brokersim {
+
+std::uint32_t AmazonSqs::capacity(const Consumer& c) const {
+  return static_cast<std::uint32_t>(c.spec().prefetch == 0 ? c.spec().slots : c.spec().prefetch);
+}
+
+bool AmazonSqs::has_room(const Consumer& c) const {
+  const Client& cl = clients_[c.index()];
+  return cl.open && cl.held.size() < capacity(c);
+}
+
+void AmazonSqs::give_room(Consumer& c) {
+  Client& cl = clients_[c.index()];
+  if (!cl.in_ring && has_room(c)) {
+    dispatchers_[c.queue()].add(c.index(), c.spec().priority);
+    cl.in_ring = true;
+  }
+}
+
+void AmazonSqs::hold(Client& cl, std::uint32_t j) {
+  w_.jobs[j].unacked_pos = static_cast<std::uint32_t>(cl.held.size());
+  cl.held.push_back(j);
+}
+
+void AmazonSqs::release(Client& cl, std::uint32_t j) {
+  const std::uint32_t pos = w_.jobs[j].unacked_pos;
+  const std::uint32_t last = cl.held.back();
+  cl.held[pos] = last;
+  w_.jobs[last].unacked_pos = pos;
+  cl.held.pop_back();
+  w_.jobs[j].unacked_pos = kNoIndex;
+}
+
+// A managed endpoint: a client can always connect; during an outage its receives return nothing.
+bool AmazonSqs::open_connection(Consumer& /*c*/) { return true; }
+
+void AmazonSqs::consume(Consumer& c) {
+  clients_[c.index()].open = true;
+  give_room(c);
+  dispatch(c.queue());
+}
+
+// The client process is gone. The broker notices nothing: what it had received stays in flight
+// until its visibility lapses. Its stale copies (ghosts) go with it; a delete or visibility change
+// it had already sent still arrives.
+void AmazonSqs::close_connection(Consumer& c) {
+  Client& cl = clients_[c.index()];
+  cl.open = false;
+  if (cl.in_ring) dispatchers_[c.queue()].erase(c.index());
+  cl.in_ring = false;
+  const std::vector<std::uint32_t> held = std::exchange(cl.held, {});
+  for (std::uint32_t j : held) {
+    Job& job = w_.jobs[j];
+    job.unacked_pos = kNoIndex;
+    if (job.ghost) {
+      w_.drop_ghost(j);
+    } else if (job.where != Where::Settling) {
+      ++job.gen;  // the client's pending receive and completion are void
+      job.where = Where::Ready;  // in flight at the broker, with no client
+      w_.ledger.update_resting(job);
+    }
+  }
+}
+
+// A settlement arrives. ack = DeleteMessage, unless the execution failed (then the client deletes
+// nothing and the message comes back when its visibility lapses); requeue =
+// ChangeMessageVisibility(0): visible at once. During an outage both calls fail.
+void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
+  Job& job = w_.jobs[j];
+  if (job.gen != gen) return;
+  if (job.ack == Job::Ack::Reject) throw InvariantError("amazon-sqs: a consumer rejected a message (the loader refuses on_expired reject)");
+  const int ci = job.consumer;
+  const bool held = job.unacked_pos != kNoIndex;
+  if (held) release(clients_[ci], j);
+  if (job.ghost) {
+    settle_ghost(j);
+  } else {
+    const bool deletes = job.ack == Job::Ack::Ack && job.decision != Outcome::Failed;
+    if (down_ || !(deletes || job.ack == Job::Ack::Requeue)) {
+      job.where = Where::Ready;  // still in flight, with no client, until its visibility lapses
+      w_.ledger.update_resting(job);
+    } else if (deletes) {
+      gone(j);
+      w_.leave(j);
+    } else {
+      w_.ledger.unacked_changed(job.queue, w_.now, job, -1);
+      make_visible(j);
+      dispatch(job.queue);
+    }
+  }
+  if (held) {
+    Consumer& c = w_.consumers[ci];
+    give_room(c);
+    dispatch(c.queue());
+  }
+}
+
+// The settlement of a stale copy. Its receipt handle is the most recent one only if nobody
+// received the message since it became visible again: then a delete removes the message, and the
+// stale copy's execution is the job's outcome. Otherwise the delete succeeds but deletes nothing
+// (DeleteMessage API reference), and a visibility change does nothing.
+void AmazonSqs::settle_ghost(std::uint32_t j) {
+  const Job& ghost = w_.jobs[j];
+  const std::uint32_t live = messages_[j].live;
+  const bool deletes = ghost.ack == Job::Ack::Ack && ghost.decision != Outcome::Failed && !down_;
+  if (deletes && live != kNoIndex && holds(live, ghost.id, w_.jobs[live].queue) &&
+      messages_[live].token == messages_[j].live_token) {
+    Job& job = w_.jobs[live];
+    job.decision = ghost.decision;
+    job.ended = ghost.ended;
+    job.consumer = ghost.consumer;
+    job.received = ghost.received;
+    job.started = ghost.started;
+    job.finished = ghost.finished;
+    job.stale_on_receipt = ghost.stale_on_receipt;
+    gone(live);
+    w_.drop_ghost(j);
+    w_.leave(live);
+    return;
+  }
+  w_.drop_ghost(j);
+}
+
+// A regional outage: sends are refused and receives return nothing until it ends; the timers
+// (visibility, delay, retention) keep running.
+void AmazonSqs::down(Time duration) {
+  up_at_ = std::max(up_at_, w_.now + duration);
+  w_.at(up_at_, Ev::BrokerUp, 0);
+  down_ = true;
+}
+
+}  // namespace brokersim
