@@ -64,7 +64,7 @@ TEST_CASE("bad input: exact error text and exit status 2, nothing on stdout") {
           "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1}]})"), "--timeseries", s.path("x.csv")},
        "--timeseries needs observe.every_ms in the scenario (e.g. --set observe.every_ms=1000)"},
       {{"run", ok, "--set", "broker.kind=amazon-sqs-fifo"},
-       "broker.kind: expected one of \"rabbitmq-classic\", \"rabbitmq-quorum\", \"amazon-sqs\" (the broker kinds this version simulates), got \"amazon-sqs-fifo\""},
+       "broker.kind: expected one of \"rabbitmq-classic\", \"rabbitmq-quorum\", \"azure-servicebus\", \"amazon-sqs\" (the broker kinds this version simulates), got \"amazon-sqs-fifo\""},
       {{"run", ok, "--set", "stop=null"}, "stop: expected an object with time_ms and/or jobs, got null"},
       {{"run", ok, "--set", R"(faults=[{"at_ms": 0, "consumer": 7, "stall_ms": 10}])"},
        "faults.0.consumer: expected an integer >= 0 and < 2 (consumers are numbered across all groups from 0), got 7"},

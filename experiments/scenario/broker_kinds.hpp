@@ -36,6 +36,7 @@ std::span<const BrokerKind* const> broker_kinds();
 
 const BrokerKind& rabbitmq_classic();  // rabbitmq_classic.cpp
 const BrokerKind& rabbitmq_quorum();   // rabbitmq_quorum.cpp
+const BrokerKind& azure_servicebus();  // azure_servicebus.cpp
 const BrokerKind& amazon_sqs();        // amazon_sqs.cpp
 
 // What RabbitMQ kinds share (rabbitmq_classic.cpp): the broker keys and the classic queue keys,
