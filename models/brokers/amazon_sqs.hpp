@@ -61,6 +61,7 @@ class AmazonSqs : public Broker {
   void publish(std::uint32_t j) override;
   bool open_connection(Consumer& c) override;
   void consume(Consumer& c) override;
+  void cancel(Consumer& c) override;
   void close_connection(Consumer& c) override;
   void settle(std::uint32_t j, std::uint32_t gen) override;
   void on_event(const sim::Event& ev) override;
@@ -113,6 +114,7 @@ class AmazonSqs : public Broker {
   struct Client {
     bool open = false;
     bool in_ring = false;
+    bool cancelled = false;  // a client shutting down stops polling
     std::vector<std::uint32_t> held;
   };
 

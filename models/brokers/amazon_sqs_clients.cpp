@@ -14,7 +14,7 @@ std::uint32_t AmazonSqs::capacity(const Consumer& c) const {
 
 bool AmazonSqs::has_room(const Consumer& c) const {
   const Client& cl = clients_[c.index()];
-  return cl.open && cl.held.size() < capacity(c);
+  return cl.open && !cl.cancelled && cl.held.size() < capacity(c);
 }
 
 void AmazonSqs::give_room(Consumer& c) {
@@ -42,8 +42,18 @@ void AmazonSqs::release(Client& cl, std::uint32_t j) {
 // A managed endpoint: a client can always connect; during an outage its receives return nothing.
 bool AmazonSqs::open_connection(Consumer& /*c*/) { return true; }
 
+// A client that is stopping (its group leaves) polls no more; what it received stays in flight
+// until it deletes it or its visibility lapses.
+void AmazonSqs::cancel(Consumer& c) {
+  Client& cl = clients_[c.index()];
+  cl.cancelled = true;
+  if (cl.in_ring) dispatchers_[c.queue()].erase(c.index());
+  cl.in_ring = false;
+}
+
 void AmazonSqs::consume(Consumer& c) {
   clients_[c.index()].open = true;
+  clients_[c.index()].cancelled = false;
   give_room(c);
   dispatch(c.queue());
 }

@@ -72,6 +72,7 @@ class AzureServiceBus final : public Broker {
   void publish(std::uint32_t j) override;
   bool open_connection(Consumer& c) override;
   void consume(Consumer& c) override;
+  void cancel(Consumer& c) override;
   void close_connection(Consumer& c) override;
   void settle(std::uint32_t j, std::uint32_t gen) override;
   void execution_started(std::uint32_t j) override;
@@ -116,6 +117,7 @@ class AzureServiceBus final : public Broker {
     bool open = false;
     bool in_ring = false;
     bool reconnect_when_up = false;
+    bool cancelled = false;           // a processor shutting down receives nothing new
     std::vector<std::uint32_t> held;  // positions in Job::unacked_pos
     int sessions = 0;                 // sessions it has accepted
   };

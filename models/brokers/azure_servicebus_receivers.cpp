@@ -13,7 +13,7 @@ bool AzureServiceBus::has_credit(const Consumer& c) const {
   const Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
   const int spec_prefetch = c.spec().prefetch;
   const std::size_t cap = static_cast<std::size_t>(spec_prefetch > 0 ? spec_prefetch : c.slots());
-  return r.open && r.held.size() < cap;
+  return r.open && !r.cancelled && r.held.size() < cap;
 }
 
 void AzureServiceBus::give_credit(Consumer& c) {
@@ -43,8 +43,18 @@ bool AzureServiceBus::open_connection(Consumer& c) {
   return !down_;
 }
 
+// A processor that is stopping (its group leaves) receives nothing new; what it holds stays
+// locked to it until it settles it or its lock lapses.
+void AzureServiceBus::cancel(Consumer& c) {
+  Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
+  r.cancelled = true;
+  if (r.in_ring) dispatchers_[static_cast<std::size_t>(c.queue())].erase(c.index());
+  r.in_ring = false;
+}
+
 void AzureServiceBus::consume(Consumer& c) {
   receivers_[static_cast<std::size_t>(c.index())].open = true;
+  receivers_[static_cast<std::size_t>(c.index())].cancelled = false;
   Entity& E = entities_[static_cast<std::size_t>(c.queue())];
   ++E.receivers;
   ++E.idle_gen;  // a listening client keeps the queue active
