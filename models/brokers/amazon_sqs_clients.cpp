@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "models/brokers/amazon_sqs.hpp"
+#include "models/brokers/held.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
@@ -25,19 +26,9 @@ void AmazonSqs::give_room(Consumer& c) {
   }
 }
 
-void AmazonSqs::hold(Client& cl, std::uint32_t j) {
-  w_.jobs[j].unacked_pos = static_cast<std::uint32_t>(cl.held.size());
-  cl.held.push_back(j);
-}
+void AmazonSqs::hold(Client& cl, std::uint32_t j) { brokersim::hold(cl.held, w_.jobs, j); }
 
-void AmazonSqs::release(Client& cl, std::uint32_t j) {
-  const std::uint32_t pos = w_.jobs[j].unacked_pos;
-  const std::uint32_t last = cl.held.back();
-  cl.held[pos] = last;
-  w_.jobs[last].unacked_pos = pos;
-  cl.held.pop_back();
-  w_.jobs[j].unacked_pos = kNoIndex;
-}
+void AmazonSqs::release(Client& cl, std::uint32_t j) { unhold(cl.held, w_.jobs, j); }
 
 // A managed endpoint: a client can always connect; during an outage its receives return nothing.
 bool AmazonSqs::open_connection(Consumer& /*c*/) { return true; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/brokers/azure_servicebus.hpp"
+#include "models/brokers/held.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
@@ -24,19 +25,9 @@ void AzureServiceBus::give_credit(Consumer& c) {
   }
 }
 
-void AzureServiceBus::track(Receiver& r, std::uint32_t j) {
-  w_.jobs[j].unacked_pos = static_cast<std::uint32_t>(r.held.size());
-  r.held.push_back(j);
-}
+void AzureServiceBus::track(Receiver& r, std::uint32_t j) { hold(r.held, w_.jobs, j); }
 
-void AzureServiceBus::untrack(Receiver& r, std::uint32_t j) {
-  const std::uint32_t pos = w_.jobs[j].unacked_pos;
-  const std::uint32_t last = r.held.back();
-  r.held[pos] = last;
-  w_.jobs[last].unacked_pos = pos;
-  r.held.pop_back();
-  w_.jobs[j].unacked_pos = kNoIndex;
-}
+void AzureServiceBus::untrack(Receiver& r, std::uint32_t j) { unhold(r.held, w_.jobs, j); }
 
 bool AzureServiceBus::open_connection(Consumer& c) {
   if (down_) receivers_[static_cast<std::size_t>(c.index())].reconnect_when_up = true;

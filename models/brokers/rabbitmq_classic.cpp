@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "models/brokers/held.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
@@ -277,18 +278,12 @@ bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
 }
 
 void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {
-  w_.jobs[j].unacked_pos = static_cast<std::uint32_t>(ch.unacked_jobs.size());
-  ch.unacked_jobs.push_back(j);
+  hold(ch.unacked_jobs, w_.jobs, j);
   ++ch.unacked;
 }
 
 void RabbitMqClassic::untrack(Channel& ch, std::uint32_t j) {
-  const std::uint32_t pos = w_.jobs[j].unacked_pos;
-  const std::uint32_t last = ch.unacked_jobs.back();
-  ch.unacked_jobs[pos] = last;
-  w_.jobs[last].unacked_pos = pos;
-  ch.unacked_jobs.pop_back();
-  w_.jobs[j].unacked_pos = kNoIndex;
+  unhold(ch.unacked_jobs, w_.jobs, j);
   --ch.unacked;
 }
 
