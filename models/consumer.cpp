@@ -166,6 +166,7 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
     case OnExpired::Ack: send_ack(w, j, Job::Ack::Ack); break;
     case OnExpired::Reject: send_ack(w, j, Job::Ack::Reject); break;
     case OnExpired::Requeue: send_ack(w, j, Job::Ack::Requeue); break;
+    case OnExpired::Defer: send_ack(w, j, Job::Ack::Defer); break;
   }
 }
 

@@ -46,6 +46,8 @@ enum class Where : std::uint8_t {
   Executing,  // running in a slot
   Settling,   // decided by the consumer; its ack/nack is on its way to the broker
   DeadLettering,  // on its way to a dead-letter target queue (`queue` names the target)
+  Deferred,   // set aside by its consumer (Azure Service Bus Defer): in its queue, receivable only
+              // by sequence number, which no consumer here asks for
 };
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
@@ -64,7 +66,7 @@ struct Job {
   // A stale copy a client still holds after the broker took the message back (World::take_back):
   // it runs and settles like a delivery, but has no outcome and no trace row of its own.
   bool ghost = false;
-  enum class Ack : std::uint8_t { Ack, Reject, Requeue } ack = Ack::Ack;  // what the consumer sent
+  enum class Ack : std::uint8_t { Ack, Reject, Requeue, Defer } ack = Ack::Ack;  // what the consumer sent
   std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
   std::uint32_t redeliveries = 0;
   std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list

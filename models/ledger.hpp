@@ -239,8 +239,9 @@ inline void Ledger::refresh_stranded(int q, Time now) {
 }
 
 inline void Ledger::update_resting(Job& job) {
-  const bool resting = (job.where == Where::Ready || job.where == Where::DeadLettering) &&
-                       !queues_[job.queue].read && job.decision != Outcome::None;
+  const bool resting = ((job.where == Where::Ready || job.where == Where::DeadLettering) &&
+                        !queues_[job.queue].read && job.decision != Outcome::None) ||
+                       job.where == Where::Deferred;
   if (resting != job.settled_resting) {
     job.settled_resting = resting;
     if (resting) --unsettled_; else ++unsettled_;

@@ -128,7 +128,8 @@ struct AutoscaleSpec {
   Rules down{100, -1, Time{15'000} * sim::kNsPerMs, Time{300'000} * sim::kNsPerMs};
   Distribution start_latency;             // request -> the new consumer attaches, ns
 };
-enum class OnExpired : std::uint8_t { Ack, Reject, Requeue };
+// Defer: Azure Service Bus's Defer() (azure-servicebus only).
+enum class OnExpired : std::uint8_t { Ack, Reject, Requeue, Defer };
 
 struct ConsumerSpec {
   int queue = 0;

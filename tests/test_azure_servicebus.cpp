@@ -183,9 +183,33 @@ TEST_CASE("vector 38: max delivery count - the 10th abandon dead-letters with Ma
   CHECK(own.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
 }
 
-TEST_CASE("vector 39: deferral is not simulated - a consumer cannot defer and the key is refused") {
-  const std::string err = load_error(kAlwaysFails, {"consumers.0.on_expired=defer"});
-  CHECK(err == "consumers.0.on_expired: expected one of \"ack\", \"reject\", \"requeue\", got \"defer\"");
+TEST_CASE("vector 39: a deferred message that passes its TTL is not dead-lettered - even with dead_letter_on_expiration") {
+  // TTL 1 s, deadline 500 ms; the consumer is stalled until 800 ms, finds the job stale and
+  // defers it (Defer()); the TTL passes at 1000 ms with dead-lettering on expiration enabled.
+  const char* text = R"({
+    "stop": {"time_ms": 5000},
+    "broker": {"kind": "azure-servicebus",
+               "queues": {"q": {"dead_letter_on_expiration": true, "dead_letter_to": "dlq"}, "dlq": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "deadline_ms": 500, "expiration_ms": 1000, "service_ms": 1}],
+    "consumers": [{"queue": "q", "prefetch": 1, "on_expired": "defer"}],
+    "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 800}]
+  })";
+  auto run = run_scenario(text);
+  CHECK(run.trace.at(0)["outcome"] == "expired_before_start");
+  CHECK(run.trace.at(0).ms("ended_ms") == 800);
+  CHECK(run.queue("q").dl(DeathReason::TTLExpiredException) == 0);
+  CHECK(run.queue("dlq").published == 0);
+  CHECK(run.queue("q").ready_at_end == 0);  // deferred, not active
+  CHECK(run.result.redeliveries == 0);
+  // The same job abandoned instead (on_expired requeue) comes straight back to the same stale
+  // check, ten deliveries at 800 ms, and is dead-lettered: only a deferred message rests.
+  auto abandoned = run_scenario(text, {"consumers.0.on_expired=requeue"});
+  CHECK(abandoned.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
+  CHECK(abandoned.queue("dlq").published == 1);
+  // Defer() is Service Bus's: another kind names it.
+  CHECK(load_error(kAlwaysFails, {"broker.kind=rabbitmq-classic", "broker.queues={\"q\": {}}", "consumers.0.on_expired=defer"}) ==
+        "consumers.0.on_expired: expected one of \"ack\", \"reject\", \"requeue\" (\"defer\" belongs to broker kind "
+        "\"azure-servicebus\"), got \"defer\"");
 }
 
 TEST_CASE("vector 40: auto-delete-on-idle - under 5 min is refused and a queue idle for 5 min is deleted with its messages") {

@@ -99,8 +99,15 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
   }
   if (has(v, "min_window_ms")) consumer.min_window = ms_non_negative(v["min_window_ms"], join(path, "min_window_ms"));
   if (has(v, "on_expired")) {
-    constexpr OnExpired kActions[] = {OnExpired::Ack, OnExpired::Reject, OnExpired::Requeue};
-    consumer.on_expired = kActions[choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue"})];
+    constexpr OnExpired kActions[] = {OnExpired::Ack, OnExpired::Reject, OnExpired::Requeue, OnExpired::Defer};
+    const bool servicebus = kind.name == "azure-servicebus";
+    if (!servicebus && v["on_expired"] == "defer")
+      fail(join(path, "on_expired"), "one of \"ack\", \"reject\", \"requeue\" (\"defer\" belongs to broker kind \"azure-servicebus\")",
+           v["on_expired"]);
+    // Defer() is Azure Service Bus's: offered, and named, only there.
+    const int action = servicebus ? choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue", "defer"})
+                                  : choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue"});
+    consumer.on_expired = kActions[action];
   }
   if (has(v, "exec_timeout") && !v["exec_timeout"].is_null()) {
     const json& e = v["exec_timeout"];

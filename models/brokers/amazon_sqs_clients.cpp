@@ -77,7 +77,8 @@ void AmazonSqs::close_connection(Consumer& c) {
 void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
   Job& job = w_.jobs[j];
   if (job.gen != gen) return;
-  if (job.ack == Job::Ack::Reject) throw InvariantError("amazon-sqs: a consumer rejected a message (the loader refuses on_expired reject)");
+  if (job.ack == Job::Ack::Reject || job.ack == Job::Ack::Defer)
+    throw InvariantError("amazon-sqs: a consumer rejected or deferred a message (the loader refuses on_expired reject and defer)");
   const int ci = job.consumer;
   const bool held = job.unacked_pos != kNoIndex;
   if (held) release(clients_[ci], j);

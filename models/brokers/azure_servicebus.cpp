@@ -361,6 +361,14 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
         break;
       case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
       case Job::Ack::Requeue: abandon(j); break;
+      case Job::Ack::Defer:
+        // Defer(): the message stays in the queue, receivable only by its sequence number, which
+        // no consumer here asks for; its consumer's decision stands. An expired deferred message
+        // is not dead-lettered, even with dead_letter_on_expiration (message-deferral.md), so its
+        // TTL changes nothing: it rests, decided, until the run ends.
+        job.where = Where::Deferred;
+        w_.ledger.update_resting(job);
+        break;
     }
   }
   give_credit(c);

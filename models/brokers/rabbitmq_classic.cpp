@@ -254,6 +254,7 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
     case Job::Ack::Ack: w_.leave(j); break;
     case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
     case Job::Ack::Requeue: requeue(j, Return::Nack); break;
+    case Job::Ack::Defer: throw InvariantError("rabbitmq: a consumer deferred a message (the loader refuses on_expired defer)");
   }
   give_credit(c);
   dispatch(c.queue());
