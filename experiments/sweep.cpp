@@ -889,8 +889,11 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           std::vector<const std::vector<double>*> reps;
           for (const auto& r : rows) reps.push_back(&r);
           const Summary s = summarize(reps);
-          return std::all_of(precision_columns.begin(), precision_columns.end(),
-                             [&](std::size_t c) { return is_precise(*precision, s.mean[c], s.ci95[c]); });
+          // A metric this point does not have (another broker kind's reason: every replication
+          // NaN) has nothing to make precise.
+          return std::all_of(precision_columns.begin(), precision_columns.end(), [&](std::size_t c) {
+            return std::isnan(s.mean[c]) || is_precise(*precision, s.mean[c], s.ci95[c]);
+          });
         },
         [&](std::size_t k, const std::vector<std::vector<double>>& rows, std::size_t incomplete) {
           std::vector<const std::vector<double>*> reps;

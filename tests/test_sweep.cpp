@@ -612,4 +612,16 @@ TEST_CASE("sweep: across broker kinds - each kind's dead-letter reasons get colu
   merge.insert(merge.end(), {"--out", d.path("merged.csv")});
   REQUIRE(run_cli(merge).status == 0);
   CHECK(read_file(d.path("merged.csv")) == read_file(d.path("full.csv")));
+  // --precision on a metric only one kind has: the other kind's points have nothing to make
+  // precise and stop at the first round.
+  auto precise = base;
+  precise.insert(precise.end(), {"--precision", "0.5", "--precision-metric",
+                                 "queues.work.dead_lettered_by_reason.expired", "--out", d.path("p.csv")});
+  const auto p = run_cli(precise);
+  REQUIRE_MESSAGE(p.status == 0, p.err);
+  const auto plines = lines_of(read_file(d.path("p.csv")));
+  const auto pheader = split_csv_line(plines[0]);
+  const auto rep = static_cast<std::size_t>(std::find(pheader.begin(), pheader.end(), "replications") - pheader.begin());
+  CHECK(split_csv_line(plines[3])[rep] == "3");  // amazon-sqs, prefetch 1
+  CHECK(split_csv_line(plines[4])[rep] == "3");
 }
