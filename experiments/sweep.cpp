@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 #include <unistd.h>
 
@@ -376,6 +377,8 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
   std::exception_ptr failure;
   std::size_t limited_runs = 0, empty_runs = 0;
   if (stats) stats->incomplete.assign(tasks.size(), std::string());
+  std::unordered_map<std::string, std::size_t> column_of;  // for points with fewer metrics than the grid
+  for (std::size_t k = 0; k < names.size(); ++k) column_of.emplace(names[k], k);
 
   const auto work = [&] {
     std::vector<std::string> got;
@@ -396,9 +399,9 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
           // missing ones are NaN, written as empty cells.
           std::vector<double> full(names.size(), std::numeric_limits<double>::quiet_NaN());
           for (std::size_t g = 0; g < got.size(); ++g) {
-            const auto k = std::find(names.begin(), names.end(), got[g]);
-            if (k == names.end()) throw InvariantError("sweep: a run reported a metric the grid does not have: " + got[g]);
-            full[static_cast<std::size_t>(k - names.begin())] = values[g];
+            const auto k = column_of.find(got[g]);
+            if (k == column_of.end()) throw InvariantError("sweep: a run reported a metric the grid does not have: " + got[g]);
+            full[k->second] = values[g];
           }
           values = std::move(full);
         }

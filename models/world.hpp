@@ -43,6 +43,23 @@ struct World {
     jobs.release(j);
   }
 
+  // A broker sends the job from queue q to consumer ci (Ev::Receive follows after the delivery
+  // latency): its place and trace times, and the counts every broker keeps alike. `again`: the
+  // broker counts it as a redelivery (RabbitMQ's redelivered flag, a Service Bus delivery count).
+  void sent(Job& job, int q, int ci, bool again) {
+    if (again) {
+      ++job.redeliveries;
+      ++ledger.r.redeliveries;
+    }
+    job.redelivered = true;
+    job.where = Where::Transit;
+    job.consumer = ci;
+    job.queue = q;
+    job.delivered = now;
+    ledger.update_resting(job);
+    ledger.delivered(job, q, now);
+  }
+
   // The broker takes back a message a client still holds (its lock or visibility lapsed): the
   // message is the broker's again at the returned index, which carries the job (its identity,
   // times and decision so far); the client goes on with the stale copy at j, now a ghost that

@@ -100,14 +100,9 @@ const BrokerKind& kind() {
 }
 
 BrokerSpec load(const json& v, Context& context) {
-  const std::string path = "broker";
   const BrokerKind& k = kind();
-  check_keys(v, path, k.broker_keys, foreign_key_owner(k, Section::Broker));
-  BrokerSpec broker;
-  broker.kind = std::string(k.name);
+  BrokerSpec broker = load_broker_common(v, k);
   broker.consumer_timeout.reset();  // RabbitMQ's; SQS has the visibility timeout instead
-  broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
-  broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
   for (auto it = queues.begin(); it != queues.end(); ++it) broker.queues.push_back(load_queue(it.key(), it.value(), context, k));

@@ -109,13 +109,8 @@ constexpr BrokerKind kAzureServiceBus{"azure-servicebus", kBrokerKeys, kQueueKey
                                       load, load_producer, load_consumer};
 
 BrokerSpec load(const json& v, Context& context) {
-  const std::string path = "broker";
-  check_keys(v, path, kAzureServiceBus.broker_keys, foreign_key_owner(kAzureServiceBus, Section::Broker));
-  BrokerSpec broker;
-  broker.kind = std::string(kAzureServiceBus.name);
+  BrokerSpec broker = load_broker_common(v, kAzureServiceBus);
   broker.consumer_timeout.reset();  // RabbitMQ's; a Service Bus lock lapses instead
-  broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
-  broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
   session_queues.clear();

@@ -81,6 +81,16 @@ BrokerSpec load_broker(const json& v, Context& context) {
   return kind.load(v, context);
 }
 
+BrokerSpec load_broker_common(const json& v, const BrokerKind& kind) {
+  const std::string path = "broker";
+  check_keys(v, path, kind.broker_keys, foreign_key_owner(kind, Section::Broker));
+  BrokerSpec broker;
+  broker.kind = std::string(kind.name);
+  broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
+  broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
+  return broker;
+}
+
 void collect_queue_names(const json& queues, Context& context) {
   if (!queues.is_object() || queues.empty()) fail("broker.queues", "a non-empty object of queues by name", queues);
   // Dead-letter cycle detection keeps the queues a message died in as the bits of one word.

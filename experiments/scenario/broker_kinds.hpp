@@ -47,6 +47,10 @@ Keys rabbitmq_broker_keys();
 Keys rabbitmq_queue_keys();
 BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, RabbitQueueKeys load_own);
 
+// What every kind's "broker" object starts with: its keys checked (a foreign key names its kind),
+// the kind, and the delivery and ack latencies.
+BrokerSpec load_broker_common(const json& v, const BrokerKind& kind);
+
 // The section's keys for `kind`: `common` (the keys every kind accepts there) and the kind's own.
 std::vector<std::string_view> section_keys(Keys common, const BrokerKind& kind, Section section);
 

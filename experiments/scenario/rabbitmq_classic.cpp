@@ -88,12 +88,8 @@ Keys rabbitmq_queue_keys() { return kQueueKeys; }
 
 BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, RabbitQueueKeys load_own) {
   const std::string path = "broker";
-  check_keys(v, path, kind.broker_keys, foreign_key_owner(kind, Section::Broker));
-  BrokerSpec broker;
-  broker.kind = std::string(kind.name);
+  BrokerSpec broker = load_broker_common(v, kind);
   if (has(v, "version")) broker.version = version(v["version"]);
-  broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
-  broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
   broker.expiry_slack = optional_distribution(v, "expiry_slack_ms", path, Range::Duration);
   if (has(v, "consumer_timeout_ms")) {
     const json& t = v["consumer_timeout_ms"];

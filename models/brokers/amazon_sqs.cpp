@@ -157,16 +157,7 @@ void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   ++m.receives;
   ++m.token;
   m.state = State::InFlight;
-  if (job.redelivered) {
-    ++job.redeliveries;
-    ++w_.ledger.r.redeliveries;
-  }
-  job.redelivered = true;
-  job.where = Where::Transit;
-  job.consumer = ci;
-  job.delivered = w_.now;
-  w_.ledger.update_resting(job);
-  w_.ledger.delivered(job, q, w_.now);
+  w_.sent(job, q, ci, job.redelivered);
   hold(clients_[ci], j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
   Queue& Q = queues_[q];

@@ -189,18 +189,8 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
   Receiver& r = receivers_[static_cast<std::size_t>(ci)];
   r.in_ring = false;
   Lock& lock = lock_of(j);
-  if (lock.deliveries > 0) {
-    ++job.redeliveries;
-    ++w_.ledger.r.redeliveries;
-  }
+  w_.sent(job, q, ci, lock.deliveries > 0);
   ++lock.deliveries;
-  job.redelivered = true;
-  job.where = Where::Transit;
-  job.consumer = ci;
-  job.queue = q;
-  job.delivered = w_.now;
-  w_.ledger.update_resting(job);
-  w_.ledger.delivered(job, q, w_.now);
   track(r, j);
   if (!receive_and_delete(c)) {
     w_.ledger.unacked_changed(q, w_.now, job, +1);

@@ -119,17 +119,7 @@ void RabbitMqClassic::deliver(std::uint32_t j, int q) {
   Consumer& c = w_.consumers[ci];
   Channel& ch = channels_[ci];
   ch.in_ring = false;
-  if (job.redelivered) {
-    ++job.redeliveries;
-    ++w_.ledger.r.redeliveries;
-  }
-  job.redelivered = true;
-  job.where = Where::Transit;
-  job.consumer = ci;
-  job.queue = q;
-  job.delivered = w_.now;
-  w_.ledger.update_resting(job);
-  w_.ledger.delivered(job, q, w_.now);
+  w_.sent(job, q, ci, job.redelivered);
   track(ch, j);
   unacked_changed(q, job, +1);
   if (consumer_timeout_on_ && !ch.ticking) {
