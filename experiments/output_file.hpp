@@ -69,7 +69,6 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile();
   std::ostream& stream() { return *out_; }
-  bool streaming() const { return mode_ != Mode::Replace; }
   // Throws std::runtime_error "PATH: cannot write (REASON)" when any write, the flush to disk or
   // the rename failed; the target is then untouched (a regular file) or partly written (a stream).
   void commit();

@@ -123,8 +123,6 @@ std::string csv_cell(const std::string& s);
 // Number of worker threads from --threads (default: hardware_concurrency, at least 1).
 unsigned thread_count(const std::optional<std::string>& option);
 
-// An integer option >= `min` ("--replications: expected an integer >= 1, got \"0\"").
-
 // Progress on stderr: points done / total, rate and time left, at most a few times a second.
 class Progress {
  public:

@@ -19,7 +19,7 @@ namespace brokersim {
 
 struct World;
 
-// SCENARIO.md's admission rule: remaining = expires_at - local_clock - uncertainty; reject when
+// docs/scenario.md's admission rule: remaining = expires_at - local_clock - uncertainty; reject when
 // remaining <= 0 or remaining < min_window. A job without a deadline is always admitted.
 inline bool admits(const ConsumerSpec& spec, Time expires_at, Time local_now) {
   if (expires_at == sim::kNever) return true;

@@ -59,6 +59,9 @@ enum class Ev : std::uint32_t {
   Observe,      // kernel
 };
 
+// Periodic ticks: they sample or sync and keep no run alive by themselves (World::schedule_tick).
+constexpr bool is_tick(Ev kind) { return kind == Ev::Observe || kind == Ev::Scale; }
+
 // How an execution ended; carried in the ExecDone event.
 enum class ExecResult : std::uint32_t { Completed, TimedOut, Failed };
 

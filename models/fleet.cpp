@@ -29,8 +29,7 @@ void Fleet::start() {
     if (spec.stop) w_.at(*spec.stop, Ev::Leave, static_cast<std::uint32_t>(g));
     if (spec.autoscale) {
       groups_[g].last_sync = spec.start;
-      w_.at(spec.start, Ev::Scale, static_cast<std::uint32_t>(g));
-      ++w_.ticks_pending;
+      w_.schedule_tick(spec.start, Ev::Scale, static_cast<std::uint32_t>(g));
     }
   }
 }
@@ -85,8 +84,7 @@ void Fleet::sync(int g) {
   const Time next = w_.now + spec.sync;
   // A run that stops on its jobs is synced only while something else can still happen.
   if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.only_ticks_pending()) {
-    w_.at(next, Ev::Scale, static_cast<std::uint32_t>(g));
-    ++w_.ticks_pending;
+    w_.schedule_tick(next, Ev::Scale, static_cast<std::uint32_t>(g));
   }
 }
 

@@ -18,7 +18,7 @@ namespace brokersim {
 
 using sim::Time;
 
-// Every job ends in exactly one of these (SCENARIO.md). `None` means no decision yet.
+// Every job ends in exactly one of these (docs/scenario.md). `None` means no decision yet.
 enum class Outcome : std::uint8_t {
   None,
   RejectedAtPublish,
@@ -34,7 +34,7 @@ enum class Outcome : std::uint8_t {
   InSystem,
 };
 inline constexpr std::size_t kOutcomeCount = 12;
-std::string_view outcome_name(Outcome o);  // the SCENARIO.md key, e.g. "expired_in_queue"
+std::string_view outcome_name(Outcome o);  // the docs/scenario.md key, e.g. "expired_in_queue"
 using OutcomeCounts = std::array<std::uint64_t, kOutcomeCount>;
 
 // Where a job is now; a job is in exactly one place.

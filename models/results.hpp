@@ -119,7 +119,7 @@ struct GroupFleetResult {
 struct RunResult {
   std::uint64_t generated = 0;   // jobs created after warm-up: the sum of `outcomes`
   OutcomeCounts outcomes{};
-  // Waits in ns (SCENARIO.md "Outputs"): queue per delivery, transit per receipt, local per
+  // Waits in ns (docs/scenario.md "Outputs"): queue per delivery, transit per receipt, local per
   // start or rejection, service per finished execution, sojourn per job with an outcome.
   sim::Histogram wait_queue, wait_transit, wait_local, wait_service, sojourn;
   // Jobs that expired in a broker queue: enqueue (in that queue) to expiry. wait_queue covers

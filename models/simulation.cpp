@@ -76,22 +76,19 @@ void Simulation::start() {
   }
   if (s.observe_every) {
     if (w_.opt.timeseries) write_timeseries_header();
-    w_.at(0, Ev::Observe, 0);
-    ++w_.ticks_pending;
+    w_.schedule_tick(0, Ev::Observe, 0);
   }
 }
 
 void Simulation::handle(const sim::Event& ev) {
+  w_.tick_fired(static_cast<Ev>(ev.kind));
   switch (static_cast<Ev>(ev.kind)) {
     case Ev::Warmup: on_warmup(); break;
     case Ev::Fault: on_fault(w_.s.faults[ev.target]); break;
     case Ev::Attach: w_.consumers[ev.target].connect(w_); break;
     case Ev::ReplicaUp:
     case Ev::Leave:
-    case Ev::Scale:
-      --w_.ticks_pending;
-      fleet_.on_event(ev);
-      break;
+    case Ev::Scale: fleet_.on_event(ev); break;
     case Ev::Close: w_.consumers[ev.target].close_for_leave(w_, ev.tag); break;
     case Ev::BrokerUp:
     case Ev::Declare:
@@ -114,10 +111,7 @@ void Simulation::handle(const sim::Event& ev) {
         w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux));
       break;
     case Ev::StallEnd: w_.consumers[ev.target].try_start(w_); break;
-    case Ev::Observe:
-      --w_.ticks_pending;
-      on_observe();
-      break;
+    case Ev::Observe: on_observe(); break;
   }
 }
 
@@ -227,8 +221,7 @@ void Simulation::on_observe() {
   // while something else can still happen, so sampling never keeps a finished run alive.
   const Time next = w_.now + *w_.s.observe_every;
   if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.only_ticks_pending()) {
-    w_.at(next, Ev::Observe, 0);
-    ++w_.ticks_pending;
+    w_.schedule_tick(next, Ev::Observe, 0);
   }
 }
 

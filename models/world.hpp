@@ -4,6 +4,7 @@
 // explicitly, so two runs can go on in two threads.)
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -90,11 +91,23 @@ struct World {
   std::vector<Producer> producers;
   std::vector<Consumer> consumers;  // numbered across groups
   Broker* broker = nullptr;
-  bool broker_hears_starts = false;
-  // Pending Observe and Scale events: periodic ticks that keep no run alive by themselves (a run
-  // that stops on its jobs goes on only while something else can happen).
-  std::size_t ticks_pending = 0;
-  bool only_ticks_pending() const { return events.size() <= ticks_pending; }  // call Broker::execution_started (a broker sets it in start())
+  bool broker_hears_starts = false;  // call Broker::execution_started (a broker sets it in start())
+
+  // Periodic ticks (is_tick kinds) keep no run alive by themselves: a run that stops on its jobs
+  // goes on only while something else can happen. Scheduled only through schedule_tick and
+  // counted down by tick_fired, so the count cannot drift from the pending set.
+  void schedule_tick(Time t, Ev kind, std::uint32_t target) {
+    assert(is_tick(kind));
+    at(t, kind, target);
+    ++ticks_pending_;
+  }
+  void tick_fired(Ev kind) {
+    if (is_tick(kind)) --ticks_pending_;
+  }
+  bool only_ticks_pending() const { return events.size() <= ticks_pending_; }
+
+ private:
+  std::size_t ticks_pending_ = 0;
 };
 
 }  // namespace brokersim

@@ -1,4 +1,4 @@
-// Amazon SQS standard queues (broker.kind "amazon-sqs"): the test vectors 41-44 of SEMANTICS.md
+// Amazon SQS standard queues (broker.kind "amazon-sqs"): the test vectors 41-44 of docs/semantics.md
 // part 2, then one small case per rule of section 6 (and of models/brokers/amazon_sqs.hpp) with
 // exact times from the trace. Zero latencies unless a case needs them. The trace's redeliveries
 // column is ReceiveCount - 1 in the job's current queue's history.

@@ -1,4 +1,4 @@
-// Azure Service Bus (broker.kind "azure-servicebus"): the test vectors 33-40 of SEMANTICS.md part 2,
+// Azure Service Bus (broker.kind "azure-servicebus"): the test vectors 33-40 of docs/semantics.md part 2,
 // one case each, then one small case per rule of section 5 with exact times (zero latencies
 // unless a case needs them). The trace's redeliveries column is the DeliveryCount - 1 of the
 // copy the broker kept; a stale copy a client still runs after its lock lapsed (a ghost) has no
@@ -163,7 +163,7 @@ TEST_CASE("vector 37: prefetch lock expiry - messages 1-3 complete and the rest 
 }
 
 TEST_CASE("vector 38: max delivery count - the 10th abandon dead-letters with MaxDeliveryCountExceeded after 10 deliveries") {
-  // Off-by-one (SEMANTICS.md vector 38 leaves it open): brokersim delivers at most
+  // Off-by-one (docs/semantics.md vector 38 leaves it open): brokersim delivers at most
   // max_delivery_count times and dead-letters on the abandon that reaches it.
   auto run = run_scenario(kAlwaysFails);
   const auto& m = run.trace.at(0);
@@ -586,7 +586,7 @@ TEST_CASE("azure-servicebus sessions: one expired message expires every waiting 
 
 // The example scenario: a 2-minute spike at 125% of the fleet. PrefetchCount 32 keeps every
 // buffered message within its 30 s lock; 64 lets locks lapse in the buffers, and the stale copies
-// the handlers still run crowd out the redelivered ones (SEMANTICS.md section 7).
+// the handlers still run crowd out the redelivered ones (docs/semantics.md section 7).
 TEST_CASE("azure-servicebus example: a larger PrefetchCount turns a spike into lapsed locks and duplicate executions") {
   const std::string text = brokersim::test::read_file(std::string(BROKERSIM_SOURCE_DIR) +
                                                       "/experiments/scenarios/servicebus-prefetch-lock.json");

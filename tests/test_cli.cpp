@@ -109,7 +109,7 @@ TEST_CASE("unknown command and help") {
   CHECK(version.out == std::string("brokersim ") + BROKERSIM_VERSION + "\n");
 }
 
-TEST_CASE("run --json prints the SCENARIO.md object - outputs are complete files") {
+TEST_CASE("run --json prints the docs/scenario.md object - outputs are complete files") {
   Scratch s;
   const CliResult r = run_cli({"run", s.path("ok.json"), "--json", "--trace", s.path("jobs.csv"), "--timeseries",
                      s.path("series.csv")});

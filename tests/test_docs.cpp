@@ -250,3 +250,36 @@ TEST_CASE("README worked scenario is the file it is named after and runs") {
   CHECK(j["outcomes"]["generated"].get<int>() > 0);
   CHECK(j["run"]["stop_reason"] == "time");
 }
+
+// One package list (.ci/packages.txt): the README's install command and .ci/run read it and name
+// no package of their own, and it holds every package a find_package or a test needs.
+TEST_CASE("README install command and .ci/run install the one package list") {
+  const std::string readme = read_file(kSource + "/README.md");
+  const std::string ci = read_file(kSource + "/.ci/run");
+  const std::string list = read_file(kSource + "/.ci/packages.txt");
+  std::set<std::string> packages;
+  for (const std::string& line : lines_of(list)) {
+    const std::string p = trim(line.substr(0, line.find('#')));
+    if (!p.empty()) packages.insert(p);
+  }
+  for (const char* needed : {"cmake", "g++", "libboost-program-options-dev", "libboost-dev", "libeigen3-dev",
+                             "nlohmann-json3-dev", "libbenchmark-dev", "doctest-dev", "clang", "libclang-rt-14-dev",
+                             "python3-matplotlib", "python3-pandas", "jupyter-nbconvert", "python3-ipykernel"})
+    CHECK_MESSAGE(packages.count(needed) == 1, needed);
+  // The install command is the README's first sh block; it installs the list and nothing else.
+  const auto block = readme.find("```sh\n");
+  REQUIRE(block != std::string::npos);
+  const std::string block_text = readme.substr(block, readme.find("```\n", block + 6) - block);
+  const auto apt = block_text.find("apt-get install");
+  REQUIRE(apt != std::string::npos);
+  const std::string install = block_text.substr(apt, block_text.find("&&", apt) - apt);
+  CHECK(install == "apt-get install -y $(sed 's/#.*//' .ci/packages.txt) ");
+  CHECK(ci.find(".ci/packages.txt") != std::string::npos);
+  for (const std::string& p : packages) {
+    const std::regex word("(^|[ (])" + std::regex_replace(p, std::regex(R"([+.])"), R"(\$&)") + "([ )]|$)");
+    CHECK_MESSAGE(!std::regex_search(install, word), "README names " << p << " outside the list");
+    for (const std::string& line : lines_of(ci))
+      if (line.find("apt-get install") != std::string::npos || line.find("packages=") != std::string::npos)
+        CHECK_MESSAGE(!std::regex_search(line, word), ".ci/run names " << p << " outside the list");
+  }
+}

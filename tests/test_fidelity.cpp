@@ -1,5 +1,5 @@
 // Queue expiry, broker restarts, message sizes, at-most-once dead-lettering and expiry slack:
-// exact outcomes and times. The RabbitMQ test vectors (SEMANTICS.md part 2) are in
+// exact outcomes and times. The RabbitMQ test vectors (docs/semantics.md part 2) are in
 // tests/test_vectors.cpp.
 #include <doctest/doctest.h>
 

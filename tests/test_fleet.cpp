@@ -265,3 +265,75 @@ TEST_CASE("autoscale example: the charts script draws both charts from the check
   CHECK(std::filesystem::file_size(d.dir / "spike_over_time.png") > 10000);
   CHECK(std::filesystem::file_size(d.dir / "spike_cost.png") > 10000);
 }
+
+namespace {
+
+// 200 Poisson jobs of 50 ms at 20/s (about 10 s), a run that stops on its jobs, sampled every
+// 500 ms; `group` is the second consumer group (a leaving one, or an autoscaled one).
+std::string jobs_stopped_run(const nlohmann::json& group) {
+  nlohmann::json doc = {
+      {"name", "ticks"}, {"seed", 3}, {"stop", {{"jobs", 200}}},
+      {"broker", {{"queues", {{"work", nlohmann::json::object()}}}}},
+      {"producers", {{{"queue", "work"}, {"arrivals", {{"poisson", {{"rate_per_s", 20}}}}}, {"service_ms", 50}}}},
+      {"consumers", {{{"queue", "work"}, {"prefetch", 1}}, group}},
+      {"observe", {{"every_ms", 500}}}};
+  return doc.dump();
+}
+
+// The last sample of a run that stops on its jobs is the last multiple of every_ms before its end:
+// periodic ticks went on for as long as the run did.
+void check_sampled_to_the_end(const brokersim::test::Run& run) {
+  REQUIRE(!run.series.empty());
+  const double end_ms = static_cast<double>(run.result.end_time) / 1e6;
+  CHECK(run.result.stop_reason == "jobs");
+  CHECK(end_ms > 9000);  // 200 jobs at 20/s
+  CHECK(run.series.back().at("time_ms") > end_ms - 500);
+  CHECK(run.series.back().at("time_ms") <= end_ms);
+}
+
+}  // namespace
+
+TEST_CASE("ticks: a run stopping on its jobs is sampled to its end with a group that leaves early") {
+  // The group's Leave event used to count down the pending ticks it never counted up: the count
+  // wrapped and sampling stopped at the group's stop_ms (2,000 ms).
+  const auto run = run_scenario(jobs_stopped_run({{"queue", "work"}, {"prefetch", 1}, {"stop_ms", 2000}}));
+  check_sampled_to_the_end(run);
+  CHECK(run.outcome(Outcome::CompletedOnTime) == 200);
+}
+
+TEST_CASE("ticks: a run stopping on its jobs is sampled to its end with an autoscaled group") {
+  // Every replica that came up (ReplicaUp) used to count a tick down.
+  const auto run = run_scenario(jobs_stopped_run(
+      {{"queue", "work"}, {"prefetch", 1},
+       {"autoscale", {{"target_per_replica", 1}, {"min", 1}, {"max", 4}, {"sync_ms", 1000}, {"start_latency_ms", 100}}}}));
+  check_sampled_to_the_end(run);
+  double peak = 0;
+  for (const auto& row : run.series) peak = std::max(peak, row.at("group.1.replicas"));
+  CHECK(peak >= 2);  // replicas came up, so ReplicaUp events fired during the run
+}
+
+TEST_CASE("ticks: an autoscaled spike-then-quiet run that stops on its jobs scales back down to its minimum") {
+  // 60 s at 40 jobs/s of 200 ms, then 1 job/s for 15 minutes; 1..12 replicas of one slot, 2 per
+  // replica. The spike scales up; once quiet, the 300 s stabilization window passes and the
+  // fleet returns to its minimum while the run is still going.
+  nlohmann::json doc = {
+      {"name", "spike-then-quiet"}, {"seed", 11}, {"stop", {{"jobs", 2400 + 900}}},
+      {"broker", {{"queues", {{"work", nlohmann::json::object()}}}}},
+      {"producers", {{{"queue", "work"},
+                      {"arrivals", {{"rate_schedule", {{{"from_ms", 0}, {"rate_per_s", 40}}, {{"from_ms", 60000}, {"rate_per_s", 1}}}}}},
+                      {"service_ms", 200}}}},
+      {"consumers", {{{"queue", "work"}, {"prefetch", 1},
+                      {"autoscale", {{"target_per_replica", 2}, {"min", 1}, {"max", 12}, {"start_latency_ms", 1000}}}}}},
+      {"observe", {{"every_ms", 15000}}}};
+  const auto run = run_scenario(doc.dump());
+  REQUIRE(!run.series.empty());
+  const double end_ms = static_cast<double>(run.result.end_time) / 1e6;
+  CHECK(end_ms > 600000);
+  double peak = 0;
+  for (const auto& row : run.series) peak = std::max(peak, row.at("group.0.replicas"));
+  CHECK(peak >= 6);
+  CHECK(run.series.back().at("time_ms") > end_ms - 15000);
+  CHECK(run.series.back().at("group.0.replicas") == 1);
+  // Mean replicas over the run: back at 1 for most of the quiet part, so far below the peak.
+  CHECK(run.result.groups[0].mean_replicas < 0.5 * peak);
+}

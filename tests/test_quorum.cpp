@@ -1,4 +1,4 @@
-// RabbitMQ quorum queues (broker.kind "rabbitmq-quorum"): the test vectors 27-32 of SEMANTICS.md
+// RabbitMQ quorum queues (broker.kind "rabbitmq-quorum"): the test vectors 27-32 of docs/semantics.md
 // part 2, one case each, then one small case per rule of section 2 with exact times (zero
 // latencies and no expiry slack unless a case needs them). brokersim has no channels or headers:
 // a consumer stands for a channel, the trace's redeliveries column for the delivery count, and the

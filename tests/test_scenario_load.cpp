@@ -49,7 +49,7 @@ json minimal() {
   })");
 }
 
-// Every key SCENARIO.md defines for rabbitmq-classic, in use; its trace_csv is "jobs.csv".
+// Every key docs/scenario.md defines for rabbitmq-classic, in use; its trace_csv is "jobs.csv".
 json complete() {
   return json::parse(R"({
     "name": "everything",
@@ -672,11 +672,11 @@ TEST_CASE("a wrong value at any path is a ScenarioError, never a crash") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("a key SCENARIO.md gives another broker kind is an error naming that kind") {
+TEST_CASE("a key docs/scenario.md gives another broker kind is an error naming that kind") {
   struct Foreign {
     std::string path, kind;
   };
-  // SCENARIO.md's broker-specific keys, section by section.
+  // docs/scenario.md's broker-specific keys, section by section.
   const std::vector<Foreign> keys = {
       {"broker.queues.work.delivery_limit", "rabbitmq-quorum"},
       {"broker.queues.work.dead_letter_strategy", "rabbitmq-quorum"},
@@ -710,7 +710,7 @@ TEST_CASE("a key SCENARIO.md gives another broker kind is an error naming that k
   CHECK(load_error(doc) == "broker.delivery_latncy_ms: unknown key (did you mean \"delivery_latency_ms\"?)");
 }
 
-TEST_CASE("the broker registry has every SCENARIO.md kind - all four are simulated") {
+TEST_CASE("the broker registry has every docs/scenario.md kind - all four are simulated") {
   using brokersim::loader::broker_kinds;
   std::vector<std::string> names;
   for (const auto* kind : broker_kinds()) {

@@ -1,4 +1,4 @@
-// The measured cases of SEMANTICS.md part 1 (seeds 000, 001, 003) and seed 004's stated rules: every scenario in
+// The measured cases of docs/semantics.md part 1 (seeds 000, 001, 003) and seed 004's stated rules: every scenario in
 // experiments/seeds/ is run with the overrides of each of its runs in experiments/seeds/expected.json
 // and checked against the values listed there. Keys (see expected.json "_about"):
 //   json:PATH            a value of `brokersim run --json`

@@ -1,4 +1,4 @@
-// The RabbitMQ classic-queue test vectors 1-26 of SEMANTICS.md part 2, one case each, named after
+// The RabbitMQ classic-queue test vectors 1-26 of docs/semantics.md part 2, one case each, named after
 // the vector: tiny deterministic scenarios with exact outcomes and times (zero latencies and no
 // expiry slack unless a vector needs them, so "at about t" is exactly t here).
 //

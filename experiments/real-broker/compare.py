@@ -34,17 +34,29 @@ import time
 import traceback
 from collections import deque
 
-try:
-    import pika
-except ImportError:  # pyenv / venv python without Debian's python3-pika: retry with the system one
-    if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
-            and not os.environ.get("BROKERSIM_CMP_REEXEC"):
-        os.environ["BROKERSIM_CMP_REEXEC"] = "1"
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    sys.exit("compare.py: the 'pika' module is missing: apt-get install -y python3-pika")
-
 import logging
-logging.getLogger("pika").setLevel(logging.CRITICAL)  # pika logs connection teardown noise at ERROR
+
+# The broker client is imported only where a real broker is used (need_pika): the self-test and
+# --help run without python3-pika.
+pika = None
+
+
+def need_pika():
+    global pika
+    if pika is not None:
+        return pika
+    try:
+        import pika as client
+    except ImportError:  # pyenv / venv python without Debian's python3-pika: retry with the system one
+        if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") \
+                and not os.environ.get("BROKERSIM_CMP_REEXEC"):
+            os.environ["BROKERSIM_CMP_REEXEC"] = "1"
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+        sys.exit("compare.py: the 'pika' module is missing: apt-get install -y python3-pika")
+    logging.getLogger("pika").setLevel(logging.CRITICAL)  # pika logs connection teardown noise at ERROR
+    pika = client
+    return pika
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -1603,6 +1615,7 @@ def main():
         ap.error("nothing to run: give --all, --case NAME or --scenario FILE")
     if not os.access(args.brokersim, os.X_OK):
         ap.error("--brokersim %s: not an executable (build it first)" % args.brokersim)
+    need_pika()
     if args.repredict:
         for n, _, _ in chosen:
             try:

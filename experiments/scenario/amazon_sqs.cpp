@@ -1,5 +1,5 @@
 // broker.kind "amazon-sqs": Amazon SQS standard queues. The broker keys (latencies and queues),
-// each queue's attributes with the ranges CreateQueue accepts (SQS Developer Guide, SEMANTICS.md
+// each queue's attributes with the ranges CreateQueue accepts (SQS Developer Guide, docs/semantics.md
 // part 2 section 6), the consumers' batch_size, and the common keys SQS has no counterpart for.
 #include <cstdint>
 #include <string>

@@ -9,7 +9,7 @@ namespace brokersim::loader {
 
 namespace {
 
-// (A kind SCENARIO.md defines but this version does not simulate would be listed here with only
+// (A kind docs/scenario.md defines but this version does not simulate would be listed here with only
 // its key names, so that a scenario ported from it is told which kind a key belongs to rather
 // than "unknown key"; every kind is simulated now.)
 
@@ -23,7 +23,7 @@ const BrokerKind& simulated_kind(const json& v) {
     if (v.is_string() && v.get_ref<const std::string&>() == kind->name) return *kind;
     simulated.push_back(kind->name);
   }
-  // Every other kind of SCENARIO.md (and any unknown name) gets the same answer: not simulated.
+  // Every other kind of docs/scenario.md (and any unknown name) gets the same answer: not simulated.
   std::string expected = simulated.size() == 1 ? "" : "one of ";  // appended: g++ 12 -Wrestrict misfires on "..." + string
   expected += list(simulated, "\"");
   expected += simulated.size() == 1 ? " (the only broker kind this version simulates)" : " (the broker kinds this version simulates)";

@@ -22,7 +22,7 @@ struct BrokerKind {
   // consumers, the keys it adds to the common ones (workload.cpp, consumers.cpp).
   Keys broker_keys, queue_keys, producer_keys, consumer_keys;
   // Validates the whole "broker" object (kind included) and fills context.queue_names;
-  // nullptr for a kind SCENARIO.md names that this version does not simulate.
+  // nullptr for a kind docs/scenario.md names that this version does not simulate.
   BrokerSpec (*load)(const json& broker, Context& context) = nullptr;
   // Read the kind's own producer / consumer keys (present in `v` only if listed above).
   void (*load_producer)(const json& v, const std::string& path, ProducerSpec& producer) = nullptr;
@@ -31,7 +31,7 @@ struct BrokerKind {
   Keys keys(Section section) const;
 };
 
-// Every kind of SCENARIO.md, simulated or not; the first is the default for a missing broker.kind.
+// Every kind of docs/scenario.md, simulated or not; the first is the default for a missing broker.kind.
 std::span<const BrokerKind* const> broker_kinds();
 
 const BrokerKind& rabbitmq_classic();  // rabbitmq_classic.cpp

@@ -1,5 +1,5 @@
 // Amazon SQS standard queues: the message path. The rules, and the sources, are in
-// amazon_sqs.hpp; SEMANTICS.md part 2 section 6 has the table.
+// amazon_sqs.hpp; docs/semantics.md part 2 section 6 has the table.
 #include "models/brokers/amazon_sqs.hpp"
 
 #include <algorithm>

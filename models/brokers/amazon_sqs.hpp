@@ -1,4 +1,4 @@
-// Amazon SQS standard queues (broker.kind "amazon-sqs"; SEMANTICS.md part 2, sections 6 and 7):
+// Amazon SQS standard queues (broker.kind "amazon-sqs"; docs/semantics.md part 2, sections 6 and 7):
 // a pull broker whose clock runs while a client holds a message. Rules and where they live:
 //   amazon_sqs.cpp          send (queue delay), ReceiveMessage batches, the visibility timeout
 //                           and its lapse (a duplicate when the client still holds the message),

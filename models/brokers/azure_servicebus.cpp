@@ -1,6 +1,6 @@
 // Azure Service Bus: the message path (enqueue, scheduled activation, lazy expiry, delivery under
 // a peek-lock, lock lapse, abandon, dead-lettering, settlement). The rules are listed in
-// azure_servicebus.hpp with their sources in SEMANTICS.md part 2 section 5.
+// azure_servicebus.hpp with their sources in docs/semantics.md part 2 section 5.
 #include "models/brokers/azure_servicebus.hpp"
 
 #include <algorithm>

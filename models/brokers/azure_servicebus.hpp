@@ -1,4 +1,4 @@
-// Azure Service Bus queues (SEMANTICS.md part 1 "004" and part 2 section 5): where a RabbitMQ
+// Azure Service Bus queues (docs/semantics.md part 1 "004" and part 2 section 5): where a RabbitMQ
 // prefetch buffer holds messages with no broker clock running, a Service Bus client holds them
 // *locked*, and the lock clock runs from the moment the broker sends them.
 //
@@ -43,7 +43,7 @@
 // session) and holds it until the session has nothing left, and a session has at most one
 // message out at a time, so its messages are handled in order by one client. A crashed client's
 // sessions are free again. When a receive meets an expired message of a session, every waiting
-// message of that session expires with it (seed 004; unverified, SEMANTICS.md D6).
+// message of that session expires with it (seed 004; unverified, docs/semantics.md D6).
 //                                                                      azure_servicebus_sessions.cpp
 #pragma once
 

@@ -81,7 +81,7 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
       return j;
     }
     // Seed 004 (message-expiration.md, "expiration for session-enabled entities"): one expired
-    // message expires every message of its session; locked ones stay protected. SEMANTICS.md D6
+    // message expires every message of its session; locked ones stay protected. docs/semantics.md D6
     // found it in no English version of the page: unverified, kept as the seed states it.
     const std::int64_t id = lock_of(j).session;
     std::set<std::pair<std::uint64_t, std::uint32_t>> rest;

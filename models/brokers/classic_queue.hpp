@@ -1,4 +1,4 @@
-// A RabbitMQ classic queue's ready list and its head-expiry timer (SEMANTICS.md part 2, sec. 1).
+// A RabbitMQ classic queue's ready list and its head-expiry timer (docs/semantics.md part 2, sec. 1).
 //
 // Messages are held in publication order (by a per-queue sequence number); a requeued message
 // goes back to its original position. Expiry is evaluated only at the head: expired messages
@@ -26,7 +26,7 @@ struct Message {
 
 // Where a returned (requeued) message goes. Classic queues: back to its original position.
 // Quorum queues with a delivery limit: to the returns queue, served before every ready message in
-// return order; without a limit: to the tail, as a new message (SEMANTICS.md part 2, D3).
+// return order; without a limit: to the tail, as a new message (docs/semantics.md part 2, D3).
 enum class RequeueTo : std::uint8_t { OriginalPosition, Returns, Tail };
 
 class ClassicQueue {
@@ -69,7 +69,6 @@ class ClassicQueue {
     count(m, -1);
     return m;
   }
-  std::uint64_t ready_bytes() const { return ready_bytes_; }
   // Ready messages of jobs created after the warm-up, and their bytes: what the statistics see.
   std::uint64_t counted_ready() const { return counted_ready_; }
   std::uint64_t counted_ready_bytes() const { return counted_ready_bytes_; }

@@ -1,5 +1,5 @@
 // RabbitMQ classic queues: the message path. Every handler is named after the broker step it
-// models; the rule each follows is in SEMANTICS.md part 2 (sections 1 and 4), cited where it
+// models; the rule each follows is in docs/semantics.md part 2 (sections 1 and 4), cited where it
 // matters.
 #include "models/brokers/rabbitmq_classic.hpp"
 
@@ -19,7 +19,7 @@ RabbitMqClassic::RabbitMqClassic(World& w, RequeueTo requeue_to) : w_(w) {
   dispatchers_.resize(nq);
   channels_.resize(w.consumers.size());
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
-  // RabbitMQ 4.3 no longer evaluates consumer timeouts for classic queues (SEMANTICS.md D2).
+  // RabbitMQ 4.3 no longer evaluates consumer timeouts for classic queues (docs/semantics.md D2).
   consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value() && w.s.broker.version != "4.3";
 }
 
@@ -51,7 +51,7 @@ void RabbitMqClassic::on_event(const sim::Event& ev) {
 void RabbitMqClassic::publish(std::uint32_t j) { enqueue(j, w_.jobs[j].queue, false); }
 
 // rabbit_amqqueue_process: overflow check, then attempt_delivery, then enqueue + drop-head +
-// head-expiry pass (SEMANTICS.md "ordering of checks at publish").
+// head-expiry pass (docs/semantics.md "ordering of checks at publish").
 void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
   ClassicQueue& Q = queues_[q];
   const QueueSpec& spec = Q.spec();
@@ -102,7 +102,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
   bool head_dropped = false;
   if (spec.overflow == Overflow::DropHead) {
     while (Q.over_limit()) {
-      // An already-expired head is dropped as maxlen, not expired (SEMANTICS.md D8).
+      // An already-expired head is dropped as maxlen, not expired (docs/semantics.md D8).
       const Message m = Q.pop_head();
       head_dropped = true;
       w_.decide(w_.jobs[m.job], spec.dead_letter_index >= 0 ? Outcome::DeadLettered : Outcome::Lost);
@@ -141,7 +141,7 @@ void RabbitMqClassic::dispatch(int q) {
   ClassicQueue& Q = queues_[q];
   bool fetched = false;
   while (!Q.empty() && !dispatchers_[q].empty()) {
-    // Expired messages are never delivered (SEMANTICS.md D1): an overdue head goes first.
+    // Expired messages are never delivered (docs/semantics.md D1): an overdue head goes first.
     if (Q.head_expired(w_.now)) {
       expire(Q.pop_head().job, q);
     } else {

@@ -1,4 +1,4 @@
-// RabbitMQ classic queues (SEMANTICS.md part 2, sections 1 and 4): head-only TTL expiry with
+// RabbitMQ classic queues (docs/semantics.md part 2, sections 1 and 4): head-only TTL expiry with
 // the ensure_ttl_timer rounding, dead-lettering with cycle detection, max-length in its three
 // overflow modes, requeue to the original position, round-robin dispatch with prefetch credit and
 // consumer priorities, the delivery acknowledgement timeout on the channel tick, x-expires with

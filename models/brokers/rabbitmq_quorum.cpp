@@ -1,5 +1,5 @@
 // RabbitMQ quorum queues: the steps that differ from a classic queue (rabbit_fifo, v4.2.9 and
-// main for 4.3), each with its rule from SEMANTICS.md part 2 section 2.
+// main for 4.3), each with its rule from docs/semantics.md part 2 section 2.
 #include "models/brokers/rabbitmq_quorum.hpp"
 
 #include <algorithm>

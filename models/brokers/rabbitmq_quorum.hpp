@@ -1,4 +1,4 @@
-// RabbitMQ quorum queues (SEMANTICS.md part 2, section 2): what differs from a classic queue.
+// RabbitMQ quorum queues (docs/semantics.md part 2, section 2): what differs from a classic queue.
 // Dispatch, channels, dead-lettering and restarts are the classic broker's (RabbitMqClassic);
 // here are the returns queue or tail requeue, the delivery limit and what counts toward it by
 // version, TTL 0 living 1 ms, x-expires on the 5 s Ra tick and not renewed by declares, the

@@ -1,2 +1,0 @@
-// Keeps the library non-empty while it is being written; harmless afterwards.
-namespace brokersim::analytic { int analytic_anchor = 0; }
