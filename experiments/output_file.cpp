@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <iostream>
 #include <mutex>
 #include <stdexcept>
 #include <sys/stat.h>
@@ -26,6 +27,10 @@ constexpr std::size_t kPathMax = 4096;
 std::array<char[kPathMax], kSlots> g_paths{};
 std::array<std::atomic<bool>, kSlots> g_used{};
 std::mutex g_mutex;
+
+// Every signal whose default action ends the process: a partial file must not outlive it
+// (SIGPIPE: a reader closed the FIFO or pipe an output streams into).
+constexpr int kFatalSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
 
 void on_signal(int sig) {
   for (int i = 0; i < kSlots; ++i)
@@ -95,11 +100,70 @@ bool is_character_device(const std::string& path) {
 
 std::string reason(int error) { return error ? std::strerror(error) : "write failed"; }
 
+// The file a path finally names, following symlinks even when the last one dangles: writing
+// through a link replaces its target and keeps the link (ln -s missing.csv out.csv; then
+// --trace out.csv creates missing.csv). Gives up after 40 links, as the kernel does (ELOOP).
+std::string final_target(const std::string& path) {
+  fs::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    std::error_code ec;
+    const fs::path next = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? p.string() : canonical.string();
+}
+
+// The mode a new file gets from open(..., 0666): the umask read once (umask() both reads and
+// sets it, so it is read before any thread runs: the first output is opened by the main thread).
+mode_t new_file_mode() {
+  static const mode_t mode = [] {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return static_cast<mode_t>(0666 & ~mask);
+  }();
+  return mode;
+}
+
+// Partial files are named by this process and a counter, short whatever the target's name (a
+// valid 255-byte name stays valid), hidden, and created exclusively: never an existing file or a
+// link planted at the name.
+std::atomic<unsigned> g_partial_counter{0};
+
 }  // namespace
 
 void install_interrupt_cleanup() {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  for (int sig : kFatalSignals) std::signal(sig, on_signal);
+}
+
+namespace {
+FdStreamBuf* g_stdout_buf = nullptr;
+}  // namespace
+
+void guard_standard_streams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int held = ::open("/dev/null", O_RDONLY);
+    if (held >= 0 && held != fd) {
+      ::dup2(held, fd);
+      ::close(held);
+    }
+  }
+  static FdStreamBuf buf;
+  buf.attach(1);
+  g_stdout_buf = &buf;
+  std::cout.rdbuf(&buf);
+}
+
+std::string finish_standard_output() {
+  if (!g_stdout_buf) return "";
+  std::cout.flush();
+  if (!g_stdout_buf->error() && std::cout) return "";
+  return std::string("standard output: cannot write (") + reason(g_stdout_buf->error()) + ")";
 }
 
 bool is_standard_output(const std::string& path) { return path == "-" || descriptor_of(path) == 1; }
@@ -197,22 +261,23 @@ OutputFile::OutputFile(std::string path, std::ostream* standard_output) : path_(
     buf_.attach(fd_);
     return;
   }
-  // A symlink is followed: its target is replaced, the link stays.
-  std::error_code ec;
+  // A symlink is followed, a dangling one too: its target is replaced, the link stays.
   struct stat old {};
-  const bool existed = ::stat(path_.c_str(), &old) == 0;
-  target_ = existed ? fs::canonical(path_, ec).string() : path_;
-  if (ec) target_ = path_;
-  temp_ = target_ + ".part." + std::to_string(::getpid());
-  slot_ = register_partial(temp_);
-  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  target_ = final_target(path_);
+  const bool existed = ::stat(target_.c_str(), &old) == 0;
+  final_mode_ = existed ? (old.st_mode & 07777) : new_file_mode();  // a replaced file keeps its permissions
+  const fs::path folder = fs::path(target_).parent_path();
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    temp_ = (folder / (".brokersim." + std::to_string(::getpid()) + "." + std::to_string(g_partial_counter++) + ".part")).string();
+    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd_ < 0 && errno != EEXIST) break;
+  }
   if (fd_ < 0) {
     const int e = errno;
-    unregister_partial(slot_);
-    slot_ = -1;
+    temp_.clear();  // not ours: never unlinked
     fail("cannot open for writing", e);
   }
-  if (existed) (void)::fchmod(fd_, old.st_mode & 07777);  // replacing a file keeps its permissions
+  slot_ = register_partial(temp_);
   buf_.attach(fd_);
 }
 
@@ -239,6 +304,7 @@ void OutputFile::commit() {
   }
   out_->flush();
   if (!*out_ || buf_.error()) fail("cannot write", buf_.error());
+  if (mode_ == Mode::Replace && ::fchmod(fd_, final_mode_) != 0) fail("cannot write (setting its mode)", errno);
   if (mode_ == Mode::Replace && ::fsync(fd_) != 0) fail("cannot write (flushing to disk)", errno);
   const int fd = fd_;
   fd_ = -1;

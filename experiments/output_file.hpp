@@ -1,8 +1,8 @@
 // Output files appear under their final name only when complete: written beside the target
 // (same folder, so the rename is atomic), flushed to disk, and renamed into place on commit(); the
 // folder is flushed after the rename, so a power cut leaves the old file or the new one, never an
-// empty one. If the process is interrupted (SIGINT, SIGTERM), the signal handler removes every
-// file still being written, so an interrupted command leaves the target either complete from an
+// empty one. If the process is ended by a signal (SIGINT, SIGTERM, SIGPIPE, ...), the handler
+// removes every file still being written, so an interrupted command leaves the target either complete from an
 // earlier run, or absent.
 //
 // A target that is not a regular file (a FIFO, /dev/null, a terminal, /dev/stdout, a socket) is
@@ -18,9 +18,18 @@
 
 namespace brokersim {
 
-// Install the SIGINT/SIGTERM handler that removes partial outputs (then dies of the signal, as
-// the default action would). Called once by the CLI.
+// Install the handler that removes partial outputs on every signal that ends the process by
+// default (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ), then dies of the signal, as the
+// default action would. Called once by the CLI.
 void install_interrupt_cleanup();
+
+// Standard output as a checked stream: std::cout writes through a descriptor buffer that keeps the
+// first write error, and a closed descriptor 0, 1 or 2 is held by /dev/null opened read-only (so
+// no output file can take its number and receive what was meant for the terminal, and writing to
+// it fails as writing to a closed stdout does). finish_standard_output() flushes and returns the
+// error message ("" when every byte was written).
+void guard_standard_streams();
+std::string finish_standard_output();
 
 // True when `path` is written in place rather than replaced: "-", an existing non-regular file
 // (device, FIFO, socket, directory), or a /dev/fd/N-style name of an open descriptor.
@@ -83,6 +92,7 @@ class OutputFile {
   std::ostream file_{&buf_};
   std::ostream* out_ = &file_;
   int slot_ = -1;  // index in the signal handler's list of partial files
+  unsigned final_mode_ = 0644;  // the partial file is 0600 until it is complete
   bool committed_ = false;
 };
 
