@@ -56,7 +56,7 @@ namespace brokersim {
 
 namespace {
 
-constexpr double kNs = 1e9;
+constexpr double kNs = sim::kNsPerSF;
 
 std::string fmt(double v, int prec = 6) {
   if (std::isnan(v)) return "-";

@@ -58,9 +58,7 @@ std::string format_ms(Time t) {
 }  // namespace
 
 std::string incomplete_run(const Scenario& scenario, const RunResult& result) {
-  if (result.stop_reason == "max_in_system" || result.stop_reason == "max_events" ||
-      result.stop_reason == "zero_time_loop")
-    return result.stop_reason;
+  if (stopped_by_limit(result.stop_reason)) return std::string(stop_reason_name(result.stop_reason));
   if (result.end_time < scenario.warmup) return "before_warmup";
   if (result.generated == 0) return "no_job_measured";
   return "";

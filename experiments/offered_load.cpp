@@ -21,7 +21,7 @@ Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
   Rate r;
   switch (a.kind) {
     case ArrivalSpec::Kind::Poisson: r.mean = a.rate_per_s; break;
-    case ArrivalSpec::Kind::Periodic: r.mean = a.every > 0 ? 1e9 / static_cast<double>(a.every) : 0.0; break;
+    case ArrivalSpec::Kind::Periodic: r.mean = a.every > 0 ? sim::kNsPerSF / static_cast<double>(a.every) : 0.0; break;
     case ArrivalSpec::Kind::AtTimes: {
       const double span = a.at.empty() ? 0.0 : span_ms(s, sim::to_ms(a.at.back()));
       r.mean = span > 0 ? 1000.0 * static_cast<double>(a.at.size()) / span : 0.0;
@@ -57,10 +57,10 @@ double mean_service_ms(const ProducerSpec& p) {
   if (p.arrivals.kind == ArrivalSpec::Kind::Trace) {
     // Trace rows may carry their own service time; the others draw from service_ms.
     double sum = 0;
-    for (const auto& row : p.arrivals.trace) sum += row.service ? sim::to_ms(*row.service) : p.service.mean() / 1e6;
+    for (const auto& row : p.arrivals.trace) sum += row.service ? sim::to_ms(*row.service) : p.service.mean() / sim::kNsPerMsF;
     return p.arrivals.trace.empty() ? 0.0 : sum / static_cast<double>(p.arrivals.trace.size());
   }
-  return p.service.mean() / 1e6;
+  return p.service.mean() / sim::kNsPerMsF;
 }
 
 std::string fmt(const char* f, double v) {
@@ -105,8 +105,8 @@ std::vector<std::string> scenario_warnings(const Scenario& s) {
   for (std::size_t p = 0; p < s.producers.size(); ++p) {
     const ProducerSpec& spec = s.producers[p];
     const double service = mean_service_ms(spec);
-    if (spec.deadline && spec.deadline->mean() / 1e6 < service)
-      out.push_back("producers." + std::to_string(p) + ".deadline_ms (mean " + fmt("%g", spec.deadline->mean() / 1e6) +
+    if (spec.deadline && spec.deadline->mean() / sim::kNsPerMsF < service)
+      out.push_back("producers." + std::to_string(p) + ".deadline_ms (mean " + fmt("%g", spec.deadline->mean() / sim::kNsPerMsF) +
                     " ms) is shorter than the mean service time (" + fmt("%g", service) +
                     " ms): most jobs cannot finish on time; check the units (milliseconds)");
   }

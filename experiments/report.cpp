@@ -22,10 +22,10 @@ template <class H>
 nlohmann::ordered_json wait_json(const H& h) {
   nlohmann::ordered_json w;
   w["count"] = h.count();
-  w["mean"] = h.mean() / 1e6;
-  w["p50"] = h.quantile(0.50) / 1e6;
-  w["p95"] = h.quantile(0.95) / 1e6;
-  w["p99"] = h.quantile(0.99) / 1e6;
+  w["mean"] = h.mean() / sim::kNsPerMsF;
+  w["p50"] = h.quantile(0.50) / sim::kNsPerMsF;
+  w["p95"] = h.quantile(0.95) / sim::kNsPerMsF;
+  w["p99"] = h.quantile(0.99) / sim::kNsPerMsF;
   w["max"] = sim::to_ms(h.max());
   return w;
 }
@@ -234,7 +234,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   run["measured_s"] = r.measured_s;
   run["events"] = r.events;
   run["peak_in_system"] = r.peak_in_system;
-  run["stop_reason"] = r.stop_reason;
+  run["stop_reason"] = stop_reason_name(r.stop_reason);
   // Only with warmup_ms "auto", so that every other run's JSON stays as it was.
   if (scenario.auto_warmup) {
     run["warmup_ms"] = sim::to_ms(scenario.warmup);
@@ -245,7 +245,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
 
 void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << s.name << "\", seed " << s.seed
-      << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << r.stop_reason
+      << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << stop_reason_name(r.stop_reason)
       << ")\n";
   if (s.auto_warmup) {
     out << "Warm-up chosen by MSER-5 on the " << (s.auto_warmup->stale ? "stale indicator" : "sojourn")
@@ -286,11 +286,11 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << fmt("%.2f", share(r.stale_on_receipt))
       << "% were already stale when a consumer received them (their budget was spent before delivery),\n  "
       << fmt("%.2f", share(r.stale_in_local_buffer)) << "% went stale waiting in a consumer's local (prefetch) buffer.\n"
-      << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / 1e6) << " ms in the broker queue (delivered jobs";
+      << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / sim::kNsPerMsF) << " ms in the broker queue (delivered jobs";
   if (r.wait_queue_expired.count() > 0)
     out << "; the " << grouped(r.wait_queue_expired.count()) << " that expired there waited "
-        << fmt("%.1f", r.wait_queue_expired.mean() / 1e6) << " ms";
-  out << "), " << fmt("%.1f", r.wait_transit.mean() / 1e6) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / 1e6)
+        << fmt("%.1f", r.wait_queue_expired.mean() / sim::kNsPerMsF) << " ms";
+  out << "), " << fmt("%.1f", r.wait_transit.mean() / sim::kNsPerMsF) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / sim::kNsPerMsF)
       << " ms in the consumers' local buffers.\n\n";
 
   out << "Outcomes                          jobs        %\n";
@@ -312,8 +312,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   auto row = [&](const char* label, const sim::Histogram& h) {
     char line[192];
     std::snprintf(line, sizeof line, "  %-32s %10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", label,
-                  grouped(h.count()).c_str(), h.mean() / 1e6, h.quantile(0.5) / 1e6,
-                  h.quantile(0.95) / 1e6, h.quantile(0.99) / 1e6, sim::to_ms(h.max()));
+                  grouped(h.count()).c_str(), h.mean() / sim::kNsPerMsF, h.quantile(0.5) / sim::kNsPerMsF,
+                  h.quantile(0.95) / sim::kNsPerMsF, h.quantile(0.99) / sim::kNsPerMsF, sim::to_ms(h.max()));
     out << line;
   };
   row("queue    (enqueue -> delivery)", r.wait_queue);
@@ -361,8 +361,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     std::snprintf(line, sizeof line, " %10s %10.2f %12.2f\n", grouped(q.max_ready).c_str(), q.mean_ready, q.mean_unacked);
     out << line;
   }
-  if (r.stop_reason == "max_in_system" || r.stop_reason == "max_events" || r.stop_reason == "zero_time_loop")
-    out << "\nWARNING: the run was stopped early by a limit (" << r.stop_reason
+  if (stopped_by_limit(r.stop_reason))
+    out << "\nWARNING: the run was stopped early by a limit (" << stop_reason_name(r.stop_reason)
         << "); the figures above cover only the simulated part.\n";
 }
 

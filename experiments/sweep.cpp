@@ -107,7 +107,7 @@ void flatten(const ojson& j, const std::string& prefix, bool top, std::vector<st
 }
 
 bool limited(const RunResult& r) {
-  return r.stop_reason == "max_in_system" || r.stop_reason == "max_events" || r.stop_reason == "zero_time_loop";
+  return stopped_by_limit(r.stop_reason);
 }
 
 double now_s() {

@@ -186,7 +186,7 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
     qr.ready_at_end = b.ready;  // every message: the state the run ends in
     qr.max_bytes = b.max_bytes;
     qr.mean_bytes = b.bytes_tw.mean(now);
-    qr.byte_seconds = b.bytes_tw.area(now) / 1e9;
+    qr.byte_seconds = b.bytes_tw.area(now) / sim::kNsPerSF;
     qr.deletions = b.deletions;
     r.queues.push_back(qr);
   }
@@ -199,7 +199,7 @@ void Ledger::finish(Time now, JobPool& jobs, const std::vector<Consumer>& consum
   finish_windows(now);
   for (std::size_t g = 0; g < s_.consumers.size(); ++g) {
     GroupFleetResult fr;
-    fr.consumer_seconds = replica_tw_[g].area(now) / 1e9;
+    fr.consumer_seconds = replica_tw_[g].area(now) / sim::kNsPerSF;
     fr.slot_seconds = fr.consumer_seconds * s_.consumers[g].slots;
     fr.mean_replicas = r.measured_s > 0 ? fr.consumer_seconds / r.measured_s : replicas_[g];
     fr.peak_replicas = peak_replicas_[g];

@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/death_reason.hpp"
@@ -110,6 +111,28 @@ struct WindowResult {
 // What a consumer group cost over the measured span (after the warm-up): a replica counts from
 // its request (start_ms, or the autoscaler's decision, so its start latency is paid) until its
 // connection closes after it left.
+// Why a run ended: its span ("time"), all requested jobs settled ("jobs"), nothing left to happen
+// ("drained"), or a limit: "max_in_system", "max_events", "zero_time_loop" (more than 50 million
+// events at one simulated instant: time stopped moving). A run stopped by a limit is incomplete.
+enum class StopReason : std::uint8_t { Time, Jobs, Drained, MaxInSystem, MaxEvents, ZeroTimeLoop };
+inline constexpr StopReason kStopReasons[] = {StopReason::Time, StopReason::Jobs, StopReason::Drained,
+                                              StopReason::MaxInSystem, StopReason::MaxEvents, StopReason::ZeroTimeLoop};
+// The name in outputs and docs ("max_in_system").
+constexpr std::string_view stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::Time: return "time";
+    case StopReason::Jobs: return "jobs";
+    case StopReason::Drained: return "drained";
+    case StopReason::MaxInSystem: return "max_in_system";
+    case StopReason::MaxEvents: return "max_events";
+    case StopReason::ZeroTimeLoop: return "zero_time_loop";
+  }
+  return "";
+}
+constexpr bool stopped_by_limit(StopReason r) {
+  return r == StopReason::MaxInSystem || r == StopReason::MaxEvents || r == StopReason::ZeroTimeLoop;
+}
+
 struct GroupFleetResult {
   double consumer_seconds = 0, slot_seconds = 0;
   double mean_replicas = 0;
@@ -151,10 +174,7 @@ struct RunResult {
   std::uint64_t events = 0;
   Time end_time = 0;
   std::uint64_t peak_in_system = 0;
-  // Why the run ended: "time", "jobs" (all requested jobs settled), "drained" (nothing left to
-  // happen), or a limit: "max_in_system", "max_events", "zero_time_loop" (more than 50 million
-  // events at one simulated instant: time stopped moving).
-  std::string stop_reason;
+  StopReason stop_reason = StopReason::Drained;
 };
 
 // One job of the job-level series (warmup_ms "auto"): its creation time and the metric's value

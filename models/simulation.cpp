@@ -119,19 +119,19 @@ RunResult Simulation::run() {
   start();
   RunResult& r = w_.ledger.r;
   const Scenario& s = w_.s;
-  r.stop_reason = "drained";
+  r.stop_reason = StopReason::Drained;
   bool by_time = false;
   while (!w_.events.empty()) {
     const sim::Event ev = w_.events.top();
     if (s.stop_time && ev.time > *s.stop_time) {
       by_time = true;
-      r.stop_reason = "time";
+      r.stop_reason = StopReason::Time;
       break;
     }
     w_.events.pop();
     w_.now = ev.time;
     if (++r.events > s.limits.max_events) {
-      r.stop_reason = "max_events";
+      r.stop_reason = StopReason::MaxEvents;
       break;
     }
     if (ev.time != instant_) {
@@ -140,7 +140,7 @@ RunResult Simulation::run() {
     } else if (++events_at_instant_ > kMaxEventsAtOneInstant) {
       // Simulated time stopped moving: e.g. a consumer requeueing an expired job that the
       // broker, with zero latencies, redelivers at once, forever.
-      r.stop_reason = "zero_time_loop";
+      r.stop_reason = StopReason::ZeroTimeLoop;
       break;
     }
     handle(ev);
@@ -148,7 +148,7 @@ RunResult Simulation::run() {
     if (past_a_limit()) break;
   }
   // A run given a time span covers all of it, even when nothing happened towards its end.
-  if (s.stop_time && (by_time || r.stop_reason == "drained")) w_.now = *s.stop_time;
+  if (s.stop_time && (by_time || r.stop_reason == StopReason::Drained)) w_.now = *s.stop_time;
   if (w_.opt.progress && r.events > 0x3fffff) *w_.opt.progress << '\n';
   RunResult result;
   w_.ledger.finish(w_.now, w_.jobs, w_.consumers, result);
@@ -158,11 +158,11 @@ RunResult Simulation::run() {
 bool Simulation::past_a_limit() {
   RunResult& r = w_.ledger.r;
   if (w_.jobs.live() > w_.s.limits.max_in_system) {
-    r.stop_reason = "max_in_system";
+    r.stop_reason = StopReason::MaxInSystem;
     return true;
   }
   if (w_.s.stop_jobs && w_.ledger.created_total >= *w_.s.stop_jobs && w_.ledger.settled()) {
-    r.stop_reason = "jobs";
+    r.stop_reason = StopReason::Jobs;
     return true;
   }
   return false;

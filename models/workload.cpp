@@ -27,7 +27,7 @@ Time Producer::next_arrival() {
   const ArrivalSpec& a = spec_->arrivals;
   switch (a.kind) {
     case ArrivalSpec::Kind::Poisson:
-      last_ += to_time(arrival_rng_.exponential(1e9 / a.rate_per_s));
+      last_ += to_time(arrival_rng_.exponential(sim::kNsPerSF / a.rate_per_s));
       return last_;
     case ArrivalSpec::Kind::Periodic:
       // The first job at time 0, then one every `every`.
@@ -56,7 +56,7 @@ Time Producer::next_arrival() {
           t = next_step;
           continue;
         }
-        const Time candidate = t + to_time(arrival_rng_.exponential(1e9 / rate));
+        const Time candidate = t + to_time(arrival_rng_.exponential(sim::kNsPerSF / rate));
         if (candidate < next_step) return last_ = candidate;
         t = next_step;
       }

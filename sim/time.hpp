@@ -18,14 +18,20 @@ inline constexpr Time kNsPerMs = 1'000'000;
 // nanoseconds reach 9.2e18, so sums of a few such times cannot overflow.
 inline constexpr double kMaxMs = 1.0e12;
 
-inline Time from_ms(double ms) { return static_cast<Time>(std::llround(ms * 1e6)); }
+inline constexpr double kNsPerMsF = 1e6;  // for arithmetic in double: ns -> ms
+inline constexpr double kNsPerSF = 1e9;   // ns -> s
+
+inline Time from_ms(double ms) { return static_cast<Time>(std::llround(ms * kNsPerMsF)); }
 
 // Nearest integer nanosecond, half away from zero, as llround, without libm's call: this runs
 // several times per simulated job. Exact for |x| < 2^52, far beyond any simulated duration.
 inline Time round_ns(double x) {
   return x >= 0 ? static_cast<Time>(x + 0.5) : -static_cast<Time>(0.5 - x);
 }
-inline constexpr double to_ms(Time t) { return static_cast<double>(t) / 1e6; }
+inline constexpr double to_ms(Time t) { return static_cast<double>(t) / kNsPerMsF; }
+// A duration or time-weighted area held in ns (a double), in ms or s.
+inline constexpr double ns_to_ms(double ns) { return ns / kNsPerMsF; }
+inline constexpr double ns_to_s(double ns) { return ns / kNsPerSF; }
 
 // Exact decimal milliseconds of a time, for CSV outputs: "3599910.000123", "5", "-0.5". No
 // exponent and no rounding: printed as a double with 6 significant digits, a time after 1,000 s

@@ -369,6 +369,6 @@ TEST_CASE("amazon-sqs random scenarios keep every job in exactly one outcome") {
     CHECK(run.result.generated == 400);
     CHECK(sum == 400);
     CHECK(run.trace.size() == 400);
-    CHECK(run.result.stop_reason == "jobs");
+    CHECK(run.result.stop_reason == brokersim::StopReason::Jobs);
   }
 }

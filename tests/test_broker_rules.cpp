@@ -300,7 +300,7 @@ TEST_CASE("stop.jobs ends the run once that many jobs were generated and all are
   CHECK(run.result.generated == 50);
   CHECK(run.outcome(Outcome::InSystem) == 0);
   CHECK(run.outcome(Outcome::CompletedOnTime) == 50);
-  CHECK(run.result.stop_reason == "jobs");
+  CHECK(run.result.stop_reason == brokersim::StopReason::Jobs);
 }
 
 TEST_CASE("warm-up: only jobs created after it are counted") {

@@ -247,7 +247,7 @@ TEST_CASE("autoscale: syncs keep no run alive - a run stopping on its jobs ends 
   doc["producers"][0]["service_ms"] = 10;
   doc["consumers"][1] = doc["consumers"][0];
   const auto run = run_scenario(doc.dump());
-  CHECK(run.result.stop_reason == "drained");
+  CHECK(run.result.stop_reason == brokersim::StopReason::Drained);
   CHECK(run.outcome(Outcome::CompletedOnTime) == 1);
   CHECK(run.result.end_time <= 60 * kS);  // the consumer-timeout channel tick is the last event
 }
@@ -285,7 +285,7 @@ std::string jobs_stopped_run(const nlohmann::json& group) {
 void check_sampled_to_the_end(const brokersim::test::Run& run) {
   REQUIRE(!run.series.empty());
   const double end_ms = static_cast<double>(run.result.end_time) / 1e6;
-  CHECK(run.result.stop_reason == "jobs");
+  CHECK(run.result.stop_reason == brokersim::StopReason::Jobs);
   CHECK(end_ms > 9000);  // 200 jobs at 20/s
   CHECK(run.series.back().at("time_ms") > end_ms - 500);
   CHECK(run.series.back().at("time_ms") <= end_ms);

@@ -282,7 +282,7 @@ Distribution distribution(const json& v, const std::string& path, Range range) {
     return duration ? non_negative(x, at) : any_number(x, at);
   };
   static constexpr std::string_view kKinds[] = {"const", "exp", "uniform", "normal", "lognormal", "empirical"};
-  if (v.is_number()) return Distribution::constant(value(v, path)).scaled(1e6);
+  if (v.is_number()) return Distribution::constant(value(v, path)).scaled(sim::kNsPerMsF);
   if (!v.is_object()) {
     fail(path, std::string(duration ? "a duration" : "a distribution") +
                    ": a number or an object with one of " + list(kKinds),
@@ -328,7 +328,7 @@ Distribution distribution(const json& v, const std::string& path, Range range) {
     for (std::size_t i = 0; i < p.size(); ++i) xs.push_back(value(p[i], join(at, i)));
     d = Distribution::empirical(std::move(xs));
   }
-  return d.scaled(1e6);
+  return d.scaled(sim::kNsPerMsF);
 }
 
 Distribution optional_distribution(const json& object, const std::string& key, const std::string& path, Range range) {
