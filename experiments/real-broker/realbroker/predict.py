@@ -1,0 +1,88 @@
+"""brokersim's predictions: `brokersim run --json` on exactly the replayed jobs (as written and
+with the calibrated latencies), and with its own random streams over replications (the band)."""
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+
+from .observed import OUTCOMES, quantile
+from .workload import write_trace
+
+
+def predict(brokersim, scenario_path, sets, replications):
+    def run(rep):
+        cmd = [brokersim, "run", scenario_path, "--json"] + sum((["--set", s] for s in sets), [])
+        if rep:
+            cmd += ["--replication", str(rep)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+        return json.loads(p.stdout)
+    base = run(0)
+    spread = None
+    if replications > 1:
+        fr = {k: [] for k in OUTCOMES}
+        extra = {"wait_ms.sojourn.p95": [], "wait_ms.queue.mean": [], "wait_ms.local.mean": [], "goodput_per_s": []}
+        for rep in range(replications):
+            j = base if rep == 0 else run(rep)
+            for k in OUTCOMES:
+                fr[k].append(j.get("fraction", {}).get(k, 0.0))
+            extra["wait_ms.sojourn.p95"].append(j["wait_ms"]["sojourn"]["p95"])
+            extra["wait_ms.queue.mean"].append(j["wait_ms"]["queue"]["mean"])
+            extra["wait_ms.local.mean"].append(j["wait_ms"]["local"]["mean"])
+            extra["goodput_per_s"].append(j["goodput_per_s"])
+        def band(xs):
+            xs = sorted(xs)
+            return {"mean": round(statistics.fmean(xs), 5), "p2.5": round(quantile(xs, 0.025), 5),
+                    "p97.5": round(quantile(xs, 0.975), 5)}
+        spread = {"replications": replications,
+                  "fraction": {k: band(v) for k, v in fr.items() if any(v)},
+                  **{k: band(v) for k, v in extra.items()}}
+    return base, spread
+
+
+
+# What this harness measured on loopback (README): classic, the settle-to-next-receipt gap of
+# prefetch 1 (~1.5 ms); quorum, publish to receipt with credit to spare (~3.7 ms, the Raft commit
+# of the enqueue before the queue delivers) and the same ~0.5 ms for the settle to reach the queue.
+CALIBRATED_LATENCY_MS = {"rabbitmq-classic": (1.0, 0.5), "rabbitmq-quorum": (3.5, 0.5)}
+
+
+def calibrated_latency(args, scn):
+    if args.calibrated_latency_ms == "auto":
+        return CALIBRATED_LATENCY_MS[scn["broker"].get("kind", "rabbitmq-classic")]
+    return args.calibrated_latency_ms
+
+
+def calibration_sets(args, scn):
+    out = []
+    pair = calibrated_latency(args, scn)
+    if pair:
+        out += ["broker.delivery_latency_ms=%g" % pair[0], "broker.ack_latency_ms=%g" % pair[1]]
+    return out + list(args.calibrated_set)
+
+
+def calibration_record(args, scn):
+    pair = calibrated_latency(args, scn)
+    return {"delivery": pair[0], "ack": pair[1]} if pair else None
+
+
+def same_jobs_predictions(scenario_path, sets, scn, schedules, args):
+    """brokersim on exactly the replayed jobs (as written, and with the calibration overrides)."""
+    tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
+    try:
+        trace_sets = []
+        for i, sch in enumerate(schedules):
+            path = os.path.join(tracedir, "producer-%d.csv" % i)
+            write_trace(path, sch)
+            trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
+        predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
+        calibrated = None
+        if calibration_sets(args, scn):
+            calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args, scn), 1)
+    finally:
+        shutil.rmtree(tracedir, ignore_errors=True)
+    return predicted, calibrated
