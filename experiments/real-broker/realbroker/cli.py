@@ -3,20 +3,19 @@ or re-predict them on one private node, or print the tables, list the cases, wri
 scenarios, run the self-test."""
 
 import argparse
-import copy
 import json
 import os
 import signal
 import subprocess
 import sys
+import unittest
 
 from . import HERE, REPO
-from .cases import all_cases, grid_scenario, qgrid_scenario, qlimit_scenarios, write_grid_scenarios
+from .cases import all_cases, write_grid_scenarios
 from .client import need_pika
 from .node import PrivateBroker
-from .observed import classify, observed_metrics
 from .results import print_table, repredict_case, run_case
-from .subset import Unsupported, apply_set, brokersim_version_for, check_subset, queue_arguments
+from .subset import Unsupported, apply_set, check_subset
 
 
 def latency_pair(text):
@@ -31,84 +30,13 @@ def latency_pair(text):
 
 
 def self_test():
-    """--self-test: the harness's own rules without a broker (subset, queue arguments, version
-    mapping, classification of returned jobs, per-delivery counting). Exit 0 if they all hold."""
-    failures = []
-
-    def check(what, got, want):
-        if got != want:
-            failures.append("%s: got %r, want %r" % (what, got, want))
-
-    def refusal(scn):
-        try:
-            check_subset(scn)
-            return None
-        except Unsupported as e:
-            return str(e).split(":")[0]
-
-    q = qgrid_scenario(2, 1, 0.8)
-    check("qgrid accepted", refusal(q), None)
-    for scn in qlimit_scenarios():
-        check("%s accepted" % scn["name"], refusal(scn), None)
-    bad = copy.deepcopy(q)
-    bad["broker"]["queues"]["work"]["overflow"] = "reject-publish-dlx"
-    check("quorum reject-publish-dlx", refusal(bad), "broker.queues.work.overflow")
-    bad = copy.deepcopy(q)
-    bad["broker"]["queues"]["work"]["delivery_limit"] = -2
-    check("delivery_limit -2", refusal(bad), "broker.queues.work.delivery_limit")
-    bad = copy.deepcopy(q)
-    bad["broker"]["queues"]["work"]["max_length"] = 10
-    del bad["broker"]["queues"]["work"]["dead_letter_to"]
-    check("drop-head without a target", refusal(bad), "broker.queues.work.max_length")
-    bad = grid_scenario(2, 1, 0.8)
-    bad["broker"]["queues"]["work"]["delivery_limit"] = 3
-    check("delivery_limit on classic", refusal(bad), "broker.queues.work.delivery_limit")
-    bad = copy.deepcopy(q)
-    bad["consumers"][0]["on_expired"] = "drop"
-    check("on_expired drop", refusal(bad), "consumers.0.on_expired")
-
-    check("quorum args", queue_arguments({"delivery_limit": 2, "dead_letter_to": "dlq"}, "rabbitmq-quorum", "3.13"),
-          {"x-queue-type": "quorum", "x-delivery-limit": 2, "x-dead-letter-exchange": "",
-           "x-dead-letter-routing-key": "dlq"})
-    check("4.2 default limit", queue_arguments({}, "rabbitmq-quorum", "4.2").get("x-delivery-limit"), 20)
-    check("3.13 no default limit", "x-delivery-limit" in queue_arguments({}, "rabbitmq-quorum", "3.13"), False)
-    check("-1 declares no limit", "x-delivery-limit" in queue_arguments({"delivery_limit": -1}, "rabbitmq-quorum", "4.2"),
-          False)
-    check("classic args", queue_arguments({}, "rabbitmq-classic"), {"x-queue-type": "classic"})
-    for node, want in (("3.10.8", "3.13"), ("4.1.4", "4.0"), ("4.2.1", "4.2"), ("4.3.0", "4.3"), ("?", None)):
-        check("version for %s" % node, brokersim_version_for(node), want)
-
-    base = {"created": 0.0, "published": 0.1, "expires_at": 100.0}
-    dl = lambda reason, t: {"t": t, "reason": reason, "from": "work", "to": "dlq", "expiration_prop": None}
-    check("returned, back in the queue at T", classify(dict(base, received=1.0, requeues=1), 200)[0], "in_system")
-    check("returned, then past the limit",
-          classify(dict(base, received=1.0, requeues=3, dead_letters=[dl("delivery_limit", 150)]), 200)[0],
-          "dead_lettered")
-    check("returned, then its TTL", classify(dict(base, received=1.0, requeues=1, dead_letters=[dl("expired", 150)]),
-                                             200)[0], "expired_in_queue")
-    check("dead letter after T", classify(dict(base, received=1.0, requeues=1, dead_letters=[dl("delivery_limit", 250)]),
-                                          200)[0], "in_system")
-    check("refused publish", classify(dict(base, refused_at_publish=0.2), 200)[0], "rejected_at_publish")
-    check("rejected, received stale", classify(dict(base, received=1.0, rejected=120.0, rejected_received=110.0), 200)[0],
-          "expired_in_transit")
-
-    # three deliveries of one job (two returns), the third past T: two counted, one redelivery
-    job = dict(base, producer=0, scheduled=0.0, service=10.0, deliveries=3, received=1.0, requeues=2,
-               consumer=0, queue_waits=[(1.0, 0.9), (5.0, 2.0), (250.0, 3.0)],
-               local_waits=[(2.0, 1.0), (6.0, 1.0)])
-    scn = qlimit_scenarios()[0]
-    raw = {"jobs": [job], "stop_ms": 200.0, "t_end": 200.0, "stop_reason": "time", "work": "work",
-           "monitor": {}, "dlq_received": {}, "consumers": [], "errors": []}
-    m = observed_metrics(scn, raw)
-    check("delivered by T", m["queues"]["work"]["delivered"], 2)
-    check("redeliveries by T", m["redeliveries"], 1)
-    check("queue waits per delivery", m["wait_ms"]["queue"]["count"], 2)
-    check("delivery_limit reason kept on quorum", "delivery_limit" in m["queues"]["work"]["dead_lettered_by_reason"], True)
-
-    for f in failures:
-        print("self-test FAILED:", f, file=sys.stderr)
-    print("self-test: %d failure(s)" % len(failures))
-    return 1 if failures else 0
+    """--self-test: the harness's own rules without a broker or brokersim, the unittest suite in
+    tests/ (tests/test_harness.py). Exit 0 if they all hold."""
+    suite = unittest.defaultTestLoader.discover(os.path.join(HERE, "tests"))
+    result = unittest.TextTestRunner().run(suite)
+    failures = len(result.failures) + len(result.errors)
+    print("self-test: %d failure(s)" % failures)
+    return 0 if result.wasSuccessful() and result.testsRun else 1
 
 
 def parser(description):
