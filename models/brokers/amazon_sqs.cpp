@@ -121,10 +121,9 @@ void AmazonSqs::dispatch(int q) {
   const QueueSpec& spec = w_.s.broker.queues[q];
   bool took = false;
   while (Q.visible_count > 0 && !dispatchers_[q].empty()) {
-    const int ci = dispatchers_[q].take();
+    const int ci = take_turn(dispatchers_[q], clients_);
     Consumer& c = w_.consumers[ci];
-    Client& cl = clients_[ci];
-    cl.in_ring = false;
+    const ClientRecord& cl = clients_[ci];
     const auto want = std::min<std::size_t>(capacity(c) - cl.held.size(), static_cast<std::size_t>(c.spec().batch_size));
     Time latency = -1;  // one response: one latency for the whole batch
     std::size_t got = 0;
@@ -158,7 +157,7 @@ void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   ++m.token;
   m.state = State::InFlight;
   w_.sent(job, q, ci, job.redelivered);
-  hold(clients_[ci], j);
+  clients_[ci].hold(w_.jobs, j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
   Queue& Q = queues_[q];
   Q.lapses.push_back(Queue::Lapse{sim::add_sat(w_.now, w_.s.broker.queues[q].visibility_timeout), j, m.token});

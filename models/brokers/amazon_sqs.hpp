@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "models/broker.hpp"
-#include "models/brokers/dispatcher.hpp"
+#include "models/brokers/client_record.hpp"
 #include "models/job.hpp"
 #include "models/scenario.hpp"
 
@@ -110,20 +110,10 @@ class AmazonSqs : public Broker {
     std::uint32_t lapse_gen = 0;
   };
 
-  // The client as the broker knows it: the messages it holds.
-  struct Client {
-    bool open = false;
-    bool in_ring = false;
-    bool cancelled = false;  // a client shutting down stops polling
-    std::vector<std::uint32_t> held;
-  };
-
   Message& msg(std::uint32_t j);
   std::uint32_t capacity(const Consumer& c) const;
   bool has_room(const Consumer& c) const;
   void give_room(Consumer& c);
-  void hold(Client& cl, std::uint32_t j);
-  void release(Client& cl, std::uint32_t j);
 
   // amazon_sqs.cpp
   void enter(std::uint32_t j, int q);  // a message arrives in queue q (sent or redriven)
@@ -153,7 +143,7 @@ class AmazonSqs : public Broker {
   World& w_;
   std::vector<Queue> queues_;
   std::vector<Dispatcher> dispatchers_;
-  std::vector<Client> clients_;  // by consumer index
+  std::vector<ClientRecord> clients_;  // by consumer index: the messages each holds (in flight)
   std::vector<Message> messages_;  // by job pool index, grown on demand
   bool down_ = false;
   Time up_at_ = 0;

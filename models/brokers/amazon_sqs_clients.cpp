@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "models/brokers/amazon_sqs.hpp"
-#include "models/brokers/held.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
@@ -14,37 +13,23 @@ std::uint32_t AmazonSqs::capacity(const Consumer& c) const {
 }
 
 bool AmazonSqs::has_room(const Consumer& c) const {
-  const Client& cl = clients_[c.index()];
-  return cl.open && !cl.cancelled && cl.held.size() < capacity(c);
+  const ClientRecord& cl = clients_[c.index()];
+  return cl.listening() && cl.held.size() < capacity(c);
 }
 
 void AmazonSqs::give_room(Consumer& c) {
-  Client& cl = clients_[c.index()];
-  if (!cl.in_ring && has_room(c)) {
-    dispatchers_[c.queue()].add(c.index(), c.spec().priority);
-    cl.in_ring = true;
-  }
+  clients_[c.index()].rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_room(c); });
 }
-
-void AmazonSqs::hold(Client& cl, std::uint32_t j) { brokersim::hold(cl.held, w_.jobs, j); }
-
-void AmazonSqs::release(Client& cl, std::uint32_t j) { unhold(cl.held, w_.jobs, j); }
 
 // A managed endpoint: a client can always connect; during an outage its receives return nothing.
 bool AmazonSqs::open_connection(Consumer& /*c*/) { return true; }
 
 // A client that is stopping (its group leaves) polls no more; what it received stays in flight
 // until it deletes it or its visibility lapses.
-void AmazonSqs::cancel(Consumer& c) {
-  Client& cl = clients_[c.index()];
-  cl.cancelled = true;
-  if (cl.in_ring) dispatchers_[c.queue()].erase(c.index());
-  cl.in_ring = false;
-}
+void AmazonSqs::cancel(Consumer& c) { clients_[c.index()].cancel(dispatchers_[c.queue()], c.index()); }
 
 void AmazonSqs::consume(Consumer& c) {
-  clients_[c.index()].open = true;
-  clients_[c.index()].cancelled = false;
+  clients_[c.index()].subscribe();
   give_room(c);
   dispatch(c.queue());
 }
@@ -53,10 +38,8 @@ void AmazonSqs::consume(Consumer& c) {
 // until its visibility lapses. Its stale copies (ghosts) go with it; a delete or visibility change
 // it had already sent still arrives.
 void AmazonSqs::close_connection(Consumer& c) {
-  Client& cl = clients_[c.index()];
-  cl.open = false;
-  if (cl.in_ring) dispatchers_[c.queue()].erase(c.index());
-  cl.in_ring = false;
+  ClientRecord& cl = clients_[c.index()];
+  cl.close(dispatchers_[c.queue()], c.index());
   const std::vector<std::uint32_t> held = std::exchange(cl.held, {});
   for (std::uint32_t j : held) {
     Job& job = w_.jobs[j];
@@ -81,7 +64,7 @@ void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
     throw InvariantError("amazon-sqs: a consumer rejected or deferred a message (the loader refuses on_expired reject and defer)");
   const int ci = job.consumer;
   const bool held = job.unacked_pos != kNoIndex;
-  if (held) release(clients_[ci], j);
+  if (held) clients_[ci].unhold(w_.jobs, j);
   if (job.ghost) {
     settle_ghost(j);
   } else {

@@ -175,7 +175,7 @@ void AzureServiceBus::dispatch(int q) {
     if (w_.jobs[j].queue_expiry <= w_.now) {
       expire(j, q);
     } else {
-      deliver(j, q, dispatchers_[q].take());
+      deliver(j, q, take_turn(dispatchers_[q], receivers_));
     }
   }
   if (popped) ready_changed(q);
@@ -187,11 +187,10 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
   Job& job = w_.jobs[j];
   Consumer& c = w_.consumers[static_cast<std::size_t>(ci)];
   Receiver& r = receivers_[static_cast<std::size_t>(ci)];
-  r.in_ring = false;
   Lock& lock = lock_of(j);
   w_.sent(job, q, ci, lock.deliveries > 0);
   ++lock.deliveries;
-  track(r, j);
+  r.hold(w_.jobs, j);
   if (!receive_and_delete(c)) {
     w_.ledger.unacked_changed(q, w_.now, job, +1);
     ++lock.epoch;
@@ -201,10 +200,7 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
     entities_[q].lock_ends.push_back(Entity::LockEnd{lock.locked_until, j, job.gen, lock.epoch});
     if (!entities_[q].lock_timer_armed) arm_lock_timer(q);
   }
-  if (has_credit(c)) {
-    dispatchers_[q].add(ci, 0);
-    r.in_ring = true;
-  }
+  if (has_credit(c)) r.join(dispatchers_[q], ci, 0);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -327,7 +323,7 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
   if (job.gen != gen) return;  // voided: its client crashed
   Consumer& c = w_.consumers[static_cast<std::size_t>(job.consumer)];
   const int q = job.queue;
-  untrack(receivers_[static_cast<std::size_t>(c.index())], j);
+  receivers_[static_cast<std::size_t>(c.index())].unhold(w_.jobs, j);
   if (job.ghost) {
     w_.drop_ghost(j);
   } else if (receive_and_delete(c)) {

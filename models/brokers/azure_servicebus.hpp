@@ -55,7 +55,7 @@
 #include <vector>
 
 #include "models/broker.hpp"
-#include "models/brokers/dispatcher.hpp"
+#include "models/brokers/client_record.hpp"
 #include "models/consumer.hpp"
 #include "models/death_reason.hpp"
 #include "models/job.hpp"
@@ -112,14 +112,10 @@ class AzureServiceBus final : public Broker {
     std::uint32_t idle_gen = 0;
     bool deleted = false;
   };
-  // What the broker knows of a client: the messages it holds against its PrefetchCount.
-  struct Receiver {
-    bool open = false;
-    bool in_ring = false;
-    bool reconnect_when_up = false;
-    bool cancelled = false;           // a processor shutting down receives nothing new
-    std::vector<std::uint32_t> held;  // positions in Job::unacked_pos
-    int sessions = 0;                 // sessions it has accepted
+  // What the broker knows of a client: the messages it holds against its PrefetchCount, and the
+  // sessions it has accepted.
+  struct Receiver : ClientRecord {
+    int sessions = 0;
   };
   // Per job (by pool index): its peek-lock. `epoch` grows whenever the pending lock end is void
   // (settled, renewed by execution, lapsed), so a stale Ev::Lease is ignored.
@@ -136,8 +132,6 @@ class AzureServiceBus final : public Broker {
   bool receive_and_delete(const Consumer& c) const { return c.spec().receive_and_delete; }
   bool has_credit(const Consumer& c) const;
   void give_credit(Consumer& c);
-  void track(Receiver& r, std::uint32_t j);
-  void untrack(Receiver& r, std::uint32_t j);
 
   void enqueue(std::uint32_t j, int q, bool dead_letter);
   void push_ready(std::uint32_t j, int q, bool returned);

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "models/brokers/azure_servicebus.hpp"
-#include "models/brokers/held.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
@@ -14,38 +13,26 @@ bool AzureServiceBus::has_credit(const Consumer& c) const {
   const Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
   const int spec_prefetch = c.spec().prefetch;
   const std::size_t cap = static_cast<std::size_t>(spec_prefetch > 0 ? spec_prefetch : c.slots());
-  return r.open && !r.cancelled && r.held.size() < cap;
+  return r.listening() && r.held.size() < cap;
 }
 
 void AzureServiceBus::give_credit(Consumer& c) {
-  Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
-  if (!r.in_ring && has_credit(c)) {
-    dispatchers_[static_cast<std::size_t>(c.queue())].add(c.index(), 0);
-    r.in_ring = true;
-  }
+  receivers_[static_cast<std::size_t>(c.index())].rejoin(dispatchers_[static_cast<std::size_t>(c.queue())], c.index(), 0,
+                                                        [&] { return has_credit(c); });
 }
 
-void AzureServiceBus::track(Receiver& r, std::uint32_t j) { hold(r.held, w_.jobs, j); }
-
-void AzureServiceBus::untrack(Receiver& r, std::uint32_t j) { unhold(r.held, w_.jobs, j); }
-
 bool AzureServiceBus::open_connection(Consumer& c) {
-  if (down_) receivers_[static_cast<std::size_t>(c.index())].reconnect_when_up = true;
-  return !down_;
+  return connect_unless_down(receivers_[static_cast<std::size_t>(c.index())], down_);
 }
 
 // A processor that is stopping (its group leaves) receives nothing new; what it holds stays
 // locked to it until it settles it or its lock lapses.
 void AzureServiceBus::cancel(Consumer& c) {
-  Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
-  r.cancelled = true;
-  if (r.in_ring) dispatchers_[static_cast<std::size_t>(c.queue())].erase(c.index());
-  r.in_ring = false;
+  receivers_[static_cast<std::size_t>(c.index())].cancel(dispatchers_[static_cast<std::size_t>(c.queue())], c.index());
 }
 
 void AzureServiceBus::consume(Consumer& c) {
-  receivers_[static_cast<std::size_t>(c.index())].open = true;
-  receivers_[static_cast<std::size_t>(c.index())].cancelled = false;
+  receivers_[static_cast<std::size_t>(c.index())].subscribe();
   Entity& E = entities_[static_cast<std::size_t>(c.queue())];
   ++E.receivers;
   ++E.idle_gen;  // a listening client keeps the queue active
@@ -60,12 +47,10 @@ void AzureServiceBus::consume(Consumer& c) {
 void AzureServiceBus::close_connection(Consumer& c) {
   Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
   const int q = c.queue();
-  r.open = false;
-  if (r.in_ring) dispatchers_[static_cast<std::size_t>(q)].erase(c.index());
-  r.in_ring = false;
+  r.close(dispatchers_[static_cast<std::size_t>(q)], c.index());
   const std::vector<std::uint32_t> held = r.held;
   for (std::uint32_t j : held) {
-    untrack(r, j);
+    r.unhold(w_.jobs, j);
     Job& job = w_.jobs[j];
     if (job.ghost) {
       w_.drop_ghost(j);
@@ -139,12 +124,7 @@ void AzureServiceBus::down(Time duration) {
 
 void AzureServiceBus::up() {
   down_ = false;
-  for (auto& c : w_.consumers) {
-    Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
-    if (!r.reconnect_when_up) continue;
-    r.reconnect_when_up = false;
-    c.connect(w_);
-  }
+  reconnect_waiting(receivers_, w_.consumers, w_);
   for (std::size_t q = 0; q < entities_.size(); ++q) dispatch(static_cast<int>(q));
 }
 

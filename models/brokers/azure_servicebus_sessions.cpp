@@ -112,8 +112,7 @@ void AzureServiceBus::dispatch_sessions(int q) {
   Dispatcher& ring = dispatchers_[static_cast<std::size_t>(q)];
   bool popped = false;
   while (!ring.empty()) {
-    const int ci = ring.take();
-    receivers_[static_cast<std::size_t>(ci)].in_ring = false;
+    const int ci = take_turn(ring, receivers_);
     const std::uint64_t before = entities_[q].ready;
     const std::uint32_t j = next_for(q, ci);
     popped = popped || entities_[q].ready != before;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "models/brokers/held.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
@@ -115,12 +114,11 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
 
 void RabbitMqClassic::deliver(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
-  const int ci = dispatchers_[q].take();
+  const int ci = take_turn(dispatchers_[q], channels_);
   Consumer& c = w_.consumers[ci];
   Channel& ch = channels_[ci];
-  ch.in_ring = false;
   w_.sent(job, q, ci, job.redelivered);
-  track(ch, j);
+  ch.hold(w_.jobs, j);
   unacked_changed(q, job, +1);
   if (consumer_timeout_on_ && !ch.ticking) {
     // Ticks keep their phase from the channel's opening, so the timeout fires in [T, T + 60 s].
@@ -129,10 +127,7 @@ void RabbitMqClassic::deliver(std::uint32_t j, int q) {
     ch.ticking = true;
   }
   if (message_lock_ != sim::kNever) w_.at(w_.now + message_lock_, Ev::Lease, j, job.gen);
-  if (has_credit(ch, c)) {
-    dispatchers_[q].add(ci, c.spec().priority);
-    ch.in_ring = true;
-  }
+  if (has_credit(ch, c)) ch.join(dispatchers_[q], ci, c.spec().priority);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -238,7 +233,7 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   }
   Consumer& c = w_.consumers[job.consumer];
   const int q = job.queue;
-  untrack(channels_[job.consumer], j);
+  channels_[job.consumer].unhold(w_.jobs, j);
   unacked_changed(q, job, -1);
   switch (job.ack) {
     case Job::Ack::Ack: w_.leave(j); break;
@@ -265,25 +260,12 @@ void RabbitMqClassic::settle_ghost(std::uint32_t j) {
 // Credit: the prefetch window and the channel's unacked deliveries.
 bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
   const auto prefetch = c.spec().prefetch == 0 ? unlimited_prefetch_ : static_cast<std::uint32_t>(c.spec().prefetch);
-  return ch.open && !ch.cancelled && ch.ghosts.empty() && (prefetch == 0 || ch.unacked < prefetch);
-}
-
-void RabbitMqClassic::track(Channel& ch, std::uint32_t j) {
-  hold(ch.unacked_jobs, w_.jobs, j);
-  ++ch.unacked;
-}
-
-void RabbitMqClassic::untrack(Channel& ch, std::uint32_t j) {
-  unhold(ch.unacked_jobs, w_.jobs, j);
-  --ch.unacked;
+  return ch.listening() && ch.ghosts.empty() && (prefetch == 0 || ch.held.size() < prefetch);
 }
 
 void RabbitMqClassic::give_credit(Consumer& c) {
   Channel& ch = channels_[c.index()];
-  if (!ch.in_ring && has_credit(ch, c)) {
-    dispatchers_[c.queue()].add(c.index(), c.spec().priority);
-    ch.in_ring = true;
-  }
+  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c); });
 }
 
 void RabbitMqClassic::ready_changed(int q) {

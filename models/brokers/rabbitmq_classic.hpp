@@ -15,7 +15,7 @@
 
 #include "models/broker.hpp"
 #include "models/brokers/classic_queue.hpp"
-#include "models/brokers/dispatcher.hpp"
+#include "models/brokers/client_record.hpp"
 #include "models/ledger.hpp"
 #include "sim/rng.hpp"
 
@@ -46,28 +46,21 @@ class RabbitMqClassic : public Broker {
   // rabbit_channel's channel_tick_interval: the consumer timeout is evaluated once per tick.
   static constexpr Time kChannelTick = Time{60'000} * sim::kNsPerMs;
 
-  // What the broker keeps per consumer: its channel. The prefetch window counts deliveries not
-  // yet acked *at the broker*, so deliveries in transit and acks in flight both use it up.
-  struct Channel {
-    bool open = false;
-    bool in_ring = false;
-    bool cancelled = false;  // basic.cancel: no credit until the next consume
-    std::uint32_t unacked = 0;
-    std::vector<std::uint32_t> unacked_jobs;
+  // What the broker keeps per consumer: its channel. Its held deliveries are the unacked ones:
+  // the prefetch window counts deliveries not yet acked *at the broker*, so deliveries in transit
+  // and acks in flight both use it up. basic.cancel: no credit until the next consume.
+  struct Channel : ClientRecord {
     // `epoch` grows whenever the channel closes, voiding its pending ticks; the consumer-timeout
     // tick runs every 60 s from `opened_at` while deliveries are unacked.
     std::uint32_t epoch = 0;
     Time opened_at = 0;
     bool ticking = false;
-    bool reconnect_when_up = false;
     // Deliveries the queue took back while the client still holds them (a quorum queue's
     // consumer timeout in 4.3): their stale copies, ghosts. The consumer gets nothing new until
     // its client has settled them all (rabbit_fifo's `timeout` status, maybe_untimeout/2).
     std::vector<std::uint32_t> ghosts;
   };
   bool has_credit(const Channel& ch, const Consumer& c) const;
-  void track(Channel& ch, std::uint32_t j);
-  void untrack(Channel& ch, std::uint32_t j);
   void give_credit(Consumer& c);
 
   // rabbit_amqqueue_process

@@ -19,14 +19,12 @@ void RabbitMqClassic::start() {
 }
 
 bool RabbitMqClassic::open_connection(Consumer& c) {
-  if (down_) channels_[c.index()].reconnect_when_up = true;  // nothing to connect to yet
-  return !down_;
+  return connect_unless_down(channels_[c.index()], down_);
 }
 
 void RabbitMqClassic::consume(Consumer& c) {
   Channel& ch = channels_[c.index()];
-  ch.open = true;
-  ch.cancelled = false;
+  ch.subscribe();
   ch.opened_at = w_.now;
   ch.ticking = false;
   ClassicQueue& Q = queues_[c.queue()];
@@ -39,12 +37,7 @@ void RabbitMqClassic::consume(Consumer& c) {
 }
 
 // basic.cancel: out of the dispatch ring, and no credit until the client consumes again.
-void RabbitMqClassic::cancel(Consumer& c) {
-  Channel& ch = channels_[c.index()];
-  ch.cancelled = true;
-  if (ch.in_ring) dispatchers_[c.queue()].erase(c.index());
-  ch.in_ring = false;
-}
+void RabbitMqClassic::cancel(Consumer& c) { channels_[c.index()].cancel(dispatchers_[c.queue()], c.index()); }
 
 // The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
 // was still on the wire) is requeued at its original position, redelivered.
@@ -53,17 +46,15 @@ void RabbitMqClassic::close_connection(Consumer& c) { close_connection(c, Return
 void RabbitMqClassic::close_connection(Consumer& c, Return why) {
   const int q = c.queue();
   Channel& ch = channels_[c.index()];
-  ch.open = false;
+  ch.close(dispatchers_[q], c.index());
   ++ch.epoch;
   ch.ticking = false;
-  if (ch.in_ring) dispatchers_[q].erase(c.index());
-  ch.in_ring = false;
   // The client's stale copies of deliveries the queue took back die with it.
   for (std::uint32_t j : ch.ghosts) w_.drop_ghost(j);
   ch.ghosts.clear();
-  const std::vector<std::uint32_t> unacked = ch.unacked_jobs;
+  const std::vector<std::uint32_t> unacked = ch.held;
   for (std::uint32_t j : unacked) {
-    untrack(ch, j);
+    ch.unhold(w_.jobs, j);
     ++w_.jobs[j].gen;  // its pending receive / completion / ack events are void now
     unacked_changed(q, w_.jobs[j], -1);
     requeue(j, why);
@@ -84,12 +75,12 @@ void RabbitMqClassic::close_channel(Consumer& c, Return why) {
 void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
   Channel& ch = channels_[c.index()];
   if (epoch != ch.epoch || !ch.open) return;
-  if (ch.unacked_jobs.empty()) {
+  if (ch.held.empty()) {
     ch.ticking = false;  // restarted, in phase, by the next delivery
     return;
   }
   Time oldest = sim::kNever;
-  for (std::uint32_t j : ch.unacked_jobs) oldest = std::min(oldest, w_.jobs[j].delivered);
+  for (std::uint32_t j : ch.held) oldest = std::min(oldest, w_.jobs[j].delivered);
   if (w_.now - oldest > *w_.s.broker.consumer_timeout) {
     ++w_.ledger.r.consumer_timeouts;
     close_channel(c, Return::Timeout);
@@ -169,12 +160,7 @@ void RabbitMqClassic::up() {
     drop_expired(static_cast<int>(q));
     restart_lease(static_cast<int>(q));
   }
-  for (auto& c : w_.consumers) {
-    Channel& ch = channels_[c.index()];
-    if (!ch.reconnect_when_up) continue;
-    ch.reconnect_when_up = false;
-    c.connect(w_);
-  }
+  reconnect_waiting(channels_, w_.consumers, w_);
   for (std::size_t q = 0; q < queues_.size(); ++q) dispatch(static_cast<int>(q));
 }
 

@@ -61,17 +61,14 @@ void RabbitMqQuorum::on_message_lock(std::uint32_t j, std::uint32_t gen) {
   const int q = job.queue;
   const int ci = job.consumer;
   Channel& ch = channels_[ci];
-  untrack(ch, j);
+  ch.unhold(w_.jobs, j);
   unacked_changed(q, job, -1);
   ++w_.ledger.r.consumer_timeouts;
   const std::uint32_t live = w_.take_back(j);  // `job` may dangle from here on
   ch.ghosts.push_back(j);
   if (returns_.size() <= live) returns_.resize(std::max<std::size_t>(live + 1, returns_.size() * 2), 0);
   returns_[live] = returns_[j];
-  if (ch.in_ring) {  // in timeout status: out of the ring until its client has settled the ghost
-    dispatchers_[q].erase(ci);
-    ch.in_ring = false;
-  }
+  ch.leave(dispatchers_[q], ci);  // in timeout status: out of the ring until its client has settled the ghost
   requeue(live, Return::Timeout);
   dispatch(q);
 }

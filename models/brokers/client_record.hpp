@@ -1,0 +1,104 @@
+// What a broker knows of one client, whichever broker it is: whether the client is subscribed,
+// whether it waits in its queue's dispatch ring for a message, and the deliveries it holds
+// unsettled. RabbitMQ's channel, Service Bus's receiver and SQS's client are this record plus
+// their own few fields; the rules that differ (how much a client may hold, what happens to what
+// it held when it goes) stay with each broker.
+//
+// The ring and the `in_ring` flag must agree: a client is in the ring at most once, and a broker
+// never searches the ring to find out. Every change of either goes through the operations here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/brokers/dispatcher.hpp"
+#include "models/consumer.hpp"
+#include "models/job.hpp"
+
+namespace brokersim {
+
+struct ClientRecord {
+  bool open = false;               // subscribed on a live connection
+  bool cancelled = false;          // asked for nothing new (basic.cancel, a processor stopping)
+  bool in_ring = false;            // waiting in its queue's dispatch ring
+  bool reconnect_when_up = false;  // asked to connect while the broker was down
+  // The deliveries it holds unsettled, in no particular order: each job knows its position
+  // (Job::unacked_pos), so whichever one is settled leaves in O(1) (the last takes its place).
+  std::vector<std::uint32_t> held;
+
+  // Subscribed and not cancelled: whether it may be sent more is each broker's credit rule.
+  bool listening() const { return open && !cancelled; }
+
+  // It subscribes (again): a cancel before it is undone.
+  void subscribe() {
+    open = true;
+    cancelled = false;
+  }
+  // It wants nothing new: out of the ring until it subscribes again; what it holds stays its own.
+  void cancel(Dispatcher& ring, int ci) {
+    cancelled = true;
+    leave(ring, ci);
+  }
+  // Its connection is gone: out of the ring. What it held is for the broker to take back.
+  void close(Dispatcher& ring, int ci) {
+    open = false;
+    leave(ring, ci);
+  }
+
+  // Into the ring, at the tail of its priority level (the caller knows it is not in it).
+  void join(Dispatcher& ring, int ci, int priority) {
+    ring.add(ci, priority);
+    in_ring = true;
+  }
+  // Back into the ring if it is out of it and may take more (`may_take` is asked only then).
+  template <class MayTake>
+  void rejoin(Dispatcher& ring, int ci, int priority, MayTake&& may_take) {
+    if (!in_ring && may_take()) join(ring, ci, priority);
+  }
+  void leave(Dispatcher& ring, int ci) {
+    if (in_ring) ring.erase(ci);
+    in_ring = false;
+  }
+
+  void hold(JobPool& jobs, std::uint32_t j) {
+    jobs[j].unacked_pos = static_cast<std::uint32_t>(held.size());
+    held.push_back(j);
+  }
+  void unhold(JobPool& jobs, std::uint32_t j) {
+    const std::uint32_t pos = jobs[j].unacked_pos;
+    const std::uint32_t last = held.back();
+    held[pos] = last;
+    jobs[last].unacked_pos = pos;
+    held.pop_back();
+    jobs[j].unacked_pos = kNoIndex;
+  }
+};
+
+// The ring's next client: it leaves the ring for its turn (the broker puts it back at the tail if
+// it may still take more).
+template <class Record>
+int take_turn(Dispatcher& ring, std::vector<Record>& clients) {
+  const int ci = ring.take();
+  static_cast<ClientRecord&>(clients[static_cast<std::size_t>(ci)]).in_ring = false;
+  return ci;
+}
+
+// A client asks to connect: refused while the broker is down; the broker then connects it itself
+// once it is up (reconnect_waiting).
+inline bool connect_unless_down(ClientRecord& client, bool down) {
+  if (down) client.reconnect_when_up = true;
+  return !down;
+}
+
+// The broker is up again: every client refused meanwhile connects, in consumer order.
+template <class Record>
+void reconnect_waiting(std::vector<Record>& clients, std::vector<Consumer>& consumers, World& w) {
+  for (auto& c : consumers) {
+    ClientRecord& client = clients[static_cast<std::size_t>(c.index())];
+    if (!client.reconnect_when_up) continue;
+    client.reconnect_when_up = false;
+    c.connect(w);
+  }
+}
+
+}  // namespace brokersim
