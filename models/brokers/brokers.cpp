@@ -3,15 +3,14 @@
 #include "models/broker.hpp"
 #include "models/brokers/azure_servicebus.hpp"
 #include "models/brokers/amazon_sqs.hpp"
-#include "models/brokers/rabbitmq_classic.hpp"
-#include "models/brokers/rabbitmq_quorum.hpp"
+#include "models/brokers/rabbitmq.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
 
 std::unique_ptr<Broker> make_broker(World& w) {
-  if (w.s.broker.kind == "rabbitmq-classic") return std::make_unique<RabbitMqClassic>(w);
-  if (w.s.broker.kind == "rabbitmq-quorum") return std::make_unique<RabbitMqQuorum>(w);
+  if (w.s.broker.kind == "rabbitmq-classic") return std::make_unique<RabbitMq>(w, QueueType::Classic);
+  if (w.s.broker.kind == "rabbitmq-quorum") return std::make_unique<RabbitMq>(w, QueueType::Quorum);
   if (w.s.broker.kind == "azure-servicebus") return std::make_unique<AzureServiceBus>(w);
   if (w.s.broker.kind == "amazon-sqs") return std::make_unique<AmazonSqs>(w);
   // The loader refuses every other kind with a clear error; reaching here is a bug.

@@ -1,44 +1,112 @@
-// RabbitMQ quorum queues (docs/semantics.md part 2, section 2): what differs from a classic queue.
-// Dispatch, channels, dead-lettering and restarts are the classic broker's (RabbitMqClassic);
-// here are the returns queue or tail requeue, the delivery limit and what counts toward it by
-// version, TTL 0 living 1 ms, x-expires on the 5 s Ra tick and not renewed by declares, the
-// 2000 cap on "unlimited" prefetch, the consumer timeout in every version (4.3: per delivery, by
-// the queue), and at-least-once
-// dead-lettering.
+// RabbitMQ quorum queues (docs/semantics.md part 2, section 2): where a quorum queue's rules
+// differ from a classic queue's, and the state only quorum queues have. The returns queue or tail
+// requeue, the delivery limit and what counts toward it by version, TTL 0 living 1 ms, x-expires
+// on the 5 s Ra tick and not renewed by declares, the 2000 cap on "unlimited" prefetch, replicated
+// messages surviving restarts, the consumer timeout in 4.3 (per delivery, by the queue), and
+// at-least-once dead-lettering. The core (rabbitmq.hpp) asks these of every quorum queue; it
+// holds one QuorumRules for all its quorum queues (none: nothing allocated, nothing armed).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "models/brokers/rabbitmq_classic.hpp"
+#include "models/brokers/rabbitmq_queue.hpp"
+#include "models/death_reason.hpp"
+#include "models/job.hpp"
+#include "models/scenario.hpp"
 
 namespace brokersim {
 
-class RabbitMqQuorum final : public RabbitMqClassic {
+class RabbitMq;
+struct World;
+
+class QuorumRules {
  public:
-  explicit RabbitMqQuorum(World& w);
+  // `in_use`: the broker has quorum queues (without, the 4.3 message lock is never armed).
+  QuorumRules(const BrokerSpec& broker, std::size_t consumers, bool in_use);
 
   // The delivery limit in force for a queue: -1 = none (the spec's key, else the version's default).
   static std::int64_t delivery_limit(const QueueSpec& spec, const std::string& version);
 
+  // --- the questions the core asks of every queue's type (ClassicRules answers them too)
+  // Returned messages go to the returns queue with a limit, to the tail without (D3).
+  RequeueTo requeue_to(int q) const { return limits_[q] >= 0 ? RequeueTo::Returns : RequeueTo::Tail; }
+  // rabbit_fifo_client's ?UNLIMITED_PREFETCH_COUNT: prefetch 0 is capped.
+  std::uint32_t window(int prefetch) const {
+    return prefetch == 0 ? kUnlimitedPrefetch : static_cast<std::uint32_t>(prefetch);
+  }
+  // maybe_set_msg_ttl: min(queue TTL, message TTL) from the enqueue; update_expiry_header turns a
+  // TTL of 0 into enqueue + 1 ms. A message entering a queue (published or dead-lettered) is new
+  // there, so its delivery count starts again.
+  Time expiry(const RabbitQueue& Q, std::uint32_t j, const Job& job, Time now) {
+    returns_of(j) = 0;
+    const Time expiry = Q.expiry_for(now, job.message_ttl);
+    return expiry == now ? now + sim::kNsPerMs : expiry;
+  }
+  // TTL 0 is not the classic "deliver now or discard" (D7).
+  bool discards_at_once(const RabbitQueue& /*Q*/, const Job& /*job*/, Time /*now*/) const { return false; }
+  // x-expires: rabbit_fifo:is_expired/2 on the Ra tick, Ts > LastActive + Expires with no
+  // consumers; LastActive is the declaration or the last consumer leaving (declares do not renew
+  // it). Ticks are at multiples of 5 s, so the first tick strictly after the lease end deletes.
+  Time lease_end(Time now, Time expires) const { return (sim::add_sat(now, expires) / kRaTick + 1) * kRaTick; }
+  bool declare_renews_lease() const { return false; }
+  // Replicated and persisted whatever the message's delivery mode.
+  bool survives_restart(const Job& /*job*/) const { return true; }
+
+  // --- the delivery limit (rabbitmq_quorum.cpp)
+  // A delivery came back: true if the queue disposed of it (past the limit) instead of requeueing.
+  bool returned_past_limit(RabbitMq& mq, std::uint32_t j, ReturnCause why);
+
+  // --- 4.3's consumer timeout: a lock per delivery, and the ghosts it leaves with the client
+  // How long a delivery may stay unsettled before the queue takes it back; kNever = no lock.
+  Time message_lock() const { return message_lock_; }
+  void on_message_lock(RabbitMq& mq, std::uint32_t j, std::uint32_t gen);
+  // The consumer is in the `timeout` status: its client still holds stale copies (ghosts) of
+  // deliveries the queue took back, and gets nothing new until it has settled them all.
+  bool in_timeout(int ci) const { return !ghosts_.empty() && !ghosts_[static_cast<std::size_t>(ci)].empty(); }
+  void settle_ghost(RabbitMq& mq, std::uint32_t j);
+  // The client's connection is gone: its stale copies die with it.
+  void drop_ghosts(World& w, int ci);
+
+  // --- at-least-once dead-lettering
+  // at-least-once needs reject-publish on the source (with drop-head the broker falls back to
+  // at-most-once) and a target.
+  static bool holds_dead_letters(const QueueSpec& source) {
+    return source.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
+  }
+  void dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason why);
+  // Dead-letters from queue q its target has not accepted yet: they count toward q's length.
+  std::uint64_t held_from(int q) const { return held_from_.empty() ? 0 : held_from_[static_cast<std::size_t>(q)]; }
+  // While the dead-letter worker republishes, a dead-letter goes into its target at once rather
+  // than by a later hop (the next message of the same pass must see it there).
+  bool dead_letters_at_once() const { return at_once_; }
+  // Queue `target`'s length changed: held dead-letters for it may go now. (Asked at every change
+  // of every queue's length, so one flag answers whether there is anything to do.)
+  void target_changed(RabbitMq& mq, int target) {
+    if (may_release_) release_held(mq, target);
+  }
+  // Queue q was deleted: its unconfirmed dead-letters go with it.
+  void queue_deleted(World& w, int q);
+
  private:
   // rabbit_quorum_queue's ?TICK_INTERVAL: x-expires is checked on this tick.
   static constexpr Time kRaTick = Time{5'000} * sim::kNsPerMs;
-  // rabbit_fifo_client's ?UNLIMITED_PREFETCH_COUNT.
   static constexpr std::uint32_t kUnlimitedPrefetch = 2000;
 
-  Time queue_expiry(std::uint32_t j, int q) override;
-  bool returned_past_limit(std::uint32_t j, Return why) override;
-  void on_message_lock(std::uint32_t j, std::uint32_t gen) override;
-  void restart_lease(int q) override;
-  void on_lease_end(int q, std::uint32_t gen) override;
-  void dead_letter(std::uint32_t j, int q, DeathReason why) override;
-  void ready_changed(int q) override;
-  bool holds_dead_letters(int q) const;
-  void release_held(int target);
+  std::uint32_t& returns_of(std::uint32_t j) {
+    if (returns_.size() <= j) returns_.resize(std::max<std::size_t>(j + 1, returns_.size() * 2), 0);
+    return returns_[j];
+  }
+  void release_held(RabbitMq& mq, int target);
+  void held_changed() { may_release_ = !held_.empty() && !releasing_; }
 
-  std::vector<std::int64_t> limits_;   // by queue, -1 = none
-  std::vector<std::uint32_t> returns_; // by job index: returns that counted toward the limit
+  std::vector<std::int64_t> limits_;    // by queue, -1 = none
+  std::vector<std::uint32_t> returns_;  // by job index: returns that counted toward the limit
+  bool v43_ = false;
+  Time message_lock_ = sim::kNever;
+  std::vector<std::vector<std::uint32_t>> ghosts_;  // by consumer index, with a message lock only
   // At-least-once dead-letters their target refused: (job, source queue, reason), oldest first.
   struct Held {
     std::uint32_t job;
@@ -46,7 +114,10 @@ class RabbitMqQuorum final : public RabbitMqClassic {
     DeathReason why;
   };
   std::vector<Held> held_;
+  std::vector<std::uint64_t> held_from_;  // by source queue, with at-least-once queues only
   bool releasing_ = false;
+  bool may_release_ = false;  // held_ is not empty and no release pass is running
+  bool at_once_ = false;
 };
 
 }  // namespace brokersim

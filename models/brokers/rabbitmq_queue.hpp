@@ -1,10 +1,12 @@
-// A RabbitMQ classic queue's ready list and its head-expiry timer (docs/semantics.md part 2, sec. 1).
+// A RabbitMQ queue's ready list and its head-expiry timer (docs/semantics.md part 2, sections 1
+// and 2), of either queue type.
 //
-// Messages are held in publication order (by a per-queue sequence number); a requeued message
-// goes back to its original position. Expiry is evaluated only at the head: expired messages
+// Messages are held in publication order (by a per-queue sequence number); a returned message
+// goes where its type puts it (RequeueTo). Expiry is evaluated only at the head: expired messages
 // behind a live head stay in the list and are counted (depth, max-length), exactly as the broker
-// does. The queue itself makes no decisions about jobs; the broker (rabbitmq_classic.cpp) asks it
-// for the expired head run and for the next message to deliver.
+// does. The queue itself makes no decisions about jobs; the broker (rabbitmq.cpp) asks it for the
+// expired head run and for the next message to deliver, and its type's rules
+// (rabbitmq_classic.hpp, rabbitmq_quorum.hpp) for what differs.
 #pragma once
 
 #include <cstdint>
@@ -29,12 +31,21 @@ struct Message {
 // return order; without a limit: to the tail, as a new message (docs/semantics.md part 2, D3).
 enum class RequeueTo : std::uint8_t { OriginalPosition, Returns, Tail };
 
-class ClassicQueue {
+// Why a delivery came back to its queue: what counts toward a quorum queue's delivery limit
+// depends on it.
+enum class ReturnCause : std::uint8_t { Nack, Crash, Timeout };
+
+// Which rules a queue follows (rabbitmq.hpp: the broker asks the queue's type at every step where
+// the types differ).
+enum class QueueType : std::uint8_t { Classic, Quorum };
+
+class RabbitQueue {
  public:
-  explicit ClassicQueue(const QueueSpec& spec, RequeueTo requeue_to = RequeueTo::OriginalPosition)
-      : spec_(&spec), requeue_to_(requeue_to) {}
+  RabbitQueue(const QueueSpec& spec, QueueType type, RequeueTo requeue_to)
+      : spec_(&spec), type_(type), requeue_to_(requeue_to) {}
 
   const QueueSpec& spec() const { return *spec_; }
+  QueueType type() const { return type_; }
   std::size_t ready() const { return ready_.size(); }
   bool empty() const { return ready_.empty(); }
   const Message& head() const { return ready_.front(); }
@@ -73,9 +84,10 @@ class ClassicQueue {
   std::uint64_t counted_ready() const { return counted_ready_; }
   std::uint64_t counted_ready_bytes() const { return counted_ready_bytes_; }
 
-  // Would one more message of `bytes` exceed max-length or max-length-bytes?
-  bool full_for(std::uint64_t bytes) const {
-    return (spec_->max_length && ready_.size() + held + 1 > static_cast<std::uint64_t>(*spec_->max_length)) ||
+  // Would one more message of `bytes` exceed max-length or max-length-bytes? `also_counted`:
+  // messages that count toward the length without being ready (a quorum queue's held dead-letters).
+  bool full_for(std::uint64_t bytes, std::uint64_t also_counted) const {
+    return (spec_->max_length && ready_.size() + also_counted + 1 > static_cast<std::uint64_t>(*spec_->max_length)) ||
            (spec_->max_length_bytes && ready_bytes_ + bytes > static_cast<std::uint64_t>(*spec_->max_length_bytes));
   }
   bool over_limit() const {
@@ -105,9 +117,6 @@ class ClassicQueue {
   int consumers = 0;
   std::uint32_t lease_gen = 0;
   bool deleted = false;
-  // Quorum at-least-once dead-lettering: messages dead-lettered from here that their target has
-  // not accepted yet. They stay in this queue and count toward its max_length.
-  std::uint64_t held = 0;
 
  private:
   void count(const Message& m, int sign) {
@@ -117,6 +126,7 @@ class ClassicQueue {
   }
 
   const QueueSpec* spec_;
+  QueueType type_;
   RequeueTo requeue_to_;
   std::deque<Message> ready_;
   std::size_t returns_ = 0;  // the returns queue: the first returns_ messages of ready_

@@ -1,10 +1,11 @@
-#include "models/brokers/classic_queue.hpp"
+// A RabbitMQ queue's returns and its head-expiry timer (rabbitmq_queue.hpp).
+#include "models/brokers/rabbitmq_queue.hpp"
 
 #include <algorithm>
 
 namespace brokersim {
 
-void ClassicQueue::requeue(const Message& m) {
+void RabbitQueue::requeue(const Message& m) {
   if (requeue_to_ != RequeueTo::OriginalPosition) {
     Message back = m;
     if (requeue_to_ == RequeueTo::Returns) {
@@ -25,7 +26,7 @@ void ClassicQueue::requeue(const Message& m) {
   count(m, +1);
 }
 
-std::optional<Time> ClassicQueue::arm_timer(Time now) {
+std::optional<Time> RabbitQueue::arm_timer(Time now) {
   if (ready_.empty()) return std::nullopt;
   const Time expiry = ready_.front().expiry;
   if (expiry == sim::kNever) return std::nullopt;

@@ -1,6 +1,6 @@
-// RabbitMQ classic queues: consumers attaching and leaving, the delivery acknowledgement timeout,
-// queue leases (x-expires) and declares, and the broker going down and coming back.
-#include "models/brokers/rabbitmq_classic.hpp"
+// RabbitMQ, queues of either type: consumers attaching and leaving, the delivery acknowledgement
+// timeout, queue leases (x-expires) and declares, and the broker going down and coming back.
+#include "models/brokers/rabbitmq.hpp"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 
 namespace brokersim {
 
-void RabbitMqClassic::start() {
+void RabbitMq::start() {
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     restart_lease(static_cast<int>(q));  // declared at time 0
     const QueueSpec& spec = queues_[q].spec();
@@ -18,16 +18,16 @@ void RabbitMqClassic::start() {
   }
 }
 
-bool RabbitMqClassic::open_connection(Consumer& c) {
+bool RabbitMq::open_connection(Consumer& c) {
   return connect_unless_down(channels_[c.index()], down_);
 }
 
-void RabbitMqClassic::consume(Consumer& c) {
+void RabbitMq::consume(Consumer& c) {
   Channel& ch = channels_[c.index()];
   ch.subscribe();
   ch.opened_at = w_.now;
   ch.ticking = false;
-  ClassicQueue& Q = queues_[c.queue()];
+  RabbitQueue& Q = queues_[c.queue()];
   // Clients declare the queue they consume from: consuming re-creates a deleted queue.
   Q.deleted = false;
   ++Q.consumers;
@@ -37,21 +37,20 @@ void RabbitMqClassic::consume(Consumer& c) {
 }
 
 // basic.cancel: out of the dispatch ring, and no credit until the client consumes again.
-void RabbitMqClassic::cancel(Consumer& c) { channels_[c.index()].cancel(dispatchers_[c.queue()], c.index()); }
+void RabbitMq::cancel(Consumer& c) { channels_[c.index()].cancel(dispatchers_[c.queue()], c.index()); }
 
 // The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
 // was still on the wire) is requeued at its original position, redelivered.
-void RabbitMqClassic::close_connection(Consumer& c) { close_connection(c, Return::Crash); }
+void RabbitMq::close_connection(Consumer& c) { close_connection(c, ReturnCause::Crash); }
 
-void RabbitMqClassic::close_connection(Consumer& c, Return why) {
+void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   const int q = c.queue();
   Channel& ch = channels_[c.index()];
   ch.close(dispatchers_[q], c.index());
   ++ch.epoch;
   ch.ticking = false;
   // The client's stale copies of deliveries the queue took back die with it.
-  for (std::uint32_t j : ch.ghosts) w_.drop_ghost(j);
-  ch.ghosts.clear();
+  quorum_.drop_ghosts(w_, c.index());
   const std::vector<std::uint32_t> unacked = ch.held;
   for (std::uint32_t j : unacked) {
     ch.unhold(w_.jobs, j);
@@ -64,7 +63,7 @@ void RabbitMqClassic::close_connection(Consumer& c, Return why) {
 }
 
 // The broker closes the channel itself: the client loses what it held, as in a crash.
-void RabbitMqClassic::close_channel(Consumer& c, Return why) {
+void RabbitMq::close_channel(Consumer& c, ReturnCause why) {
   c.connection_lost(w_);
   close_connection(c, why);
 }
@@ -72,7 +71,7 @@ void RabbitMqClassic::close_channel(Consumer& c, Return why) {
 // Delivery acknowledgement timeout (RabbitMQ <= 4.2): once per channel tick, the oldest unacked
 // delivery is checked; past consumer_timeout the channel is closed with PRECONDITION_FAILED and
 // all its unacked deliveries are requeued. The client opens a new channel at once.
-void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
+void RabbitMq::on_channel_tick(Consumer& c, std::uint32_t epoch) {
   Channel& ch = channels_[c.index()];
   if (epoch != ch.epoch || !ch.open) return;
   if (ch.held.empty()) {
@@ -83,7 +82,7 @@ void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
   for (std::uint32_t j : ch.held) oldest = std::min(oldest, w_.jobs[j].delivered);
   if (w_.now - oldest > *w_.s.broker.consumer_timeout) {
     ++w_.ledger.r.consumer_timeouts;
-    close_channel(c, Return::Timeout);
+    close_channel(c, ReturnCause::Timeout);
     w_.at(w_.now, Ev::Attach, static_cast<std::uint32_t>(c.index()));
     return;
   }
@@ -91,9 +90,9 @@ void RabbitMqClassic::on_channel_tick(Consumer& c, std::uint32_t epoch) {
 }
 
 // queue.declare (passive or not) renews the x-expires lease and re-creates a deleted queue.
-void RabbitMqClassic::declare(int q, bool periodic) {
-  ClassicQueue& Q = queues_[q];
-  if (!down_ && (declare_renews_lease_ || Q.deleted)) {
+void RabbitMq::declare(int q, bool periodic) {
+  RabbitQueue& Q = queues_[q];
+  if (!down_ && (rules(q, [](const auto& r) { return r.declare_renews_lease(); }) || Q.deleted)) {
     Q.deleted = false;
     restart_lease(q);
   }
@@ -103,44 +102,48 @@ void RabbitMqClassic::declare(int q, bool periodic) {
     w_.at(next, Ev::Declare, static_cast<std::uint32_t>(q));
 }
 
-void RabbitMqClassic::restart_lease(int q) {
-  ClassicQueue& Q = queues_[q];
+void RabbitMq::restart_lease(int q) {
+  RabbitQueue& Q = queues_[q];
   if (!Q.spec().expires) return;
   ++Q.lease_gen;
-  if (Q.consumers == 0) w_.at(w_.now + *Q.spec().expires, Ev::QueueLease, static_cast<std::uint32_t>(q), Q.lease_gen);
+  if (Q.consumers > 0) return;
+  const Time end = rules(q, [&](const auto& r) { return r.lease_end(w_.now, *Q.spec().expires); });
+  w_.at(end, Ev::QueueLease, static_cast<std::uint32_t>(q), Q.lease_gen);
 }
 
 // The queue was unused for expires_ms: it is deleted, and its messages with it. They are not
-// dead-lettered (dlx.md): lost.
-void RabbitMqClassic::on_lease_end(int q, std::uint32_t gen) {
-  ClassicQueue& Q = queues_[q];
-  if (down_ || gen != Q.lease_gen || Q.consumers > 0 || Q.deleted) return;
-  Q.deleted = true;
-  w_.ledger.queue_deleted(q);
-  for (const Message& m : Q.take_all()) {
-    w_.decide(w_.jobs[m.job], Outcome::Lost);
-    w_.leave(m.job);
+// dead-lettered (dlx.md): lost. A quorum queue's unconfirmed dead-letters go with it.
+void RabbitMq::on_lease_end(int q, std::uint32_t gen) {
+  RabbitQueue& Q = queues_[q];
+  if (!down_ && gen == Q.lease_gen && Q.consumers == 0 && !Q.deleted) {
+    Q.deleted = true;
+    w_.ledger.queue_deleted(q);
+    for (const Message& m : Q.take_all()) {
+      w_.decide(w_.jobs[m.job], Outcome::Lost);
+      w_.leave(m.job);
+    }
+    ready_changed(q);
   }
-  ready_changed(q);
+  if (Q.deleted && quorum(q)) quorum_.queue_deleted(w_, q);
 }
 
 // The broker stops. Connections drop: every consumer's unacked deliveries are back in their
 // queues (the broker never saw the acks). Transient messages die with the broker; persistent
 // ones are on disk. Expiry is absolute wall-clock time, so TTLs keep running meanwhile.
-void RabbitMqClassic::down(Time duration) {
+void RabbitMq::down(Time duration) {
   up_at_ = std::max(up_at_, w_.now + duration);
   w_.at(up_at_, Ev::BrokerUp, 0);
   if (down_) return;
   down_ = true;
   for (auto& c : w_.consumers) {
     if (!c.attached) continue;
-    close_channel(c, Return::Crash);
+    close_channel(c, ReturnCause::Crash);
     channels_[c.index()].reconnect_when_up = true;
   }
   for (std::size_t q = 0; q < queues_.size(); ++q) {
-    ClassicQueue& Q = queues_[q];
+    RabbitQueue& Q = queues_[q];
     for (const Message& m : Q.take_all()) {
-      if (all_durable_ || w_.jobs[m.job].persistent) {
+      if (rules(static_cast<int>(q), [&](const auto& r) { return r.survives_restart(w_.jobs[m.job]); })) {
         Q.requeue(m);
       } else {
         w_.decide(w_.jobs[m.job], Outcome::Lost);
@@ -153,7 +156,7 @@ void RabbitMqClassic::down(Time duration) {
 
 // Recovery: process_args_policy runs drop_expired_msgs on every queue (the overdue head run
 // goes), queue-expiry leases restart, and clients reconnect.
-void RabbitMqClassic::up() {
+void RabbitMq::up() {
   down_ = false;
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     queues_[q].timer_fired();

@@ -1,7 +1,7 @@
-// RabbitMQ classic queues: the message path. Every handler is named after the broker step it
-// models; the rule each follows is in docs/semantics.md part 2 (sections 1 and 4), cited where it
-// matters.
-#include "models/brokers/rabbitmq_classic.hpp"
+// RabbitMQ: the message path, for queues of either type. Every handler is named after the broker
+// step it models; the rule each follows is in docs/semantics.md part 2 (sections 1, 2 and 4),
+// cited where it matters, and where the types differ the queue's rules answer (rabbitmq.hpp).
+#include "models/brokers/rabbitmq.hpp"
 
 #include <algorithm>
 
@@ -9,20 +9,30 @@
 
 namespace brokersim {
 
-RabbitMqClassic::RabbitMqClassic(World& w, RequeueTo requeue_to) : w_(w) {
+RabbitMq::RabbitMq(World& w, QueueType type)
+    : w_(w), quorum_(w.s.broker, w.consumers.size(), type == QueueType::Quorum) {
   const auto nq = w.s.broker.queues.size();
   // Cycle detection keeps the queues a message was dead-lettered from as bits of one word.
   if (nq > 64) throw InvariantError("at most 64 queues are supported");
   queues_.reserve(nq);
-  for (const auto& q : w.s.broker.queues) queues_.emplace_back(q, requeue_to);
+  for (const auto& spec : w.s.broker.queues) {
+    const int q = static_cast<int>(queues_.size());
+    const RequeueTo requeue_to = type == QueueType::Quorum ? quorum_.requeue_to(q) : classic_.requeue_to(q);
+    queues_.emplace_back(spec, type, requeue_to);
+  }
   dispatchers_.resize(nq);
   channels_.resize(w.consumers.size());
+  for (const auto& c : w.consumers) {
+    const int prefetch = c.spec().prefetch;
+    channels_[c.index()].window = rules(c.queue(), [&](const auto& r) { return r.window(prefetch); });
+  }
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
-  // RabbitMQ 4.3 no longer evaluates consumer timeouts for classic queues (docs/semantics.md D2).
+  // <= 4.2 the channel evaluates the consumer timeout, for either type; 4.3 no longer does
+  // (docs/semantics.md D2), and a quorum queue does it itself, per delivery (QuorumRules).
   consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value() && w.s.broker.version != "4.3";
 }
 
-void RabbitMqClassic::on_event(const sim::Event& ev) {
+void RabbitMq::on_event(const sim::Event& ev) {
   const auto q = static_cast<int>(ev.target);
   switch (static_cast<Ev>(ev.kind)) {
     case Ev::BrokerUp:
@@ -31,7 +41,7 @@ void RabbitMqClassic::on_event(const sim::Event& ev) {
     case Ev::Declare: declare(q, ev.aux == 0); break;
     case Ev::QueueLease: on_lease_end(q, ev.tag); break;
     case Ev::ChannelTick: on_channel_tick(w_.consumers[ev.target], ev.tag); break;
-    case Ev::Lease: on_message_lock(ev.target, ev.tag); break;
+    case Ev::Lease: quorum_.on_message_lock(*this, ev.target, ev.tag); break;
     case Ev::QueueTimer:
       // While the broker is down its queue processes are gone; the restart runs the pass.
       if (!down_ && ev.tag == queues_[q].timer_gen()) {
@@ -47,12 +57,12 @@ void RabbitMqClassic::on_event(const sim::Event& ev) {
   }
 }
 
-void RabbitMqClassic::publish(std::uint32_t j) { enqueue(j, w_.jobs[j].queue, false); }
+void RabbitMq::publish(std::uint32_t j) { enqueue(j, w_.jobs[j].queue, false); }
 
 // rabbit_amqqueue_process: overflow check, then attempt_delivery, then enqueue + drop-head +
 // head-expiry pass (docs/semantics.md "ordering of checks at publish").
-void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
-  ClassicQueue& Q = queues_[q];
+void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
+  RabbitQueue& Q = queues_[q];
   const QueueSpec& spec = Q.spec();
   Job& job = w_.jobs[j];
   job.queue = q;
@@ -64,7 +74,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
   }
   w_.ledger.published(job, q);
 
-  if (spec.overflow != Overflow::DropHead && Q.full_for(job.bytes)) {
+  if (spec.overflow != Overflow::DropHead && full_for(q, job.bytes)) {
     if (dead_letter) {
       // Dead-letter republishing has no publisher confirms: a refusing target loses the message.
       w_.decide(job, Outcome::Lost);
@@ -79,7 +89,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
     return;
   }
 
-  job.queue_expiry = queue_expiry(j, q);
+  job.queue_expiry = rules(q, [&](auto& r) { return r.expiry(Q, j, job, w_.now); });
   job.ready_since = w_.now;
   if (Q.empty() && !dispatchers_[q].empty()) {
     // attempt_delivery before enqueue: this is also why expiration 0 is delivered when (and
@@ -88,8 +98,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
     deliver(j, q);
     return;
   }
-  if (ttl0_discard_ && job.queue_expiry <= w_.now && spec.message_ttl && *spec.message_ttl == 0 && spec.dead_letter_index < 0) {
-    // deliver_or_enqueue's `ttl = 0, dlx = undefined` branch: discarded at once.
+  if (rules(q, [&](const auto& r) { return r.discards_at_once(Q, job, w_.now); })) {
     w_.ledger.expired_in_queue(job, w_.now);
     w_.decide(job, Outcome::ExpiredInQueue);
     w_.leave(j);
@@ -112,7 +121,7 @@ void RabbitMqClassic::enqueue(std::uint32_t j, int q, bool dead_letter) {
   if (Q.ready() == 1 || head_dropped) drop_expired(q);
 }
 
-void RabbitMqClassic::deliver(std::uint32_t j, int q) {
+void RabbitMq::deliver(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
   const int ci = take_turn(dispatchers_[q], channels_);
   Consumer& c = w_.consumers[ci];
@@ -126,14 +135,14 @@ void RabbitMqClassic::deliver(std::uint32_t j, int q) {
     w_.at(ch.opened_at + k * kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(ci), ch.epoch);
     ch.ticking = true;
   }
-  if (message_lock_ != sim::kNever) w_.at(w_.now + message_lock_, Ev::Lease, j, job.gen);
-  if (has_credit(ch, c)) ch.join(dispatchers_[q], ci, c.spec().priority);
+  if (quorum_.message_lock() != sim::kNever && quorum(q)) w_.at(w_.now + quorum_.message_lock(), Ev::Lease, j, job.gen);
+  if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
-void RabbitMqClassic::dispatch(int q) {
+void RabbitMq::dispatch(int q) {
   if (down_) return;
-  ClassicQueue& Q = queues_[q];
+  RabbitQueue& Q = queues_[q];
   bool fetched = false;
   while (!Q.empty() && !dispatchers_[q].empty()) {
     // Expired messages are never delivered (docs/semantics.md D1): an overdue head goes first.
@@ -151,8 +160,8 @@ void RabbitMqClassic::dispatch(int q) {
 }
 
 // drop_expired_msgs: drop the consecutive run of expired messages at the head, then re-arm.
-void RabbitMqClassic::drop_expired(int q) {
-  ClassicQueue& Q = queues_[q];
+void RabbitMq::drop_expired(int q) {
+  RabbitQueue& Q = queues_[q];
   bool dropped = false;
   while (Q.head_expired(w_.now)) {
     expire(Q.pop_head().job, q);
@@ -162,7 +171,7 @@ void RabbitMqClassic::drop_expired(int q) {
   arm_timer(q);
 }
 
-void RabbitMqClassic::arm_timer(int q) {
+void RabbitMq::arm_timer(int q) {
   if (auto t = queues_[q].arm_timer(w_.now)) {
     // Real brokers fire a few ms late (scheduling); expiry_slack_ms models that lateness.
     const Time slack = w_.s.broker.expiry_slack.is_zero() ? 0 : World::sample_ns(w_.s.broker.expiry_slack, slack_rng_);
@@ -170,14 +179,23 @@ void RabbitMqClassic::arm_timer(int q) {
   }
 }
 
-void RabbitMqClassic::expire(std::uint32_t j, int q) {
+void RabbitMq::expire(std::uint32_t j, int q) {
   w_.ledger.expired_in_queue(w_.jobs[j], w_.now);
   w_.decide(w_.jobs[j], Outcome::ExpiredInQueue);
   dead_letter(j, q, DeathReason::Expired);
 }
 
-// The caller has made the decision; moving to a dead-letter queue changes nothing by itself.
-void RabbitMqClassic::dead_letter(std::uint32_t j, int q, DeathReason why) {
+// The caller has made the decision; moving to a dead-letter queue changes nothing by itself. A
+// quorum queue dead-lettering at least once keeps what its target refuses.
+void RabbitMq::dead_letter(std::uint32_t j, int q, DeathReason why) {
+  if (quorum(q) && QuorumRules::holds_dead_letters(queues_[q].spec())) {
+    quorum_.dead_letter(*this, j, q, why);
+    return;
+  }
+  move_to_dead_letter(j, q, why);
+}
+
+void RabbitMq::move_to_dead_letter(std::uint32_t j, int q, DeathReason why) {
   Job& job = w_.jobs[j];
   const int target = queues_[q].spec().dead_letter_index;
   if (target < 0) {
@@ -199,23 +217,20 @@ void RabbitMqClassic::dead_letter(std::uint32_t j, int q, DeathReason why) {
   job.where = Where::DeadLettering;
   job.queue = target;
   w_.ledger.update_resting(job);
-  if (dead_letter_now_) {
+  if (quorum_.dead_letters_at_once()) {
     enqueue(j, target, true);
   } else {
     w_.at(w_.now, Ev::DeadLetter, j, job.gen, static_cast<std::uint32_t>(target));
   }
 }
 
-Time RabbitMqClassic::queue_expiry(std::uint32_t j, int q) {
-  return queues_[q].expiry_for(w_.now, w_.jobs[j].message_ttl);
-}
-
-// basic.nack requeue=true: back to the original position with the original expiry; then the
-// head pass runs (requeue_and_run), so an expired message that lands at the head goes at once.
-void RabbitMqClassic::requeue(std::uint32_t j, Return why) {
-  if (returned_past_limit(j, why)) return;
+// basic.nack requeue=true: back where the queue's type puts it (RequeueTo) with the original
+// expiry; then the head pass runs (requeue_and_run), so an expired message that lands at the head
+// goes at once.
+void RabbitMq::requeue(std::uint32_t j, ReturnCause why) {
+  const int q = w_.jobs[j].queue;
+  if (quorum(q) && quorum_.returned_past_limit(*this, j, why)) return;
   Job& job = w_.jobs[j];
-  const int q = job.queue;
   queues_[q].requeue(Message{job.seq, j, job.bytes, job.queue_expiry, job.counted});
   job.where = Where::Ready;
   job.ready_since = w_.now;
@@ -224,11 +239,11 @@ void RabbitMqClassic::requeue(std::uint32_t j, Return why) {
   if (!down_) drop_expired(q);
 }
 
-void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
+void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
   Job& job = w_.jobs[j];
   if (job.gen != gen) return;  // the channel was closed meanwhile: this ack never arrives
   if (job.ghost) {
-    settle_ghost(j);
+    quorum_.settle_ghost(*this, j);  // only a quorum queue's message lock leaves ghosts
     return;
   }
   Consumer& c = w_.consumers[job.consumer];
@@ -238,42 +253,26 @@ void RabbitMqClassic::settle(std::uint32_t j, std::uint32_t gen) {
   switch (job.ack) {
     case Job::Ack::Ack: w_.leave(j); break;
     case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
-    case Job::Ack::Requeue: requeue(j, Return::Nack); break;
+    case Job::Ack::Requeue: requeue(j, ReturnCause::Nack); break;
     case Job::Ack::Defer: throw InvariantError("rabbitmq: a consumer deferred a message (the loader refuses on_expired defer)");
   }
   give_credit(c);
   dispatch(c.queue());
 }
 
-// The client settles a delivery the queue had taken back: the settlement is void (its message
-// may be with another consumer by now); once the client has settled every one of them, the
-// consumer leaves its timeout status and gets deliveries again.
-void RabbitMqClassic::settle_ghost(std::uint32_t j) {
-  Consumer& c = w_.consumers[w_.jobs[j].consumer];
-  Channel& ch = channels_[c.index()];
-  ch.ghosts.erase(std::find(ch.ghosts.begin(), ch.ghosts.end(), j));
-  w_.drop_ghost(j);
-  give_credit(c);
-  dispatch(c.queue());
-}
-
 // Credit: the prefetch window and the channel's unacked deliveries.
-bool RabbitMqClassic::has_credit(const Channel& ch, const Consumer& c) const {
-  const auto prefetch = c.spec().prefetch == 0 ? unlimited_prefetch_ : static_cast<std::uint32_t>(c.spec().prefetch);
-  return ch.listening() && ch.ghosts.empty() && (prefetch == 0 || ch.held.size() < prefetch);
-}
-
-void RabbitMqClassic::give_credit(Consumer& c) {
+void RabbitMq::give_credit(Consumer& c) {
   Channel& ch = channels_[c.index()];
-  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c); });
+  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index()); });
 }
 
-void RabbitMqClassic::ready_changed(int q) {
-  const ClassicQueue& Q = queues_[q];
+void RabbitMq::ready_changed(int q) {
+  const RabbitQueue& Q = queues_[q];
   w_.ledger.ready_changed(q, w_.now, Q.ready(), Q.counted_ready(), Q.counted_ready_bytes());
+  quorum_.target_changed(*this, q);
 }
 
-void RabbitMqClassic::unacked_changed(int q, const Job& job, int delta) {
+void RabbitMq::unacked_changed(int q, const Job& job, int delta) {
   w_.ledger.unacked_changed(q, w_.now, job, delta);
 }
 
