@@ -51,9 +51,7 @@ void AmazonSqs::publish(std::uint32_t j) {
   job.queue_expiry = sim::add_sat(w_.now, spec.retention);
   enter(j, q);
   if (spec.delay > 0) {
-    Message& m = msg(j);
-    ++m.token;
-    m.state = State::Delayed;
+    const Message& m = set_state(j, State::Delayed);
     job.where = Where::Ready;
     w_.ledger.update_resting(job);
     w_.at(w_.now + spec.delay, Ev::Activate, j, 0, m.token);
@@ -80,18 +78,12 @@ void AmazonSqs::activate(std::uint32_t j, std::uint32_t token) {
 // Visible again or for the first time: at the tail (a standard queue keeps no order for returns).
 void AmazonSqs::make_visible(std::uint32_t j) {
   Job& job = w_.jobs[j];
-  Message& m = msg(j);
+  const Message& m = set_state(j, State::Visible);
   Queue& Q = queues_[job.queue];
-  ++m.token;
-  m.state = State::Visible;
   job.where = Where::Ready;
   job.ready_since = w_.now;
   Q.visible.emplace_back(j, m.token);
-  ++Q.visible_count;
-  if (job.counted) {
-    ++Q.counted_visible;
-    Q.counted_bytes += job.bytes;
-  }
+  Q.level.add(job);
   w_.ledger.update_resting(job);
   ready_changed(job.queue);
 }
@@ -100,16 +92,10 @@ void AmazonSqs::make_visible(std::uint32_t j) {
 // it goes and reports the new level.
 void AmazonSqs::take_off_visible(std::uint32_t j) {
   Job& job = w_.jobs[j];
-  Message& m = msg(j);
+  set_state(j, State::None);
   Queue& Q = queues_[job.queue];
-  ++m.token;
-  m.state = State::None;
-  --Q.visible_count;
-  if (job.counted) {
-    --Q.counted_visible;
-    Q.counted_bytes -= job.bytes;
-  }
-  if (Q.visible_count == 0) Q.visible.clear();  // only stale entries are left
+  Q.level.remove(job);
+  if (Q.level.ready == 0) Q.visible.clear();  // only stale entries are left
 }
 
 // ReceiveMessage: every waiting client, in turn, gets up to min(batch_size, room) visible
@@ -120,14 +106,14 @@ void AmazonSqs::dispatch(int q) {
   Queue& Q = queues_[q];
   const QueueSpec& spec = w_.s.broker.queues[q];
   bool took = false;
-  while (Q.visible_count > 0 && !dispatchers_[q].empty()) {
+  while (Q.level.ready > 0 && !dispatchers_[q].empty()) {
     const int ci = take_turn(dispatchers_[q], clients_);
     Consumer& c = w_.consumers[ci];
     const ClientRecord& cl = clients_[ci];
     const auto want = std::min<std::size_t>(capacity(c) - cl.held.size(), static_cast<std::size_t>(c.spec().batch_size));
     Time latency = -1;  // one response: one latency for the whole batch
     std::size_t got = 0;
-    while (got < want && Q.visible_count > 0) {
+    while (got < want && Q.level.ready > 0) {
       const auto [j, token] = Q.visible.front();
       Q.visible.pop_front();
       if (messages_[j].token != token || messages_[j].state != State::Visible) continue;
@@ -151,11 +137,9 @@ void AmazonSqs::dispatch(int q) {
 // The visibility timeout starts now, at the receive on the server.
 void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   Job& job = w_.jobs[j];
-  Message& m = msg(j);
+  Message& m = set_state(j, State::InFlight);
   const int q = job.queue;
   ++m.receives;
-  ++m.token;
-  m.state = State::InFlight;
   w_.sent(job, q, ci, job.redelivered);
   clients_[ci].hold(w_.jobs, j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
@@ -227,14 +211,10 @@ void AmazonSqs::lapse(std::uint32_t j, std::uint32_t token) {
   if (in_client(j)) {
     ghost = j;
     j = w_.take_back(ghost);  // moves the pool: no Job& across this
-    Message& lm = msg(j);
-    Message& gm = messages_[ghost];
+    Message& lm = set_state(j, State::InFlight);
+    Message& gm = set_state(ghost, State::None);
     lm.receives = gm.receives;
     lm.live = kNoIndex;
-    ++lm.token;
-    lm.state = State::InFlight;
-    ++gm.token;
-    gm.state = State::None;
     gm.live = j;
     w_.jobs[j].unacked_pos = kNoIndex;  // the client holds the ghost, not this copy
     track_retention(j);
@@ -333,7 +313,7 @@ void AmazonSqs::retention_due(int q, std::uint32_t gen) {
 
 void AmazonSqs::ready_changed(int q) {
   const Queue& Q = queues_[q];
-  w_.ledger.ready_changed(q, w_.now, Q.visible_count, Q.counted_visible, Q.counted_bytes);
+  w_.ledger.ready_changed(q, w_.now, Q.level.ready, Q.level.counted, Q.level.counted_bytes);
 }
 
 }  // namespace brokersim

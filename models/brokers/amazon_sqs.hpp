@@ -48,6 +48,7 @@
 
 #include "models/broker.hpp"
 #include "models/brokers/client_record.hpp"
+#include "models/brokers/ready_level.hpp"
 #include "models/job.hpp"
 #include "models/scenario.hpp"
 
@@ -84,7 +85,7 @@ class AmazonSqs : public Broker {
 
   struct Queue {
     std::deque<std::pair<std::uint32_t, std::uint32_t>> visible;  // (job, token), oldest first
-    std::uint64_t visible_count = 0, counted_visible = 0, counted_bytes = 0;
+    ReadyLevel level;  // the visible messages
     std::uint64_t messages = 0;  // every message the queue holds (delayed, visible, in flight)
     // Retention deadlines, earliest first: (deadline, job id, pool index). An entry is stale once
     // the message left the queue; stale entries are skipped and pruned when they outnumber the
@@ -111,6 +112,13 @@ class AmazonSqs : public Broker {
   };
 
   Message& msg(std::uint32_t j);
+  // A change of state: the token grows with it, making every older timer or list entry stale.
+  Message& set_state(std::uint32_t j, State state) {
+    Message& m = msg(j);
+    ++m.token;
+    m.state = state;
+    return m;
+  }
   std::uint32_t capacity(const Consumer& c) const;
   bool has_room(const Consumer& c) const;
   void give_room(Consumer& c);

@@ -128,11 +128,7 @@ void AzureServiceBus::push_ready(std::uint32_t j, int q, bool returned) {
   } else {
     E.fresh.emplace_back(job.seq, j);
   }
-  ++E.ready;
-  if (job.counted) {
-    ++E.counted_ready;
-    E.counted_bytes += job.bytes;
-  }
+  E.level.add(job);
   job.where = Where::Ready;
   job.ready_since = w_.now;
   w_.ledger.update_resting(job);
@@ -149,12 +145,7 @@ std::uint32_t AzureServiceBus::pop_ready(int q) {
     j = E.fresh.front().second;
     E.fresh.pop_front();
   }
-  --E.ready;
-  const Job& job = w_.jobs[j];
-  if (job.counted) {
-    --E.counted_ready;
-    E.counted_bytes -= job.bytes;
-  }
+  E.level.remove(w_.jobs[j]);
   return j;
 }
 
@@ -169,7 +160,7 @@ void AzureServiceBus::dispatch(int q) {
   }
   Entity& E = entities_[q];
   bool popped = false;
-  while (E.ready > 0 && !dispatchers_[q].empty()) {
+  while (E.level.ready > 0 && !dispatchers_[q].empty()) {
     const std::uint32_t j = pop_ready(q);
     popped = true;
     if (w_.jobs[j].queue_expiry <= w_.now) {
@@ -363,7 +354,7 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
 
 void AzureServiceBus::ready_changed(int q) {
   const Entity& E = entities_[q];
-  w_.ledger.ready_changed(q, w_.now, E.ready, E.counted_ready, E.counted_bytes);
+  w_.ledger.ready_changed(q, w_.now, E.level.ready, E.level.counted, E.level.counted_bytes);
 }
 
 }  // namespace brokersim

@@ -56,6 +56,7 @@
 
 #include "models/broker.hpp"
 #include "models/brokers/client_record.hpp"
+#include "models/brokers/ready_level.hpp"
 #include "models/consumer.hpp"
 #include "models/death_reason.hpp"
 #include "models/job.hpp"
@@ -87,7 +88,7 @@ class AzureServiceBus final : public Broker {
     std::deque<std::pair<std::uint64_t, std::uint32_t>> fresh;  // (seq, job), seq ascending
     std::set<std::pair<std::uint64_t, std::uint32_t>> returned;
     std::uint64_t next_seq = 0;
-    std::uint64_t ready = 0, counted_ready = 0, counted_bytes = 0;  // expired ones included
+    ReadyLevel level;  // expired ones included
     // requires_session: the available messages by session instead of `fresh` / `returned`.
     struct Session {
       std::set<std::pair<std::uint64_t, std::uint32_t>> ready;

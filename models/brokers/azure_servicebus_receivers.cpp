@@ -91,7 +91,7 @@ void AzureServiceBus::on_idle_end(int q, std::uint32_t gen) {
   E.fresh.clear();
   E.returned.clear();
   E.sessions.clear();
-  E.ready = E.counted_ready = E.counted_bytes = 0;
+  E.level.clear();
   for (std::uint32_t j : gone) {
     w_.decide(w_.jobs[j], Outcome::Lost);
     w_.leave(j);

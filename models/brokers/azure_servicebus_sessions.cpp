@@ -70,12 +70,8 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
     }
     const std::uint32_t j = best->ready.begin()->second;
     best->ready.erase(best->ready.begin());
-    --E.ready;
     const Job& job = w_.jobs[j];
-    if (job.counted) {
-      --E.counted_ready;
-      E.counted_bytes -= job.bytes;
-    }
+    E.level.remove(job);
     if (job.queue_expiry > w_.now) {
       best->out = true;
       return j;
@@ -88,11 +84,7 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
     rest.swap(best->ready);
     expire(j, q);
     for (const auto& [seq, other] : rest) {
-      --E.ready;
-      if (w_.jobs[other].counted) {
-        --E.counted_ready;
-        E.counted_bytes -= w_.jobs[other].bytes;
-      }
+      E.level.remove(w_.jobs[other]);
       expire(other, q);
     }
     const auto it = E.sessions.find(id);
@@ -113,9 +105,9 @@ void AzureServiceBus::dispatch_sessions(int q) {
   bool popped = false;
   while (!ring.empty()) {
     const int ci = take_turn(ring, receivers_);
-    const std::uint64_t before = entities_[q].ready;
+    const std::uint64_t before = entities_[q].level.ready;
     const std::uint32_t j = next_for(q, ci);
-    popped = popped || entities_[q].ready != before;
+    popped = popped || entities_[q].level.ready != before;
     if (j == kNoIndex) continue;
     deliver(j, q, ci);
   }
