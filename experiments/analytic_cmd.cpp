@@ -385,8 +385,8 @@ AnalyticValues simulated_values(const AnalyticFit& f, const RunResult& r) {
       !f.at_dispatch && (f.model == AnalyticModel::MMcD || f.model == AnalyticModel::ErlangA ||
                          f.model == AnalyticModel::ErlangC);
   if (served_wait_measured) {
-    v.mean_wait_served_s = r.wait_queue.mean() / kNs;
-    if (f.prefetch != 1) v.mean_wait_served_s += r.wait_local.mean() / kNs;  // Erlang C, c = 1
+    v.mean_wait_served_s = r.wait(Wait::Queue).mean() / kNs;
+    if (f.prefetch != 1) v.mean_wait_served_s += r.wait(Wait::Local).mean() / kNs;  // Erlang C, c = 1
   }
   v.throughput_per_s = r.measured_s > 0 ? static_cast<double>(r.completed) / r.measured_s : NAN;
   const QueueResult& q = r.queues.at(static_cast<std::size_t>(f.queue));

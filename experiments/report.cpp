@@ -11,13 +11,6 @@ namespace brokersim {
 
 namespace {
 
-constexpr Outcome kReported[] = {
-    Outcome::RejectedAtPublish, Outcome::ExpiredInQueue,  Outcome::ExpiredInTransit,
-    Outcome::ExpiredBeforeStart, Outcome::CompletedOnTime, Outcome::CompletedLate,
-    Outcome::TimedOut,          Outcome::Failed,          Outcome::Lost,
-    Outcome::DeadLettered,      Outcome::InSystem,
-};
-
 template <class H>
 nlohmann::ordered_json wait_json(const H& h) {
   nlohmann::ordered_json w;
@@ -49,25 +42,26 @@ std::string grouped(std::uint64_t n) {
   return out;
 }
 
+// outcomes, fraction and wait_ms, alike for the whole run and for one window.
+template <class H>
+void tally_json(nlohmann::ordered_json& j, const Tally<H>& t) {
+  auto& outcomes = j["outcomes"];
+  outcomes["generated"] = t.generated;
+  for (Outcome o : kReportedOutcomes) outcomes[std::string(outcome_name(o))] = t.outcomes[static_cast<std::size_t>(o)];
+  auto& fraction = j["fraction"];
+  for (Outcome o : kReportedOutcomes)
+    fraction[std::string(outcome_name(o))] =
+        t.generated ? static_cast<double>(t.outcomes[static_cast<std::size_t>(o)]) / static_cast<double>(t.generated) : 0.0;
+  auto& waits = j["wait_ms"];
+  for (const WaitMetric& m : kWaits) waits[std::string(m.name)] = wait_json(t.wait(m.wait));
+}
+
 // One window's figures, with the whole run's names (outcomes, fraction, wait_ms, throughput).
 nlohmann::ordered_json window_json(const WindowResult& win) {
   nlohmann::ordered_json j;
   j["from_ms"] = sim::to_ms(win.from);
   j["to_ms"] = sim::to_ms(win.to);
-  auto& outcomes = j["outcomes"];
-  outcomes["generated"] = win.generated;
-  for (Outcome o : kReported) outcomes[std::string(outcome_name(o))] = win.outcomes[static_cast<std::size_t>(o)];
-  auto& fraction = j["fraction"];
-  for (Outcome o : kReported)
-    fraction[std::string(outcome_name(o))] =
-        win.generated ? static_cast<double>(win.outcomes[static_cast<std::size_t>(o)]) / static_cast<double>(win.generated) : 0.0;
-  auto& waits = j["wait_ms"];
-  waits["queue"] = wait_json(win.wait_queue);
-  waits["queue_expired"] = wait_json(win.wait_queue_expired);
-  waits["transit"] = wait_json(win.wait_transit);
-  waits["local"] = wait_json(win.wait_local);
-  waits["service"] = wait_json(win.wait_service);
-  waits["sojourn"] = wait_json(win.sojourn);
+  tally_json(j, win);
   const double seconds = sim::to_ms(win.to - win.from) / 1000.0;
   j["throughput_per_s"] = per_s(win.completed, seconds);
   j["goodput_per_s"] = per_s(win.completed_on_time, seconds);
@@ -155,21 +149,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   j["seed"] = scenario.seed;
   j["replication"] = scenario.replication;
 
-  auto& outcomes = j["outcomes"];
-  outcomes["generated"] = r.generated;
-  for (Outcome o : kReported) outcomes[std::string(outcome_name(o))] = r.outcomes[static_cast<std::size_t>(o)];
-  auto& fraction = j["fraction"];
-  for (Outcome o : kReported)
-    fraction[std::string(outcome_name(o))] =
-        r.generated ? static_cast<double>(r.outcomes[static_cast<std::size_t>(o)]) / static_cast<double>(r.generated) : 0.0;
-
-  auto& waits = j["wait_ms"];
-  waits["queue"] = wait_json(r.wait_queue);
-  waits["queue_expired"] = wait_json(r.wait_queue_expired);
-  waits["transit"] = wait_json(r.wait_transit);
-  waits["local"] = wait_json(r.wait_local);
-  waits["service"] = wait_json(r.wait_service);
-  waits["sojourn"] = wait_json(r.sojourn);
+  tally_json(j, r);
 
   j["throughput_per_s"] = per_s(r.completed, r.measured_s);
   j["goodput_per_s"] = per_s(r.completed_on_time, r.measured_s);
@@ -184,11 +164,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     split["fraction_on_receipt"] = r.generated ? static_cast<double>(r.stale_on_receipt) / g : 0.0;
     split["fraction_in_local_buffer"] = r.generated ? static_cast<double>(r.stale_in_local_buffer) / g : 0.0;
   }
-  j["admitted_but_expired"] = r.admitted_but_expired;
-  j["rejected_but_valid"] = r.rejected_but_valid;
-  j["duplicate_executions"] = r.duplicate_executions;
-  j["redeliveries"] = r.redeliveries;
-  j["consumer_timeouts"] = r.consumer_timeouts;
+  for (const CounterMetric& c : kCounters) j[std::string(c.name)] = r.*c.field;
   j["jobs_waited"] = r.generated - std::min(r.generated, r.started_at_once);
 
   auto& queues = j["queues"];
@@ -277,6 +253,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   auto share = [&](std::uint64_t n) {
     return r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
   };
+  auto mean_ms = [&](Wait w) { return r.wait(w).mean() / sim::kNsPerMsF; };
   const double stale = pct(Outcome::ExpiredInQueue) + pct(Outcome::ExpiredInTransit) + pct(Outcome::ExpiredBeforeStart);
   out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time, "
       << fmt("%.2f", pct(Outcome::CompletedLate) + pct(Outcome::TimedOut))
@@ -286,15 +263,15 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << fmt("%.2f", share(r.stale_on_receipt))
       << "% were already stale when a consumer received them (their budget was spent before delivery),\n  "
       << fmt("%.2f", share(r.stale_in_local_buffer)) << "% went stale waiting in a consumer's local (prefetch) buffer.\n"
-      << "Mean wait: " << fmt("%.1f", r.wait_queue.mean() / sim::kNsPerMsF) << " ms in the broker queue (delivered jobs";
-  if (r.wait_queue_expired.count() > 0)
-    out << "; the " << grouped(r.wait_queue_expired.count()) << " that expired there waited "
-        << fmt("%.1f", r.wait_queue_expired.mean() / sim::kNsPerMsF) << " ms";
-  out << "), " << fmt("%.1f", r.wait_transit.mean() / sim::kNsPerMsF) << " ms in transit, " << fmt("%.1f", r.wait_local.mean() / sim::kNsPerMsF)
+      << "Mean wait: " << fmt("%.1f", mean_ms(Wait::Queue)) << " ms in the broker queue (delivered jobs";
+  if (r.wait(Wait::QueueExpired).count() > 0)
+    out << "; the " << grouped(r.wait(Wait::QueueExpired).count()) << " that expired there waited "
+        << fmt("%.1f", mean_ms(Wait::QueueExpired)) << " ms";
+  out << "), " << fmt("%.1f", mean_ms(Wait::Transit)) << " ms in transit, " << fmt("%.1f", mean_ms(Wait::Local))
       << " ms in the consumers' local buffers.\n\n";
 
   out << "Outcomes                          jobs        %\n";
-  for (Outcome o : kReported) {
+  for (Outcome o : kReportedOutcomes) {
     const auto n = r.outcomes[static_cast<std::size_t>(o)];
     const double pct = r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
     char line[128];
@@ -309,19 +286,16 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   }
 
   out << "Where the waiting happened (ms)         jobs       mean        p50        p95        p99        max\n";
-  auto row = [&](const char* label, const sim::Histogram& h) {
-    char line[192];
+  for (const WaitMetric& m : kWaits) {
+    const sim::Histogram& h = r.wait(m.wait);
+    if (!m.shown_when_empty && h.count() == 0) continue;
+    char label[64], line[192];
+    std::snprintf(label, sizeof label, "%-8s (%s)", std::string(m.stage).c_str(), std::string(m.span).c_str());
     std::snprintf(line, sizeof line, "  %-32s %10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", label,
                   grouped(h.count()).c_str(), h.mean() / sim::kNsPerMsF, h.quantile(0.5) / sim::kNsPerMsF,
                   h.quantile(0.95) / sim::kNsPerMsF, h.quantile(0.99) / sim::kNsPerMsF, sim::to_ms(h.max()));
     out << line;
-  };
-  row("queue    (enqueue -> delivery)", r.wait_queue);
-  if (r.wait_queue_expired.count() > 0) row("queue    (enqueue -> expiry)", r.wait_queue_expired);
-  row("transit  (delivery -> receipt)", r.wait_transit);
-  row("local    (receipt -> start)", r.wait_local);
-  row("service  (start -> finish)", r.wait_service);
-  row("sojourn  (creation -> outcome)", r.sojourn);
+  }
   out << '\n';
 
   out << "Throughput " << fmt("%.3f", per_s(r.completed, r.measured_s)) << " jobs/s completed, goodput "

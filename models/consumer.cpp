@@ -44,10 +44,7 @@ void Consumer::receive(World& w, std::uint32_t j) {
   Job& job = w.jobs[j];
   job.where = Where::Local;
   job.received = w.now;
-  if (job.counted) {
-    w.ledger.r.wait_transit.add(w.now - job.delivered);
-    if (WindowResult* win = w.ledger.window_of(job)) win->wait_transit.add(w.now - job.delivered);
-  }
+  w.ledger.wait(Wait::Transit, job, w.now - job.delivered);
   if (spec_->admission == Admission::CheckAtReceiveAndStart &&
       !admits(*spec_, job.expires_at, clock.now(w.now))) {
     reject_locally(w, j);
@@ -101,8 +98,7 @@ void Consumer::start(World& w, std::uint32_t j) {
   job.started = w.now;
   if (w.ledger.started_again(job)) ++r.duplicate_executions;
   if (job.counted) {
-    r.wait_local.add(w.now - job.received);
-    if (WindowResult* win = w.ledger.window_of(job)) win->wait_local.add(w.now - job.received);
+    w.ledger.wait(Wait::Local, job, w.now - job.received);
     if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
     if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
   }
@@ -129,10 +125,7 @@ void Consumer::start(World& w, std::uint32_t j) {
 void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   Job& job = w.jobs[j];
   job.finished = w.now;
-  if (job.counted) {
-    w.ledger.r.wait_service.add(w.now - job.started);
-    if (WindowResult* win = w.ledger.window_of(job)) win->wait_service.add(w.now - job.started);
-  }
+  w.ledger.wait(Wait::Service, job, w.now - job.started);
   busy_changed(w, -1);
   switch (result) {
     case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
@@ -158,8 +151,7 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   w.decide(job, in_transit ? Outcome::ExpiredInTransit : Outcome::ExpiredBeforeStart);
   job.stale_on_receipt = job.received == w.now;
   if (job.counted) {
-    w.ledger.r.wait_local.add(w.now - job.received);
-    if (WindowResult* win = w.ledger.window_of(job)) win->wait_local.add(w.now - job.received);
+    w.ledger.wait(Wait::Local, job, w.now - job.received);
     if (job.deadline != sim::kNever && job.deadline - w.now > spec_->min_window) ++w.ledger.r.rejected_but_valid;
   }
   switch (spec_->on_expired) {

@@ -84,7 +84,7 @@ void Ledger::window_outcome(const Job& job, Outcome o) {
   WindowResult& win = *window_at(job.created);
   ++win.outcomes[static_cast<std::size_t>(o)];
   if (o == Outcome::InSystem) return;
-  win.sojourn.add(job.ended - job.created);
+  win.wait(Wait::Sojourn).add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++win.completed;
   if (o == Outcome::CompletedOnTime) ++win.completed_on_time;
 }

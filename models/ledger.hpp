@@ -63,16 +63,15 @@ class Ledger {
     ++queues_[q].publishes;
     if (job.counted) ++queues_[q].published;
   }
-  void expired_in_queue(const Job& job, Time now) {
-    if (!job.counted) return;
-    r.wait_queue_expired.add(now - job.ready_since);
-    if (WindowResult* win = window_of(job)) win->wait_queue_expired.add(now - job.ready_since);
-  }
+  void expired_in_queue(const Job& job, Time now) { wait(Wait::QueueExpired, job, now - job.ready_since); }
   void delivered(const Job& job, int q, Time now) {
     if (!job.counted) return;
     ++queues_[q].delivered;
-    r.wait_queue.add(now - job.ready_since);
-    if (WindowResult* win = window_of(job)) win->wait_queue.add(now - job.ready_since);
+    add_wait(Wait::Queue, job, now - job.ready_since);
+  }
+  // A wait (a row of kWaits) of a job, for the run and the job's window: counted jobs only.
+  void wait(Wait w, const Job& job, Time d) {
+    if (job.counted) add_wait(w, job, d);
   }
   // The window (observe.window_ms) a job was created in, for its waits and outcome; nullptr
   // without windows or for a warm-up job. Windows start at the warm-up's end.
@@ -136,6 +135,10 @@ class Ledger {
   std::uint64_t created_total = 0;     // including warm-up
 
  private:
+  void add_wait(Wait w, const Job& job, Time d) {
+    r.wait(w).add(d);
+    if (WindowResult* win = window_of(job)) win->wait(w).add(d);
+  }
   void refresh_backlog(int q, Time now);
   void refresh_stranded(int q, Time now);
   void bytes_changed(int q, Time now);
@@ -257,7 +260,7 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (o == Outcome::InSystem) return;
   if (opt_.job_series) record_sample(job, o);
   if (o == Outcome::ExpiredBeforeStart) ++(job.stale_on_receipt ? r.stale_on_receipt : r.stale_in_local_buffer);
-  r.sojourn.add(job.ended - job.created);
+  r.wait(Wait::Sojourn).add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++r.completed;
   if (o == Outcome::CompletedOnTime) ++r.completed_on_time;
 }

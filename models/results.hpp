@@ -17,6 +17,7 @@
 
 #include "models/death_reason.hpp"
 #include "models/job.hpp"
+#include "models/metrics.hpp"
 #include "sim/stats.hpp"
 
 namespace brokersim {
@@ -87,24 +88,27 @@ class SparseHistogram {
   std::uint64_t min_ = std::numeric_limits<std::uint64_t>::max();
 };
 
-// The jobs created in one window of observe.window_ms, whenever their outcome came.
-struct WindowResult {
-  Time from = 0, to = 0;
-  std::uint64_t generated = 0;
+// What the counted jobs of a span came to: the whole run's (RunResult, sim::Histogram waits) or
+// those created in one window of observe.window_ms, whenever their outcome came (WindowResult,
+// SparseHistogram waits). Waits in ns, one histogram per row of kWaits.
+template <class Histogram>
+struct Tally {
+  std::uint64_t generated = 0;  // the sum of `outcomes`
   OutcomeCounts outcomes{};
   std::uint64_t completed = 0, completed_on_time = 0;
-  SparseHistogram wait_queue, wait_queue_expired, wait_transit, wait_local, wait_service, sojourn;
+  std::array<Histogram, kWaitCount> waits{};
+  Histogram& wait(Wait w) { return waits[index(w)]; }
+  const Histogram& wait(Wait w) const { return waits[index(w)]; }
+};
+
+struct WindowResult : Tally<SparseHistogram> {
+  Time from = 0, to = 0;
   void merge(const WindowResult& o) {
     generated += o.generated;
     for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i] += o.outcomes[i];
     completed += o.completed;
     completed_on_time += o.completed_on_time;
-    wait_queue.merge(o.wait_queue);
-    wait_queue_expired.merge(o.wait_queue_expired);
-    wait_transit.merge(o.wait_transit);
-    wait_local.merge(o.wait_local);
-    wait_service.merge(o.wait_service);
-    sojourn.merge(o.sojourn);
+    for (std::size_t w = 0; w < kWaitCount; ++w) waits[w].merge(o.waits[w]);
   }
 };
 
@@ -139,21 +143,12 @@ struct GroupFleetResult {
   int peak_replicas = 0;
 };
 
-struct RunResult {
-  std::uint64_t generated = 0;   // jobs created after warm-up: the sum of `outcomes`
-  OutcomeCounts outcomes{};
-  // Waits in ns (docs/scenario.md "Outputs"): queue per delivery, transit per receipt, local per
-  // start or rejection, service per finished execution, sojourn per job with an outcome.
-  sim::Histogram wait_queue, wait_transit, wait_local, wait_service, sojourn;
-  // Jobs that expired in a broker queue: enqueue (in that queue) to expiry. wait_queue covers
-  // delivered jobs only, so without this the queue wait of a run where most jobs expire there
-  // would read as short.
-  sim::Histogram wait_queue_expired;
+// A run's figures; the tally counts the jobs created after the warm-up (docs/outcomes.md).
+struct RunResult : Tally<sim::Histogram> {
   // expired_before_start, by where the budget went: rejected at receipt with no local wait (it
   // arrived stale: the budget was spent upstream, in the broker queue or in transit) vs went
   // stale in the consumer's local buffer. They add up to outcomes[ExpiredBeforeStart].
   std::uint64_t stale_on_receipt = 0, stale_in_local_buffer = 0;
-  std::uint64_t completed = 0, completed_on_time = 0;
   double measured_s = 0;         // measurement window (end - warm-up), seconds
   double slot_utilization = 0;
   double idle_slots_with_backlog = 0;
@@ -175,6 +170,20 @@ struct RunResult {
   Time end_time = 0;
   std::uint64_t peak_in_system = 0;
   StopReason stop_reason = StopReason::Drained;
+};
+
+// The plain counters of `run --json`, in output order (after the slot figures). Adding one costs
+// its field above, its row here, the call that counts it and its line in docs/outcomes.md.
+struct CounterMetric {
+  std::uint64_t RunResult::*field;
+  std::string_view name;
+};
+inline constexpr CounterMetric kCounters[] = {
+    {&RunResult::admitted_but_expired, "admitted_but_expired"},
+    {&RunResult::rejected_but_valid, "rejected_but_valid"},
+    {&RunResult::duplicate_executions, "duplicate_executions"},
+    {&RunResult::redeliveries, "redeliveries"},
+    {&RunResult::consumer_timeouts, "consumer_timeouts"},
 };
 
 // One job of the job-level series (warmup_ms "auto"): its creation time and the metric's value

@@ -8,6 +8,7 @@
 
 using brokersim::DeathReason;
 using brokersim::Outcome;
+using brokersim::Wait;
 using brokersim::test::run_scenario;
 
 namespace {
@@ -217,7 +218,7 @@ TEST_CASE("amazon-sqs receives - prefetch 0 is a receive per free slot and a bat
   auto run = run_scenario(text);
   const double expected[] = {0, 0, 100, 100, 200};
   for (int i = 0; i < 5; ++i) CHECK(run.trace.at(i).ms("delivered_ms") == expected[i]);
-  CHECK(run.result.wait_local.max() == 0);  // no buffer
+  CHECK(run.result.wait(Wait::Local).max() == 0);  // no buffer
   // Four messages waiting when a client with room for 10 attaches, batch_size 2 and a random
   // delivery latency: messages 0 and 1 arrive in one response, 2 and 3 in another.
   const char* batch = R"({

@@ -6,6 +6,7 @@
 
 using brokersim::DeathReason;
 using brokersim::Outcome;
+using brokersim::Wait;
 using brokersim::test::run_scenario;
 
 namespace {
@@ -54,8 +55,8 @@ TEST_CASE("seed 000, prefetch 3: all three delivered before expiry, all rejected
     CHECK(row.ms("ended_ms") == 1050);
   }
   CHECK(run.queue("work").dl(DeathReason::Expired) == 0);
-  CHECK(run.result.wait_local.count() == 3);
-  CHECK(run.result.wait_local.max() == brokersim::Time{1050} * 1'000'000);
+  CHECK(run.result.wait(Wait::Local).count() == 3);
+  CHECK(run.result.wait(Wait::Local).max() == brokersim::Time{1050} * 1'000'000);
 }
 
 TEST_CASE("queue TTL 0 without a dead-letter target discards at once even behind other messages") {
@@ -100,7 +101,7 @@ TEST_CASE("delivery latency: a job delivered in time can arrive stale (expired_i
   CHECK(run.trace[0]["outcome"] == "expired_in_transit");
   CHECK(run.trace[0].ms("received_ms") == 150);
   CHECK(run.trace[0].ms("ended_ms") == 150);
-  CHECK(run.result.wait_transit.max() == 150'000'000);
+  CHECK(run.result.wait(Wait::Transit).max() == 150'000'000);
 }
 
 TEST_CASE("ack latency holds the credit: prefetch 1 idles the slot for a round trip") {
@@ -367,8 +368,8 @@ TEST_CASE("common random numbers: adding a consumer does not change the arrivals
   REQUIRE(two.trace.size() == three.trace.size());
   for (std::size_t i = 0; i < two.trace.size(); ++i) CHECK(two.trace[i]["created_ms"] == three.trace[i]["created_ms"]);
   // The same service demands, summed in another completion order: equal up to rounding.
-  CHECK(two.result.wait_service.mean() == doctest::Approx(three.result.wait_service.mean()).epsilon(1e-12));
-  CHECK(two.result.wait_service.count() == three.result.wait_service.count());
+  CHECK(two.result.wait(Wait::Service).mean() == doctest::Approx(three.result.wait(Wait::Service).mean()).epsilon(1e-12));
+  CHECK(two.result.wait(Wait::Service).count() == three.result.wait(Wait::Service).count());
 }
 
 TEST_CASE("a job whose requeue is on its way back to the broker when the run stops is in_system") {

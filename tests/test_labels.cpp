@@ -11,6 +11,7 @@
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;
+using brokersim::Wait;
 using brokersim::test::run_scenario;
 
 TEST_CASE("format_ms writes exact milliseconds without exponent") {
@@ -71,10 +72,10 @@ TEST_CASE("the queue wait of jobs that expired there is reported beside the deli
     "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 1050}]
   })");
   CHECK(run.outcome(Outcome::ExpiredInQueue) == 2);
-  CHECK(run.result.wait_queue.count() == 1);
-  CHECK(run.result.wait_queue.mean() == 0);
-  CHECK(run.result.wait_queue_expired.count() == 2);
-  CHECK(run.result.wait_queue_expired.mean() == doctest::Approx(600e6));
+  CHECK(run.result.wait(Wait::Queue).count() == 1);
+  CHECK(run.result.wait(Wait::Queue).mean() == 0);
+  CHECK(run.result.wait(Wait::QueueExpired).count() == 2);
+  CHECK(run.result.wait(Wait::QueueExpired).mean() == doctest::Approx(600e6));
   CHECK(run.json()["wait_ms"]["queue_expired"]["mean"].get<double>() == doctest::Approx(600.0).epsilon(0.01));
 }
 

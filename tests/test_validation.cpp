@@ -207,8 +207,8 @@ TEST_CASE("validation: Little's law on brokersim's ready-list time average") {
       const RunResult res = simulate(s);
       const double T = res.measured_s;
       const double in_list =
-          (res.sojourn.mean() * static_cast<double>(res.sojourn.count()) -
-           res.wait_service.mean() * static_cast<double>(res.wait_service.count())) / 1e9;
+          (res.wait(Wait::Sojourn).mean() * static_cast<double>(res.wait(Wait::Sojourn).count()) -
+           res.wait(Wait::Service).mean() * static_cast<double>(res.wait(Wait::Service).count())) / 1e9;
       const double L_T = res.queues[0].mean_ready * T;
       const double edge = L_T - in_list;
       CAPTURE(name);
