@@ -97,12 +97,12 @@ void Consumer::start(World& w, std::uint32_t j) {
   job.where = Where::Executing;
   job.started = w.now;
   if (w.ledger.started_again(job)) ++r.duplicate_executions;
+  w.ledger.wait(Wait::Local, job, w.now - job.received);
   if (job.counted) {
-    w.ledger.wait(Wait::Local, job, w.now - job.received);
     if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
     if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
   }
-  ++r.consumers[static_cast<std::size_t>(index_)].started;
+  ++started_;
   busy_changed(w, +1);
 
   Time run = job.service;
@@ -150,8 +150,8 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   const bool in_transit = job.delivered < job.deadline && job.received >= job.deadline;
   w.decide(job, in_transit ? Outcome::ExpiredInTransit : Outcome::ExpiredBeforeStart);
   job.stale_on_receipt = job.received == w.now;
+  w.ledger.wait(Wait::Local, job, w.now - job.received);
   if (job.counted) {
-    w.ledger.wait(Wait::Local, job, w.now - job.received);
     if (job.deadline != sim::kNever && job.deadline - w.now > spec_->min_window) ++w.ledger.r.rejected_but_valid;
   }
   switch (spec_->on_expired) {
@@ -175,6 +175,14 @@ void Consumer::busy_changed(World& w, int delta) {
   busy += delta;
   busy_tw.set(w.now, busy);
   w.ledger.busy_changed(queue(), index_, w.now, delta);
+}
+
+ConsumerResult Consumer::result(Time now) const {
+  ConsumerResult cr;
+  cr.utilization = busy_tw.mean(now) / static_cast<double>(slots());
+  cr.mean_local = local_tw.mean(now);
+  cr.started = started_;
+  return cr;
 }
 
 void Consumer::stall(World& w, Time duration) {

@@ -11,6 +11,7 @@
 #include "models/clock.hpp"
 #include "models/events.hpp"
 #include "models/job.hpp"
+#include "models/results.hpp"
 #include "models/scenario.hpp"
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
@@ -60,6 +61,13 @@ class Consumer {
   // A replica exists from its request until it has left; the ledger counts it.
   void become_replica(World& w);
 
+  // Its figures: time averages from the warm-up on, starts over the whole run.
+  void warmup(Time now) {
+    busy_tw.reset(now);
+    local_tw.reset(now);
+  }
+  ConsumerResult result(Time now) const;
+
   LocalClock clock;
   bool attached = false;
   std::deque<std::uint32_t> local;  // received, not started, in arrival order
@@ -87,6 +95,7 @@ class Consumer {
   int index_;
   int group_;
   Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
+  std::uint64_t started_ = 0;  // executions started, warm-up included
 };
 
 }  // namespace brokersim

@@ -151,7 +151,8 @@ RunResult Simulation::run() {
   if (s.stop_time && (by_time || r.stop_reason == StopReason::Drained)) w_.now = *s.stop_time;
   if (w_.opt.progress && r.events > 0x3fffff) *w_.opt.progress << '\n';
   RunResult result;
-  w_.ledger.finish(w_.now, w_.jobs, w_.consumers, result);
+  w_.ledger.finish(w_.now, w_.jobs, result);
+  for (const Consumer& c : w_.consumers) result.consumers.push_back(c.result(w_.now));
   return result;
 }
 
@@ -185,10 +186,7 @@ void Simulation::on_fault(const FaultSpec& f) {
 
 void Simulation::on_warmup() {
   w_.ledger.warmup(w_.now);
-  for (auto& c : w_.consumers) {
-    c.busy_tw.reset(w_.now);
-    c.local_tw.reset(w_.now);
-  }
+  for (auto& c : w_.consumers) c.warmup(w_.now);
 }
 
 void Simulation::write_timeseries_header() {

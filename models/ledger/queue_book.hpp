@@ -1,0 +1,81 @@
+// One queue's book: what the ledger counts of it, and the state the time series and the
+// autoscaler read. One rule for every number: it counts jobs created after the warm-up. Counters
+// count their events; levels (ready, unacked, bytes) count their messages, averaged over the time
+// after the warm-up. The state itself (`ready`, `unacked`, what --timeseries shows) counts every
+// message.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "models/death_reason.hpp"
+#include "models/job.hpp"
+#include "models/results.hpp"
+#include "sim/stats.hpp"
+
+namespace brokersim {
+
+struct QueueBook {
+  std::uint64_t published = 0, delivered = 0;
+  std::array<std::uint64_t, kDeathReasonCount> dead_lettered{};  // by DeathReason
+  std::uint64_t deletions = 0;
+  std::uint64_t ready = 0, unacked = 0;  // every message: the state
+  std::uint64_t publishes = 0;           // every message (an autoscaler's publish rate)
+  std::uint64_t counted_ready = 0, counted_ready_bytes = 0, counted_unacked = 0, counted_unacked_bytes = 0;
+  std::uint64_t max_ready = 0, max_bytes = 0;
+  sim::TimeWeighted ready_tw, unacked_tw, bytes_tw;
+  bool read = false;  // some consumer group reads it: a job resting here is still in the system
+
+  // track_bytes: some producer sends non-empty bodies (otherwise the byte levels stay 0).
+  void ready_changed(Time now, std::uint64_t ready_now, std::uint64_t counted, std::uint64_t counted_bytes,
+                     bool track_bytes) {
+    ready = ready_now;
+    counted_ready = counted;
+    counted_ready_bytes = counted_bytes;
+    ready_tw.set(now, static_cast<double>(counted));
+    max_ready = std::max(max_ready, counted);
+    if (track_bytes) bytes_changed(now);
+  }
+  void unacked_changed(Time now, const Job& job, int delta, bool track_bytes) {
+    unacked += static_cast<std::uint64_t>(delta);
+    if (!job.counted) return;
+    counted_unacked += static_cast<std::uint64_t>(delta);
+    counted_unacked_bytes += static_cast<std::uint64_t>(delta) * job.bytes;
+    unacked_tw.set(now, static_cast<double>(counted_unacked));
+    if (track_bytes) bytes_changed(now);
+  }
+  void warmup(Time now) {
+    ready_tw.reset(now);
+    unacked_tw.reset(now);
+    bytes_tw.reset(now);
+    max_ready = counted_ready;
+    max_bytes = counted_ready_bytes + counted_unacked_bytes;
+  }
+  QueueResult result(const std::string& name, Time now) const {
+    QueueResult qr;
+    qr.name = name;
+    qr.published = published;
+    qr.delivered = delivered;
+    qr.dead_lettered = dead_lettered;
+    qr.max_ready = max_ready;
+    qr.mean_ready = ready_tw.mean(now);
+    qr.mean_unacked = unacked_tw.mean(now);
+    qr.ready_at_end = ready;  // every message: the state the run ends in
+    qr.max_bytes = max_bytes;
+    qr.mean_bytes = bytes_tw.mean(now);
+    qr.byte_seconds = bytes_tw.area(now) / sim::kNsPerSF;
+    qr.deletions = deletions;
+    return qr;
+  }
+
+ private:
+  void bytes_changed(Time now) {
+    const std::uint64_t held = counted_ready_bytes + counted_unacked_bytes;
+    bytes_tw.set(now, static_cast<double>(held));
+    max_bytes = std::max(max_bytes, held);
+  }
+};
+
+}  // namespace brokersim

@@ -1,0 +1,39 @@
+// The replicas of each consumer group over time (what the fleet costs): a replica counts from
+// its request (start_ms, or the autoscaler's decision, so its start latency is paid) until its
+// connection closes after it left.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "models/job.hpp"
+#include "models/results.hpp"
+#include "models/scenario.hpp"
+#include "sim/stats.hpp"
+
+namespace brokersim {
+
+class ReplicaBook {
+ public:
+  explicit ReplicaBook(std::size_t groups) : replicas_(groups, 0), peak_(groups, 0), tw_(groups, sim::TimeWeighted(0)) {}
+
+  // A replica of a group comes into being (requested) or is gone (left, connection closed).
+  void changed(int group, Time now, int delta) {
+    const auto g = static_cast<std::size_t>(group);
+    replicas_[g] += delta;
+    tw_[g].set(now, replicas_[g]);
+    peak_[g] = std::max(peak_[g], replicas_[g]);
+  }
+  int replicas(int group) const { return replicas_[static_cast<std::size_t>(group)]; }
+
+  void warmup(Time now);
+  // Per group, over the measured span of measured_s seconds.
+  std::vector<GroupFleetResult> finish(Time now, double measured_s, const std::vector<ConsumerSpec>& groups) const;
+
+ private:
+  std::vector<int> replicas_, peak_;
+  std::vector<sim::TimeWeighted> tw_;
+};
+
+}  // namespace brokersim

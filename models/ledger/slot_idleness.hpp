@@ -1,0 +1,92 @@
+// Slot time, and the slot time lost: slots of attached consumers that were idle while (a) the
+// queue they read held ready messages (idle_slots_with_backlog) or (b) another consumer of that
+// queue held received, unstarted jobs (idle_slots_with_stranded_work). Stranding needs only who
+// holds local jobs: with two or more holders every idle slot has work elsewhere; with one, all
+// but its own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "models/job.hpp"
+#include "models/results.hpp"
+#include "sim/stats.hpp"
+
+namespace brokersim {
+
+class SlotIdleness {
+ public:
+  SlotIdleness(std::size_t queues, std::size_t consumers) : queues_(queues), idle_(consumers, 0) {}
+
+  void slots_attached(int q, int consumer, Time now, int delta);
+  void busy_changed(int q, int consumer, Time now, int delta);
+  void local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after);
+  // Whether queue q holds ready messages (every message, counted or not).
+  void ready_changed(int q, Time now, bool ready) {
+    Queue& b = queues_[static_cast<std::size_t>(q)];
+    b.ready = ready;
+    refresh_backlog(b, now);
+  }
+
+  void warmup(Time now);
+  // slot_utilization, idle_slots_with_backlog, idle_slots_with_stranded_work.
+  void finish(Time now, RunResult& r);
+
+ private:
+  struct Queue {
+    bool ready = false;
+    int idle_slots = 0;
+    int holders = 0;              // consumers with a non-empty local buffer
+    std::int64_t holder_sum = 0;  // the sum of their indices: the holder itself when holders == 1
+    double backlog_value = 0, stranded_value = 0;
+    Time backlog_last = 0, stranded_last = 0;
+    double backlog_area = 0, stranded_area = 0;
+  };
+  void refresh_backlog(Queue& b, Time now) {
+    b.backlog_area += b.backlog_value * static_cast<double>(now - b.backlog_last);
+    b.backlog_last = now;
+    b.backlog_value = b.ready ? b.idle_slots : 0.0;
+  }
+  void refresh_stranded(Queue& b, Time now) {
+    b.stranded_area += b.stranded_value * static_cast<double>(now - b.stranded_last);
+    b.stranded_last = now;
+    b.stranded_value = b.holders == 0 ? 0.0
+                       : b.holders >= 2 ? b.idle_slots
+                                        : b.idle_slots - idle_[static_cast<std::size_t>(b.holder_sum)];
+  }
+
+  std::vector<Queue> queues_;
+  std::vector<int> idle_;  // idle slots per consumer (0 while detached)
+  sim::TimeWeighted busy_slots_, attached_slots_;
+};
+
+// Inline: called for every job from the clients' translation units.
+inline void SlotIdleness::slots_attached(int q, int consumer, Time now, int delta) {
+  Queue& b = queues_[static_cast<std::size_t>(q)];
+  attached_slots_.add(now, delta);
+  b.idle_slots += delta;
+  idle_[static_cast<std::size_t>(consumer)] += delta;
+  refresh_backlog(b, now);
+  refresh_stranded(b, now);
+}
+
+inline void SlotIdleness::busy_changed(int q, int consumer, Time now, int delta) {
+  Queue& b = queues_[static_cast<std::size_t>(q)];
+  busy_slots_.add(now, delta);
+  b.idle_slots -= delta;
+  idle_[static_cast<std::size_t>(consumer)] -= delta;
+  refresh_backlog(b, now);
+  if (b.holders != 0) refresh_stranded(b, now);  // with no holder it stays 0
+}
+
+inline void SlotIdleness::local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after) {
+  if ((before == 0) == (after == 0)) return;
+  Queue& b = queues_[static_cast<std::size_t>(q)];
+  const int sign = after > 0 ? 1 : -1;
+  b.holders += sign;
+  b.holder_sum += sign * consumer;
+  refresh_stranded(b, now);
+}
+
+}  // namespace brokersim
