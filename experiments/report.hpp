@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 
+#include "models/outputs/trace_csv.hpp"  // kTraceHeader, for whoever opens a --trace file
 #include "models/scenario.hpp"
 #include "models/simulation.hpp"
 
@@ -15,9 +16,5 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& re
 // The summary table a capacity planner reads first.
 void print_summary(std::ostream& out, const Scenario& scenario, const RunResult& result);
 
-// Header of --trace files (docs/scenario.md).
-inline constexpr const char* kTraceHeader =
-    "job,producer,queue,consumer,created_ms,expires_at_ms,published_ms,delivered_ms,received_ms,"
-    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings,warmup";
 
 }  // namespace brokersim

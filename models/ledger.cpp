@@ -1,8 +1,6 @@
 #include "models/ledger.hpp"
 
 #include <algorithm>
-#include <ostream>
-#include <sstream>
 #include <utility>
 
 #include "models/results.hpp"
@@ -12,53 +10,20 @@ namespace brokersim {
 Ledger::Ledger(const Scenario& s, const RunOptions& o)
     : s_(s),
       opt_(o),
+      observer_(o.job_observer),
       idleness_(s.broker.queues.size(), static_cast<std::size_t>(s.consumer_count())),
-      outcomes_(o, o.timeseries != nullptr && s.observe_every.has_value()),
+      outcomes_(o, o.state_observer != nullptr && s.observe_every.has_value()),
       windows_(s.observe_window.value_or(0), s.warmup),
       replicas_(s.consumers.size()) {
   queues_.resize(s.broker.queues.size());
   for (const auto& c : s.consumers) queues_[c.queue].read = true;
   for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
-  tracing_ = o.trace != nullptr;
 }
 
 void Ledger::warmup(Time now) {
   for (auto& b : queues_) b.warmup(now);
   idleness_.warmup(now);
   replicas_.warmup(now);
-}
-
-void Ledger::write_trace(const Job& job, Outcome o) {
-  std::ostringstream row;
-  auto t = [&](Time v) {
-    row << ',';
-    if (v >= 0) row << sim::format_ms(v);
-  };
-  row << job.id << ',' << job.producer << ',';
-  if (job.delivered >= 0) row << s_.broker.queues[job.queue].name;
-  row << ',';
-  if (job.delivered >= 0) row << job.consumer;
-  t(job.created);
-  row << ',';
-  if (job.deadline != sim::kNever) row << sim::format_ms(job.expires_at);
-  t(job.published);
-  t(job.delivered);
-  t(job.received);
-  t(job.started);
-  t(job.finished);
-  t(o == Outcome::InSystem ? -1 : job.ended);
-  // warmup = 1: created before warmup_ms, so in no figure of the run (its row is here for
-  // the record of what the system held).
-  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << ',' << (job.counted ? 0 : 1) << '\n';
-
-  const std::uint64_t slot = job.id - trace_next_;
-  if (trace_pending_.size() <= slot) trace_pending_.resize(slot + 1);
-  trace_pending_[slot] = row.str();
-  while (!trace_pending_.empty() && trace_pending_.front()) {
-    *opt_.trace << *trace_pending_.front();
-    trace_pending_.pop_front();
-    ++trace_next_;
-  }
 }
 
 void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
@@ -79,7 +44,7 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
                         ((job.where == Where::Ready || job.where == Where::DeadLettering) && queues_[job.queue].read);
     count_outcome(job, moving || job.decision == Outcome::None ? Outcome::InSystem : job.decision);
   }
-  if (opt_.trace) opt_.trace->flush();
+  if (observer_) observer_->run_ended();
 
   r.end_time = now;
   const Time span = now - std::min(s_.warmup, now);

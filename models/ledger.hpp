@@ -1,7 +1,7 @@
 // The books of a run, kept the same way whichever broker runs. The Ledger composes one part per
 // concept (models/ledger/): the queue books (counters and levels), slot idleness, outcomes,
-// windows, job copies and the fleet's replicas; it writes the job trace and checks at the end
-// that the outcomes add up.
+// windows, job copies and the fleet's replicas; it tells the job observer (the trace) each
+// outcome, and checks at the end that the outcomes add up.
 //
 // Brokers and clients report what happened (a job was published, delivered, dead-lettered; the
 // ready count or the busy slots changed); the ledger decides what counts (jobs created after the
@@ -9,9 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include "models/death_reason.hpp"
@@ -24,6 +21,7 @@
 #include "models/ledger/windows.hpp"
 #include "models/metrics.hpp"
 #include "models/results.hpp"
+#include "models/run_observer.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim {
@@ -112,26 +110,22 @@ class Ledger {
     r.wait(w).add(d);
     if (WindowResult* win = windows_.of(job)) win->wait(w).add(d);
   }
-  void write_trace(const Job& job, Outcome o);
 
   const Scenario& s_;
   const RunOptions& opt_;
   bool track_bytes_ = false;  // some producer sends non-empty bodies
-  bool tracing_ = false;      // --trace given
+  JobObserver* observer_;     // the trace, when asked for
   std::vector<QueueBook> queues_;
   SlotIdleness idleness_;
   OutcomeBook outcomes_;
   Windows windows_;
   JobCopies copies_;
   ReplicaBook replicas_;
-  // Trace rows come out in job order; rows wait here until every earlier job has ended.
-  std::uint64_t trace_next_ = 0;
-  std::deque<std::optional<std::string>> trace_pending_;
 };
 
 // Inline: called for every job from the brokers' and clients' translation units.
 inline void Ledger::count_outcome(const Job& job, Outcome o) {
-  if (tracing_) write_trace(job, o);
+  if (observer_) observer_->job_ended(job, o);
   outcomes_.interval(o);
   if (!job.counted) return;
   outcomes_.count(r, job, o);

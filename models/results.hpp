@@ -193,9 +193,16 @@ struct JobSample {
   double value = 0;
 };
 
+class JobObserver;
+class StateObserver;
+
 struct RunOptions {
-  std::ostream* trace = nullptr;       // --trace: one CSV row per job, in job order
-  std::ostream* timeseries = nullptr;  // --timeseries: one CSV row per observe.every_ms
+  // --trace and --timeseries: simulate() writes them with the CSV writers of models/outputs/.
+  std::ostream* trace = nullptr;       // one CSV row per job, in job order
+  std::ostream* timeseries = nullptr;  // one CSV row per observe.every_ms
+  // Or any other observer of the jobs' outcomes and of the state (models/run_observer.hpp).
+  JobObserver* job_observer = nullptr;
+  StateObserver* state_observer = nullptr;
   std::ostream* progress = nullptr;    // --progress: a line now and then, simulated time and jobs
   // warmup_ms "auto": per counted job, indexed by job id (creation order), its sojourn in ms or
   // (job_series_stale) 1 when it expired before it started, else 0. Only when asked: it costs a

@@ -1,24 +1,22 @@
 // One run: the wiring. The event kinds and their simultaneous order are in models/events.hpp;
 // here is who handles which event, the run loop, and the observation of the state over time.
 // The broker (models/brokers/), the consumers (models/consumer.cpp), the producers
-// (models/producer.cpp) and the books (models/ledger.cpp) do the rest.
+// (models/producer.cpp) and the books (models/ledger.cpp) do the rest; the trace and time-series
+// writers (models/outputs/) hear of the run through models/run_observer.hpp.
 #include "models/simulation.hpp"
 
+#include <optional>
 #include <ostream>
 
 #include "models/broker.hpp"
 #include "models/fleet.hpp"
+#include "models/outputs/timeseries_csv.hpp"
+#include "models/outputs/trace_csv.hpp"
 #include "models/producer.hpp"
 #include "models/world.hpp"
 
 namespace brokersim {
 namespace {
-
-constexpr Outcome kIntervalOutcomes[] = {
-    Outcome::RejectedAtPublish, Outcome::ExpiredInQueue, Outcome::ExpiredInTransit, Outcome::ExpiredBeforeStart,
-    Outcome::CompletedOnTime,   Outcome::CompletedLate,  Outcome::TimedOut,         Outcome::Failed,
-    Outcome::Lost,              Outcome::DeadLettered,
-};
 
 class Simulation {
  public:
@@ -31,7 +29,6 @@ class Simulation {
   void on_fault(const FaultSpec& f);
   void on_warmup();
   void on_observe();
-  void write_timeseries_header();
   void report_progress();
   bool past_a_limit();
 
@@ -75,7 +72,7 @@ void Simulation::start() {
     if (t != sim::kNever && (!s.stop_time || t <= *s.stop_time)) w_.at(t, Ev::Arrival, p);
   }
   if (s.observe_every) {
-    if (w_.opt.timeseries) write_timeseries_header();
+    if (w_.opt.state_observer) w_.opt.state_observer->started(w_);
     w_.schedule_tick(0, Ev::Observe, 0);
   }
 }
@@ -189,32 +186,8 @@ void Simulation::on_warmup() {
   for (auto& c : w_.consumers) c.warmup(w_.now);
 }
 
-void Simulation::write_timeseries_header() {
-  std::ostream& out = *w_.opt.timeseries;
-  out << "time_ms";
-  for (const auto& q : w_.s.broker.queues) out << ',' << q.name << ".ready," << q.name << ".unacked";
-  for (const auto& c : w_.consumers) out << ",consumer." << c.index() << ".local,consumer." << c.index() << ".executing";
-  // Per interval: the outcomes that became final in it (the row's interval ends at its time),
-  // and the replicas of each group (requested and not yet gone, as the fleet costs count them).
-  for (Outcome o : kIntervalOutcomes) out << ",outcomes." << outcome_name(o);
-  for (std::size_t g = 0; g < w_.s.consumers.size(); ++g) out << ",group." << g << ".replicas";
-  out << '\n';
-}
-
 void Simulation::on_observe() {
-  if (w_.opt.timeseries) {
-    std::ostream& out = *w_.opt.timeseries;
-    out << sim::format_ms(w_.now);
-    for (std::size_t q = 0; q < w_.s.broker.queues.size(); ++q) {
-      const QueueBook& b = w_.ledger.queue(static_cast<int>(q));
-      out << ',' << b.ready << ',' << b.unacked;
-    }
-    for (const auto& c : w_.consumers) out << ',' << c.local.size() << ',' << c.busy;
-    const OutcomeCounts decided = w_.ledger.take_interval_outcomes();
-    for (Outcome o : kIntervalOutcomes) out << ',' << decided[static_cast<std::size_t>(o)];
-    for (std::size_t g = 0; g < w_.s.consumers.size(); ++g) out << ',' << w_.ledger.replicas(static_cast<int>(g));
-    out << '\n';
-  }
+  if (w_.opt.state_observer) w_.opt.state_observer->observed(w_, w_.ledger.take_interval_outcomes());
   // A timed run is sampled over its whole span; a run that stops on its jobs is sampled only
   // while something else can still happen, so sampling never keeps a finished run alive.
   const Time next = w_.now + *w_.s.observe_every;
@@ -236,7 +209,12 @@ void Simulation::report_progress() {
 }  // namespace
 
 RunResult simulate(const Scenario& scenario, const RunOptions& options) {
-  Simulation sim(scenario, options);
+  RunOptions o = options;
+  std::optional<TraceCsv> trace;
+  std::optional<TimeseriesCsv> series;
+  if (o.trace && !o.job_observer) o.job_observer = &trace.emplace(*o.trace, scenario);
+  if (o.timeseries && !o.state_observer) o.state_observer = &series.emplace(*o.timeseries);
+  Simulation sim(scenario, o);
   return sim.run();
 }
 
