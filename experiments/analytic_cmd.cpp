@@ -37,7 +37,6 @@
 #include "experiments/analytic_cmd.hpp"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iomanip>
@@ -46,7 +45,9 @@
 
 #include "experiments/commands.hpp"
 #include "experiments/precision.hpp"
+#include "experiments/replication/statistics.hpp"
 #include "experiments/scenario_load.hpp"
+#include "experiments/text.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/job.hpp"
 
@@ -57,13 +58,6 @@ namespace brokersim {
 namespace {
 
 constexpr double kNs = sim::kNsPerSF;
-
-std::string fmt(double v, int prec = 6) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-  return buf;
-}
 
 std::string ms_text(double seconds) { return fmt(seconds * 1000.0) + " ms"; }
 
@@ -515,23 +509,6 @@ void print_compare_analytic(std::ostream& out, const Scenario& s, const RunResul
 
 // ------------------------------------------------------------------------------ validation
 
-double sample_mean(const std::vector<double>& x) {
-  double s = 0;
-  for (double v : x) s += v;
-  return x.empty() ? NAN : s / static_cast<double>(x.size());
-}
-
-double ci_half_width(const std::vector<double>& x, double confidence) {
-  const std::size_t n = x.size();
-  if (n < 2) return INFINITY;
-  const double m = sample_mean(x);
-  double ss = 0;
-  for (double v : x) ss += (v - m) * (v - m);
-  const double sd = std::sqrt(ss / static_cast<double>(n - 1));
-  const boost::math::students_t t(static_cast<double>(n - 1));
-  return boost::math::quantile(t, 1 - (1 - confidence) / 2) * sd / std::sqrt(static_cast<double>(n));
-}
-
 namespace {
 
 // A scenario document for the common assumptions; service mean 100 ms.
@@ -645,7 +622,8 @@ ValidationResult run_validation(const ValidationPoint& point, const PrecisionRul
       bool precise = true;
       for (std::size_t i = 0; i < defs.size() && precise; ++i) {
         if (std::isnan(exact.*defs[i].member) || std::isnan(samples[i].front())) continue;
-        precise = is_precise(*precision, sample_mean(samples[i]), ci_half_width(samples[i], 0.95));
+        const MeanInterval ci = student_t_interval(samples[i], 0.95);
+        precise = is_precise(*precision, ci.mean, ci.half_width);
       }
       if (precise || n >= precision->max_replications) break;
     }
@@ -686,7 +664,8 @@ void print_validation(std::ostream& out, int R, double jobs, const PrecisionRule
   for (const auto& pt : validation_design(jobs, R)) {
     const ValidationResult v = run_validation(pt, precision);
     for (const auto& m : v.metrics) {
-      const double mean = sample_mean(m.samples), hw = ci_half_width(m.samples, 0.999);
+      const MeanInterval ci = student_t_interval(m.samples, 0.999);
+      const double mean = ci.mean, hw = ci.half_width;
       std::string exact_text = fmt(m.exact, 5), verdict;
       if (std::isnan(m.exact_hi)) {
         const bool ok = std::fabs(mean - m.exact) <= hw + m.bias_bound;

@@ -105,8 +105,4 @@ struct ValidationResult {
 struct PrecisionRule;
 ValidationResult run_validation(const ValidationPoint& point, const PrecisionRule* precision = nullptr);
 
-// Student-t half-width of the (1 - alpha) confidence interval of the mean of `x`.
-double ci_half_width(const std::vector<double>& x, double confidence);
-double sample_mean(const std::vector<double>& x);
-
 }  // namespace brokersim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "experiments/text.hpp"
+
 namespace brokersim {
 
 namespace {
@@ -61,12 +63,6 @@ double mean_service_ms(const ProducerSpec& p) {
     return p.arrivals.trace.empty() ? 0.0 : sum / static_cast<double>(p.arrivals.trace.size());
   }
   return p.service.mean() / sim::kNsPerMsF;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 }  // namespace

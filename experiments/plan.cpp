@@ -23,7 +23,9 @@
 #include "experiments/commands.hpp"
 #include "experiments/precision.hpp"
 #include "experiments/scenario_load.hpp"
+#include "experiments/replication/statistics.hpp"
 #include "experiments/sweep.hpp"
+#include "experiments/text.hpp"
 
 namespace po = boost::program_options;
 
@@ -33,8 +35,6 @@ namespace {
 
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
-
-std::string quote(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // ---------------------------------------------------------------------------------------------
 // Expressions: numbers, names (metrics, varied paths, slots_total), + - * /, parentheses, unary -.
@@ -198,26 +198,7 @@ std::shared_ptr<Expr> parse_cost(const std::string& text) {
 
 // ---------------------------------------------------------------------------------------------
 
-std::string fmt(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(previous, current);
-  }
-  return previous[b.size()];
-}
 
 // " (did you mean "X"?)" for the nearest candidate within a typo or two (more for long names,
 // whose dotted prefixes make a transposed pair cost 2), else nothing.
@@ -571,12 +552,7 @@ double margin_half_width(const Target& t, const std::vector<std::vector<double>>
     };
     margins.push_back(t.lhs->eval(per_rep) - t.rhs->eval(per_rep));
   }
-  double mean = 0, ss = 0;
-  for (double m : margins) mean += m;
-  mean /= static_cast<double>(margins.size());
-  for (double m : margins) ss += (m - mean) * (m - mean);
-  return student_t975(margins.size() - 1) *
-         std::sqrt(ss / static_cast<double>(margins.size() - 1) / static_cast<double>(margins.size()));
+  return student_t_interval(margins, 0.95).half_width;
 }
 
 // The targets on a point's replication rows: on the means, or (--conservative) on the margin's

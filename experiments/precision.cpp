@@ -9,6 +9,7 @@
 #include "experiments/cli_options.hpp"
 #include "experiments/commands.hpp"
 #include "experiments/scenario_load.hpp"
+#include "experiments/text.hpp"
 #include "models/simulation.hpp"
 #include "sim/mser.hpp"
 
@@ -17,13 +18,6 @@ namespace po = boost::program_options;
 namespace brokersim {
 
 namespace {
-
-std::string fmt(double v) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 double parse_number(const std::string& option, const std::string& text, double min, bool min_allowed,
                     const std::string& expected) {

@@ -25,15 +25,16 @@
 #include <unordered_set>
 #include <unistd.h>
 
-#include <boost/math/distributions/students_t.hpp>
 #include <boost/program_options.hpp>
 
 #include "experiments/commands.hpp"
 #include "experiments/cli_options.hpp"
 #include "experiments/output_file.hpp"
 #include "experiments/precision.hpp"
+#include "experiments/replication/statistics.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
+#include "experiments/text.hpp"
 #include "models/simulation.hpp"
 
 namespace po = boost::program_options;
@@ -47,8 +48,6 @@ using ojson = nlohmann::ordered_json;
 
 constexpr std::size_t kMaxGridPoints = 10'000'000;
 constexpr std::size_t kMaxAxisValues = 1'000'000;
-
-std::string quote(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
 
 bool parse_double(const std::string& text, double& v) {
   if (text.empty()) return false;
@@ -69,18 +68,6 @@ bool is_integer_token(const std::string& t) {
 std::size_t decimals_of(const std::string& t) {
   const auto dot = t.find('.');
   return dot == std::string::npos ? 0 : t.size() - dot - 1;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (;;) {
-    const auto at = s.find(sep, start);
-    parts.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return parts;
 }
 
 // A value's CSV label when it came from JSON (file sweep block, JSON-array LIST).
@@ -447,60 +434,6 @@ int warn_incomplete_runs(std::ostream& err, const TaskRunStats& stats) {
         << " run(s) measured nothing: they ended before warmup_ms, or no job was created after warmup_ms\n";
   return stats.limited || stats.measured_nothing ? 3 : 0;
 }
-
-double student_t975(std::size_t dof) {
-  boost::math::students_t dist(static_cast<double>(dof));
-  return boost::math::quantile(dist, 0.975);
-}
-
-Summary summarize(const std::vector<const std::vector<double>*>& reps) {
-  Summary s;
-  if (reps.empty()) return s;
-  const std::size_t m = reps.front()->size();
-  const std::size_t n = reps.size();
-  const double t = n > 1 ? student_t975(n - 1) : 0.0;
-  s.mean.resize(m);
-  s.ci95.resize(m);
-  for (std::size_t j = 0; j < m; ++j) {
-    const double first = (*reps[0])[j];
-    bool same = true;
-    double sum = 0;
-    for (const auto* r : reps) {
-      sum += (*r)[j];
-      same = same && (*r)[j] == first;
-    }
-    const double mean = same ? first : sum / static_cast<double>(n);
-    double ss = 0;
-    if (!same)
-      for (const auto* r : reps) ss += ((*r)[j] - mean) * ((*r)[j] - mean);
-    s.mean[j] = mean;
-    s.ci95[j] = n > 1 ? t * std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n))
-                      : std::numeric_limits<double>::quiet_NaN();
-  }
-  return s;
-}
-
-std::string format_number(double v) {
-  if (std::isnan(v)) return "";
-  if (v == 0) return "0";
-  // The shortest decimal that reads back as exactly v, never in exponent notation (a CSV a
-  // planner opens in a spreadsheet; 1e-05 reads as text in some). A double in fixed notation
-  // has at most 309 integer digits and 1074 fractional ones.
-  char buf[1100];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
-  return std::string(buf, r.ptr);
-}
-
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 
 unsigned thread_count(const std::optional<std::string>& option) {
   if (option) return static_cast<unsigned>(std::min<std::uint64_t>(parse_count("--threads", *option, 1), 4096));

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/replication/statistics.hpp"
+#include "experiments/text.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim {
@@ -105,20 +107,6 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
                                            const std::vector<std::string>& names,
                                            const TaskDone& on_done = {},
                                            TaskRunStats* stats = nullptr);
-
-// Mean and 95% confidence half-width (Student t, n-1 degrees of freedom) of each column of the
-// replication rows; ci95 is NaN when there is a single replication.
-struct Summary {
-  std::vector<double> mean, ci95;
-};
-Summary summarize(const std::vector<const std::vector<double>*>& replications);
-double student_t975(std::size_t degrees_of_freedom);
-
-// Shortest round-trip decimal form (std::to_chars); NaN prints as an empty string.
-std::string format_number(double v);
-
-// A CSV cell, quoted (RFC 4180) when it contains a comma, quote or line break.
-std::string csv_cell(const std::string& s);
 
 // Number of worker threads from --threads (default: hardware_concurrency, at least 1).
 unsigned thread_count(const std::optional<std::string>& option);

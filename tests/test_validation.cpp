@@ -12,7 +12,6 @@
 // a correct simulator fails one of them with probability ~9% for a random seed; these seeds pass.
 #include <doctest/doctest.h>
 
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +21,7 @@
 
 #include "experiments/analytic_cmd.hpp"
 #include "experiments/commands.hpp"
+#include "experiments/replication/statistics.hpp"
 #include "experiments/scenario_load.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/simulation.hpp"
@@ -53,13 +53,8 @@ struct Interval {
   double mean, half;
 };
 Interval ci999(const std::vector<double>& x) {
-  const double n = static_cast<double>(x.size());
-  double m = 0, ss = 0;
-  for (double v : x) m += v;
-  m /= n;
-  for (double v : x) ss += (v - m) * (v - m);
-  const boost::math::students_t t(n - 1);
-  return {m, boost::math::quantile(t, 0.9995) * std::sqrt(ss / (n - 1)) / std::sqrt(n)};
+  const MeanInterval ci = student_t_interval(x, 0.999);
+  return {ci.mean, ci.half_width};
 }
 
 const MetricSamples& metric(const ValidationResult& v, const std::string& name) {

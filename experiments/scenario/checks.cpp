@@ -11,6 +11,8 @@
 #include <system_error>
 #include <vector>
 
+#include "experiments/text.hpp"
+
 namespace brokersim::loader {
 
 std::string join(const std::string& path, std::string_view key) {
@@ -105,20 +107,6 @@ std::string list(Keys names, std::string_view quote) {
 // Keys
 
 namespace {
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    current[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitute = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitute});
-    }
-    std::swap(previous, current);
-  }
-  return previous[b.size()];
-}
 
 // Keys within edit distance 2 of an allowed one are taken for a typo of it.
 std::string_view closest(const std::string& key, Keys allowed) {
