@@ -43,8 +43,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "experiments/commands.hpp"
-#include "experiments/precision.hpp"
+#include "experiments/commands/commands.hpp"
+#include "experiments/replication/precision.hpp"
 #include "experiments/replication/statistics.hpp"
 #include "experiments/scenario_load.hpp"
 #include "experiments/text.hpp"

@@ -4,6 +4,8 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,12 @@ namespace brokersim {
 boost::program_options::variables_map parse_command_line(
     const std::vector<std::string>& args, const boost::program_options::options_description& opts,
     const boost::program_options::positional_options_description& positional);
+
+// A one-scenario command's options (SCENARIO.json is the positional "scenario"). With --help the
+// help is printed on `out` (`about`, when given, ahead of the options) and nullopt returned.
+std::optional<boost::program_options::variables_map> parse_scenario_command(
+    const std::vector<std::string>& args, const boost::program_options::options_description& opts,
+    std::ostream& out, const char* about = nullptr);
 
 // The values of a repeatable string option (empty when not given).
 std::vector<std::string> option_list(const boost::program_options::variables_map& vm, const char* name);

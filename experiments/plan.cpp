@@ -20,11 +20,14 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/cli_options.hpp"
-#include "experiments/commands.hpp"
-#include "experiments/precision.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/commands/commands.hpp"
+#include "experiments/replication/grid.hpp"
+#include "experiments/replication/metrics.hpp"
+#include "experiments/replication/pool.hpp"
+#include "experiments/replication/precision.hpp"
+#include "experiments/replication/progress.hpp"
 #include "experiments/replication/statistics.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/scenario_load.hpp"
 #include "experiments/text.hpp"
 
 namespace po = boost::program_options;

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "experiments/offered_load.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/text.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;

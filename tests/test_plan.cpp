@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/replication/grid.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Answers with a stated precision: the sequential replication rule (experiments/precision.hpp),
+// Answers with a stated precision: the sequential replication rule (experiments/replication/precision.hpp),
 // MSER-5 (sim/mser.hpp) and warmup_ms "auto", run / sweep / plan / analytic --validate --precision.
 #include <doctest/doctest.h>
 
@@ -11,7 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/analytic_cmd.hpp"
-#include "experiments/precision.hpp"
+#include "experiments/replication/precision.hpp"
+#include "experiments/text.hpp"
 #include "sim/mser.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_util.hpp"

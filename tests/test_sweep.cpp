@@ -19,7 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/replication/grid.hpp"
+#include "experiments/replication/metrics.hpp"
+#include "experiments/replication/pool.hpp"
+#include "experiments/replication/statistics.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "experiments/scenario_load.hpp"
-#include "experiments/sweep.hpp"
+#include "experiments/replication/grid.hpp"
 #include "models/simulation.hpp"
 
 namespace {

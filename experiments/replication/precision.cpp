@@ -1,17 +1,11 @@
-// The sequential replication rule and warmup_ms "auto" (experiments/precision.hpp).
-#include "experiments/precision.hpp"
+// The sequential replication rule (experiments/replication/precision.hpp).
+#include "experiments/replication/precision.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <ostream>
+#include <cstdlib>
 
 #include "experiments/cli_options.hpp"
-#include "experiments/commands.hpp"
-#include "experiments/scenario_load.hpp"
-#include "experiments/text.hpp"
-#include "models/simulation.hpp"
-#include "sim/mser.hpp"
 
 namespace po = boost::program_options;
 
@@ -133,111 +127,6 @@ std::uint64_t run_sequential(const std::vector<const Scenario*>& points, const P
     target = next_round(rule, target);
   }
   return spent;
-}
-
-void choose_auto_warmup(Scenario& s) {
-  if (!s.auto_warmup || s.auto_warmup->chosen) return;
-  Scenario pilot = s;
-  pilot.warmup = 0;
-  std::vector<JobSample> samples;
-  RunOptions o;
-  o.job_series = &samples;
-  o.job_series_stale = s.auto_warmup->stale;
-  simulate(pilot, o);
-  // Jobs still in the system at the end have no value yet: the series is the jobs with an outcome.
-  std::vector<double> series;
-  std::vector<Time> created;
-  for (const auto& js : samples)
-    if (js.created >= 0) {
-      series.push_back(js.value);
-      created.push_back(js.created);
-    }
-  const sim::MserResult m = sim::mser(series);
-  s.warmup = m.truncate > 0 && m.truncate < created.size() ? created[m.truncate] : 0;
-  s.auto_warmup->chosen = true;
-  s.auto_warmup->steady = m.steady;
-  s.auto_warmup->jobs_discarded = m.truncate;
-}
-
-RunResult simulate_with_warmup(Scenario& s, const RunOptions& options) {
-  choose_auto_warmup(s);
-  return simulate(s, options);
-}
-
-int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool json, std::ostream& out,
-                       std::ostream& err) {
-  const std::vector<std::string> names = metric_names(scenario);
-  const std::vector<std::size_t> columns = precision_metric_columns(rule, names);
-  Summary summary;
-  std::uint64_t used = 0;
-  bool reached = false;
-  std::size_t incomplete = 0;
-  TaskRunStats stats;
-  const std::vector<const Scenario*> points{&scenario};
-  run_sequential(
-      points, rule, 1, names,
-      [&](std::size_t, const std::vector<std::vector<double>>& rows) {
-        std::vector<const std::vector<double>*> reps;
-        for (const auto& r : rows) reps.push_back(&r);
-        const Summary s = summarize(reps);
-        return std::all_of(columns.begin(), columns.end(), [&](std::size_t c) { return is_precise(rule, s.mean[c], s.ci95[c]); });
-      },
-      [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
-        std::vector<const std::vector<double>*> reps;
-        for (const auto& r : rows) reps.push_back(&r);
-        summary = summarize(reps);
-        used = rows.size();
-        incomplete = bad;
-        reached = std::all_of(columns.begin(), columns.end(),
-                              [&](std::size_t c) { return is_precise(rule, summary.mean[c], summary.ci95[c]); });
-      },
-      &stats);
-  std::vector<std::string> checked;
-  for (std::size_t c : columns) checked.push_back(names[c]);
-  if (json) {
-    nlohmann::ordered_json j;
-    j["scenario"] = scenario.name;
-    j["seed"] = scenario.seed;
-    j["replications"] = used;
-    j["precision"] = {{"rel", rule.rel}, {"abs", rule.abs}, {"max_replications", rule.max_replications},
-                      {"metrics", checked}, {"reached", reached}};
-    j["incomplete_runs"] = incomplete;
-    auto& m = j["metrics"];
-    m = nlohmann::ordered_json::object();
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      m[names[i]]["mean"] = summary.mean[i];
-      m[names[i]]["ci95"] = summary.ci95[i];
-    }
-    out << j.dump(2) << '\n';
-  } else {
-    out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << scenario.name << "\", seed " << scenario.seed << ", "
-        << used << " replications (replication 0.." << used - 1 << ")\n";
-    out << "Precision asked: 95% half-width within " << fmt(rule.rel * 100) << "% of the mean or within " << fmt(rule.abs)
-        << ", for ";
-    for (std::size_t i = 0; i < checked.size(); ++i) out << (i ? ", " : "") << checked[i];
-    out << ": " << (reached ? "reached" : "NOT reached within --max-replications " + std::to_string(rule.max_replications))
-        << "\n\n";
-    char line[200];
-    std::snprintf(line, sizeof line, "  %-40s %14s %14s\n", "metric", "mean", "ci95");
-    out << line;
-    std::vector<std::string> shown = checked;
-    for (const char* extra : {"throughput_per_s", "slot_utilization", "wait_ms.queue.mean", "wait_ms.local.mean",
-                              "wait_ms.sojourn.mean", "wait_ms.sojourn.p99", "run.warmup_ms"})
-      if (std::find(names.begin(), names.end(), extra) != names.end() &&
-          std::find(shown.begin(), shown.end(), extra) == shown.end())
-        shown.emplace_back(extra);
-    for (const auto& name : shown) {
-      const std::size_t i = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-      std::snprintf(line, sizeof line, "  %-40s %14s %14s\n", name.c_str(), fmt(summary.mean[i]).c_str(),
-                    ("± " + fmt(summary.ci95[i])).c_str());
-      out << line;
-    }
-    out << "(every metric, with its ci95: --json)\n";
-  }
-  if (!reached)
-    err << "brokersim: warning: the precision asked was not reached in " << used
-        << " replications (--max-replications): the intervals above are wider than asked\n";
-  return warn_incomplete_runs(err, stats);
 }
 
 }  // namespace brokersim

@@ -1,5 +1,5 @@
 // Answers with a stated precision: the sequential replication rule shared by run, sweep, plan
-// and analytic --validate, and the warm-up chosen from the data (warmup_ms "auto").
+// and analytic --validate.
 //
 // The rule. A point (one scenario) runs replications 0, 1, ..., in rounds: first
 // max(3, --replications), then each round adds half as many again (3, 4, 6, 9, 13, 19, ...) up to
@@ -23,8 +23,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "experiments/sweep.hpp"
-#include "models/results.hpp"
+#include "experiments/replication/pool.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim {
@@ -60,7 +59,7 @@ std::optional<PrecisionRule> read_precision_options(const boost::program_options
 std::vector<std::string> default_precision_metrics();
 
 // The column of each metric the rule checks: rule.metrics, or the defaults; a name that is not a
-// metric is an error naming --precision-metric, with a did-you-mean.
+// metric is an error naming --precision-metric.
 std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, const std::vector<std::string>& names);
 
 // The sequential driver over several points at once. `decide(i, rows)` says whether point i is
@@ -73,20 +72,5 @@ using PointFinished = std::function<void(std::size_t, const std::vector<std::vec
 std::uint64_t run_sequential(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,
                              const std::vector<std::string>& names, const PointDecision& decide,
                              const PointFinished& done, TaskRunStats* stats);
-
-// warmup_ms "auto": a pilot run from time 0 records the job-level series (sojourn or the stale
-// indicator, per job in creation order), MSER-5 picks the truncation, and `s.warmup` becomes the
-// creation time of the first job kept (0 when none is discarded); s.auto_warmup records the
-// choice. No-op for a scenario without "auto" or whose choice is made. The caller then runs the
-// scenario again with that warm-up: the same sample path (same streams), counted from there.
-void choose_auto_warmup(Scenario& s);
-
-// choose_auto_warmup, then simulate: every command's run goes through here.
-RunResult simulate_with_warmup(Scenario& s, const RunOptions& options = {});
-
-// `run --precision`: replications until the rule holds, then mean +- ci95 per metric (text, or
-// --json: {scenario, seed, replications, precision {...}, metrics {NAME: {mean, ci95}}}).
-int run_with_precision(const Scenario& s, const PrecisionRule& rule, bool json, std::ostream& out,
-                       std::ostream& err);
 
 }  // namespace brokersim

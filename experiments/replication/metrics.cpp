@@ -1,0 +1,59 @@
+#include "experiments/replication/metrics.hpp"
+
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/replication/grid.hpp"
+#include "experiments/report.hpp"
+
+namespace brokersim {
+
+namespace {
+
+// Flatten numeric leaves of result_json (top-level seed and replication excluded).
+void flatten(const nlohmann::ordered_json& j, const std::string& prefix, bool top, std::vector<std::string>* names,
+             std::vector<double>* values) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (top && (it.key() == "seed" || it.key() == "replication")) continue;
+    const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
+    const auto& v = it.value();
+    if (v.is_object()) {
+      flatten(v, name, false, names, values);
+    } else if (v.is_number()) {
+      if (names) names->push_back(name);
+      if (values) values->push_back(v.get<double>());
+    }
+  }
+}
+
+}  // namespace
+
+void run_metrics(const Scenario& scenario, const RunResult& result, std::vector<std::string>* names,
+                 std::vector<double>* values) {
+  flatten(result_json(scenario, result), "", true, names, values);
+}
+
+std::vector<std::string> metric_names(const Scenario& scenario) {
+  RunResult r;
+  for (const auto& q : scenario.broker.queues) {
+    QueueResult qr;
+    qr.name = q.name;
+    r.queues.push_back(qr);
+  }
+  std::vector<std::string> names;
+  run_metrics(scenario, r, &names, nullptr);
+  return names;
+}
+
+std::vector<std::string> metric_names(const SweepSpace& space) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (std::size_t p = 0; p < space.size(); ++p) {
+    for (auto& name : metric_names(space.point_scenario(p)))
+      if (seen.insert(name).second) names.push_back(std::move(name));
+  }
+  return names;
+}
+
+}  // namespace brokersim

@@ -1,0 +1,49 @@
+// The task pool: (scenario, replication) runs on worker threads, each reduced to its metric row,
+// and the count of runs whose numbers describe nothing or only part of the run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/scenario.hpp"
+
+namespace brokersim {
+
+struct RunTask {
+  const Scenario* scenario;
+  std::uint64_t replication;  // Scenario::replication for this run (the seed is kept)
+};
+
+using TaskDone = std::function<void(std::size_t, const std::vector<std::vector<double>>&)>;
+
+struct TaskRunStats {
+  std::size_t limited = 0;           // runs stopped early at a limit (max_in_system, max_events, zero-time loop)
+  std::size_t measured_nothing = 0;  // runs that ended before warmup_ms or created no job after it
+  // Per task of the last run_tasks call: incomplete_run() of its run ("" when it measured
+  // normally); set before on_done(i, ...) is called for task i.
+  std::vector<std::string> incomplete;
+};
+
+// The stderr warning for runs counted in `stats`, and the exit status: 3 when a run stopped at a
+// limit or measured nothing, else 0.
+int warn_incomplete_runs(std::ostream& err, const TaskRunStats& stats);
+
+// Run `tasks` on `threads` threads (a shared counter over the task list, so tasks start in list
+// order) and return one metric row per task, in task order, each matching `names`.
+// `on_done(i, rows)` is called once per finished task, serialised under a mutex, after rows[i] is
+// stored; rows of tasks already reported are safe to read there. The first exception thrown by a run stops the pool and
+// is rethrown.
+std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, unsigned threads,
+                                           const std::vector<std::string>& names,
+                                           const TaskDone& on_done = {},
+                                           TaskRunStats* stats = nullptr);
+
+// Number of worker threads from --threads (default: hardware_concurrency, at least 1).
+unsigned thread_count(const std::optional<std::string>& option);
+
+}  // namespace brokersim
