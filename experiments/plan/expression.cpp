@@ -1,0 +1,139 @@
+#include "experiments/plan/expression.hpp"
+
+#include <cstdlib>
+#include <optional>
+
+#include "experiments/text.hpp"
+#include "models/scenario.hpp"
+
+namespace brokersim {
+
+namespace {
+
+class ExprParser {
+ public:
+  ExprParser(std::string option, std::string text) : option_(std::move(option)), text_(std::move(text)) {}
+
+  std::shared_ptr<Expr> expression() {
+    auto left = term();
+    for (;;) {
+      skip();
+      if (peek('+') || peek('-')) {
+        const char op = text_[pos_++];
+        auto e = std::make_shared<Expr>();
+        e->kind = op == '+' ? Expr::Kind::Add : Expr::Kind::Sub;
+        e->a = left;
+        e->b = term();
+        left = e;
+      } else {
+        return left;
+      }
+    }
+  }
+
+  std::optional<Cmp> comparison() {
+    skip();
+    if (text_.compare(pos_, 2, "<=") == 0) return pos_ += 2, Cmp::Le;
+    if (text_.compare(pos_, 2, ">=") == 0) return pos_ += 2, Cmp::Ge;
+    if (peek('<')) return ++pos_, Cmp::Lt;
+    if (peek('>')) return ++pos_, Cmp::Gt;
+    return std::nullopt;
+  }
+
+  bool at_end() {
+    skip();
+    return pos_ == text_.size();
+  }
+
+  [[noreturn]] void fail(const std::string& expected) const {
+    const std::string rest = pos_ < text_.size() ? quote(text_.substr(pos_)) : std::string("the end");
+    throw ScenarioError(option_ + ": expected " + expected + " at character " + std::to_string(pos_ + 1) + " of " +
+                        quote(text_) + ", got " + rest);
+  }
+
+ private:
+  void skip() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+  }
+  bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+
+  std::shared_ptr<Expr> term() {
+    auto left = factor();
+    for (;;) {
+      skip();
+      if (peek('*') || peek('/')) {
+        const char op = text_[pos_++];
+        auto e = std::make_shared<Expr>();
+        e->kind = op == '*' ? Expr::Kind::Mul : Expr::Kind::Div;
+        e->a = left;
+        e->b = factor();
+        left = e;
+      } else {
+        return left;
+      }
+    }
+  }
+
+  std::shared_ptr<Expr> factor() {
+    skip();
+    auto e = std::make_shared<Expr>();
+    if (peek('-')) {
+      ++pos_;
+      e->kind = Expr::Kind::Neg;
+      e->a = factor();
+      return e;
+    }
+    if (peek('(')) {
+      ++pos_;
+      e = expression();
+      skip();
+      if (!peek(')')) fail("')'");
+      ++pos_;
+      return e;
+    }
+    const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (pos_ < text_.size() && (is_digit(text_[pos_]) || (text_[pos_] == '.' && pos_ + 1 < text_.size() && is_digit(text_[pos_ + 1])))) {
+      const char* start = text_.c_str() + pos_;
+      char* end = nullptr;
+      e->num = std::strtod(start, &end);
+      pos_ += static_cast<std::size_t>(end - start);
+      return e;
+    }
+    const auto ident_start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    if (pos_ < text_.size() && ident_start(text_[pos_])) {
+      const std::size_t start = pos_;
+      while (pos_ < text_.size() && (ident_start(text_[pos_]) || is_digit(text_[pos_]) || text_[pos_] == '.')) ++pos_;
+      e->kind = Expr::Kind::Var;
+      e->var = text_.substr(start, pos_ - start);
+      return e;
+    }
+    fail("a number, a metric name or '('");
+  }
+
+  std::string option_, text_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+Target parse_target(const std::string& text) {
+  ExprParser p("--target", text);
+  Target t;
+  t.text = text;
+  t.lhs = p.expression();
+  const auto cmp = p.comparison();
+  if (!cmp) p.fail("one of <= < >= >");
+  t.cmp = *cmp;
+  t.rhs = p.expression();
+  if (!p.at_end()) p.fail("the end of the target");
+  return t;
+}
+
+std::shared_ptr<Expr> parse_cost(const std::string& text) {
+  ExprParser p("--cost", text);
+  auto e = p.expression();
+  if (!p.at_end()) p.fail("the end of the cost expression");
+  return e;
+}
+
+}  // namespace brokersim

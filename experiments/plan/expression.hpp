@@ -1,0 +1,51 @@
+// plan's expressions: the targets (EXPR CMP EXPR) and the cost, over numbers, names (metrics,
+// varied paths, slots_total, scenario paths), + - * /, parentheses and unary -.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace brokersim {
+
+struct Expr {
+  enum class Kind { Num, Var, Neg, Add, Sub, Mul, Div } kind = Kind::Num;
+  double num = 0;
+  std::string var;
+  std::shared_ptr<Expr> a, b;
+
+  double eval(const std::function<double(const std::string&)>& lookup) const {
+    switch (kind) {
+      case Kind::Num: return num;
+      case Kind::Var: return lookup(var);
+      case Kind::Neg: return -a->eval(lookup);
+      case Kind::Add: return a->eval(lookup) + b->eval(lookup);
+      case Kind::Sub: return a->eval(lookup) - b->eval(lookup);
+      case Kind::Mul: return a->eval(lookup) * b->eval(lookup);
+      case Kind::Div: return a->eval(lookup) / b->eval(lookup);
+    }
+    return 0;
+  }
+  void names(std::vector<std::string>& out) const {
+    if (kind == Kind::Var && std::find(out.begin(), out.end(), var) == out.end()) out.push_back(var);
+    if (a) a->names(out);
+    if (b) b->names(out);
+  }
+};
+
+enum class Cmp { Le, Lt, Ge, Gt };
+
+struct Target {
+  std::string text;
+  std::shared_ptr<Expr> lhs, rhs;
+  Cmp cmp = Cmp::Le;
+};
+
+// --target TEXT: EXPR CMP EXPR; a ScenarioError names the character where the text goes wrong.
+Target parse_target(const std::string& text);
+// --cost TEXT: one expression.
+std::shared_ptr<Expr> parse_cost(const std::string& text);
+
+}  // namespace brokersim

@@ -1,0 +1,74 @@
+// plan's grid: the sweep grid with every point validated and costed before anything runs, the
+// names a target or the cost may use, and the axis to bisect along.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/plan/expression.hpp"
+#include "experiments/replication/grid.hpp"
+#include "experiments/replication/precision.hpp"
+
+namespace brokersim {
+
+// The command line of `plan`, as read (experiments/commands/plan.cpp).
+struct PlanOptions {
+  std::string scenario;
+  std::vector<std::string> sets, varies, target_texts;
+  std::optional<std::string> cost, bisect;
+  std::optional<std::uint64_t> seed;
+  std::uint64_t replications = 5;
+  unsigned threads = 1;
+  bool json = false, conservative = false, progress = false;
+  std::optional<PrecisionRule> precision;
+};
+
+struct PlanGrid {
+  SweepSpace space;
+  std::vector<Scenario> scenarios;  // one per grid point
+  std::vector<std::string> names;   // metric columns of a run
+  std::map<std::string, std::size_t> metric_index, axis_index;
+  std::vector<double> slots_total, prefetch_total, cost;
+  bool custom_cost = false;
+  // --cost names a metric (fleet.slot_seconds: what an autoscaled fleet cost is only known after
+  // the run): every point is run, then costed on its replication means.
+  bool cost_from_metrics = false;
+
+  std::size_t size() const { return scenarios.size(); }
+
+  // The value of axis `a` at point p, which must be a number (`option` names who asks).
+  double axis_number(std::size_t p, std::size_t a, const std::string& option) const;
+
+  // The search order: cost, then (default cost) the prefetch sum, then grid order.
+  bool cheaper(std::size_t x, std::size_t y) const {
+    if (cost[x] != cost[y]) return cost[x] < cost[y];
+    if (!custom_cost && prefetch_total[x] != prefetch_total[y]) return prefetch_total[x] < prefetch_total[y];
+    return x < y;
+  }
+};
+
+// The grid of `o`, every point validated; the target names checked and the costs computed
+// (ScenarioError on an unknown name, with a did-you-mean).
+PlanGrid build_grid(const PlanOptions& o, const std::vector<Target>& targets, const Expr* cost_expr);
+
+// A scenario path's value at a grid point (after --set and the varied values), or nullopt; `got`
+// receives the value when it is there but not a number.
+std::optional<double> scenario_number(const nlohmann::json& doc, const Scenario& s, const std::string& path,
+                                      std::string* got);
+// The --cost error for a name that is no number at the point (`got` "" when it is not there).
+[[noreturn]] void bad_cost_name(const PlanGrid& grid, const nlohmann::json& doc, const std::string& name,
+                                const std::string& got);
+
+// Lines along an axis: for a fixed combination of the other paths, the points in the axis's order.
+std::vector<std::vector<std::size_t>> lines_along(const PlanGrid& grid, std::size_t a);
+
+// --bisect PATH (checked), none, or the longest axis along which the cost strictly increases.
+std::optional<std::size_t> choose_bisect_axis(const PlanGrid& grid, const std::optional<std::string>& option);
+
+}  // namespace brokersim

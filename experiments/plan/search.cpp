@@ -1,0 +1,205 @@
+#include "experiments/plan/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "experiments/replication/precision.hpp"
+
+namespace brokersim {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Student t 95% half-width of a target's margin (lhs - rhs), evaluated per replication: the
+// expression need not be linear in the metrics, so the metrics' own ci95 do not give it.
+double margin_half_width(const Target& t, const std::vector<std::vector<double>>& rows,
+                         const std::map<std::string, std::size_t>& metric_index,
+                         const std::function<double(const std::string&)>& lookup) {
+  std::vector<double> margins;
+  for (const auto& row : rows) {
+    const auto per_rep = [&](const std::string& name) -> double {
+      if (const auto it = metric_index.find(name); it != metric_index.end()) return row[it->second];
+      return lookup(name);
+    };
+    margins.push_back(t.lhs->eval(per_rep) - t.rhs->eval(per_rep));
+  }
+  return student_t_interval(margins, 0.95).half_width;
+}
+
+// The targets on a point's replication rows: on the means, or (--conservative) on the margin's
+// 95% bound, towards failing. `guarantee` (--precision) also decides each target: met at the
+// bound towards failing, missed at the bound towards passing, else undecided.
+PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<Target>& targets,
+                        const std::vector<std::vector<double>>& rows, bool conservative, bool guarantee = false) {
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& row : rows) reps.push_back(&row);
+  PointResult res;
+  res.summary = summarize(reps);
+  const auto lookup = [&](const std::string& name) -> double {
+    if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return res.summary.mean[it->second];
+    if (name == "slots_total") return grid.slots_total[p];
+    return grid.axis_number(p, grid.axis_index.at(name), "--target");
+  };
+  res.meets = true;
+  for (const auto& t : targets) {
+    const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
+    res.lhs.push_back(l);
+    res.rhs.push_back(r);
+    const double half_width = rows.size() > 1 ? margin_half_width(t, rows, grid.metric_index, lookup) : NAN;
+    res.margin_ci95.push_back(half_width);
+    const double slack = (conservative || guarantee) && rows.size() > 1 ? half_width : 0;
+    bool ok = false;
+    double shortfall = 0;
+    switch (t.cmp) {
+      case Cmp::Le: ok = l + slack <= r; shortfall = l + slack - r; break;
+      case Cmp::Lt: ok = l + slack < r; shortfall = l + slack - r; break;
+      case Cmp::Ge: ok = l - slack >= r; shortfall = r - (l - slack); break;
+      case Cmp::Gt: ok = l - slack > r; shortfall = r - (l - slack); break;
+    }
+    res.holds.push_back(ok);
+    if (guarantee) {
+      bool missed = false;  // at the bound towards passing
+      switch (t.cmp) {
+        case Cmp::Le: missed = !(l - half_width <= r); break;
+        case Cmp::Lt: missed = !(l - half_width < r); break;
+        case Cmp::Ge: missed = !(l + half_width >= r); break;
+        case Cmp::Gt: missed = !(l + half_width > r); break;
+      }
+      res.decided.push_back(ok || missed);
+    }
+    if (!ok) {
+      res.meets = false;
+      res.violation += std::max(shortfall, 0.0) / std::max(std::fabs(r), 1e-12) + (shortfall <= 0 ? 1e-12 : 0);
+    }
+    if (std::isnan(l) || std::isnan(r)) res.violation = std::numeric_limits<double>::infinity();
+  }
+  res.replications = rows.size();
+  if (guarantee && !res.meets) {
+    bool any_missed = false, all_decided = true;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      any_missed = any_missed || (res.decided[i] && !res.holds[i]);
+      all_decided = all_decided && res.decided[i];
+    }
+    res.undecided = !any_missed && !all_decided;
+  }
+  return res;
+}
+
+}  // namespace
+
+const PointResult& PointRunner::evaluate(std::size_t p) {
+  if (const auto it = results_.find(p); it != results_.end()) return it->second;
+  PointResult res;
+  if (o_.precision) {
+    // Spend replications where the decision is close: a setting clearly on one side of every
+    // target stops after the first round; one that straddles a target runs on.
+    const std::vector<const Scenario*> points{&grid_.scenarios[p]};
+    std::size_t incomplete = 0;
+    spent_ += run_sequential(
+        points, *o_.precision, o_.threads, grid_.names,
+        [&](std::size_t, const std::vector<std::vector<double>>& rows) { return settled(p, rows); },
+        [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
+          res = judge_point(grid_, p, targets_, rows, o_.conservative, true);
+          incomplete = bad;
+        },
+        &stats_);
+    res.incomplete = incomplete;
+  } else {
+    std::vector<RunTask> tasks;
+    for (std::uint64_t r = 0; r < o_.replications; ++r) tasks.push_back({&grid_.scenarios[p], r});
+    const auto rows = run_tasks(tasks, o_.threads, grid_.names, {}, &stats_);
+    spent_ += tasks.size();
+    res = judge_point(grid_, p, targets_, rows, o_.conservative);
+    for (const auto& why : stats_.incomplete) res.incomplete += !why.empty();
+  }
+  // A replication stopped by a limit or that measured nothing (every outcome 0) cannot show a
+  // target is met: "0 stale jobs" of a run that counted no job is no answer.
+  if (res.incomplete > 0) {
+    res.meets = false;
+    res.undecided = false;  // rejected: no answer from it, whatever more replications would say
+    res.violation = std::numeric_limits<double>::infinity();
+  }
+  tried_.push_back(p);
+  progress_.update(tried_.size());
+  return results_.emplace(p, std::move(res)).first->second;
+}
+
+bool PointRunner::settled(std::size_t p, const std::vector<std::vector<double>>& rows) const {
+  const PointResult r = judge_point(grid_, p, targets_, rows, o_.conservative, true);
+  if (!r.undecided) return true;
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    if (r.decided[i]) continue;
+    std::vector<std::string> used;
+    targets_[i].lhs->names(used);
+    targets_[i].rhs->names(used);
+    for (const auto& u : used)
+      if (const auto it = grid_.metric_index.find(u); it != grid_.metric_index.end())
+        if (!is_precise(*o_.precision, r.summary.mean[it->second], r.summary.ci95[it->second])) return false;
+  }
+  return true;
+}
+
+std::optional<std::size_t> search_by_bisection(const PlanGrid& grid, std::size_t axis, PointRunner& runner) {
+  std::optional<std::size_t> best;
+  const auto cheaper = [&](std::size_t x, std::size_t y) { return grid.cheaper(x, y); };
+  auto lines = lines_along(grid, axis);
+  for (auto& line : lines) std::sort(line.begin(), line.end(), cheaper);
+  std::sort(lines.begin(), lines.end(), [&](const auto& x, const auto& y) { return cheaper(x[0], y[0]); });
+  for (const auto& line : lines) {
+    std::size_t hi = 0;  // points of this line cheaper than the best so far
+    while (hi < line.size() && (!best || cheaper(line[hi], *best))) ++hi;
+    if (hi == 0 || !runner.evaluate(line[hi - 1]).meets) continue;
+    std::size_t lo = 0, h = hi - 1;  // line[h] meets; find the first that does
+    while (lo < h) {
+      const std::size_t mid = lo + (h - lo) / 2;
+      if (runner.evaluate(line[mid]).meets)
+        h = mid;
+      else
+        lo = mid + 1;
+    }
+    best = line[h];
+  }
+  return best;
+}
+
+std::optional<std::size_t> search_in_cost_order(const PlanGrid& grid, PointRunner& runner) {
+  std::vector<std::size_t> order(grid.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return grid.cheaper(x, y); });
+  for (std::size_t p : order)
+    if (runner.evaluate(p).meets) return p;
+  return std::nullopt;
+}
+
+std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner) {
+  for (std::size_t p = 0; p < grid.size(); ++p) {
+    const PointResult& res = runner.evaluate(p);
+    const json doc = grid.space.point_doc(p);
+    grid.cost[p] = cost_expr.eval([&](const std::string& name) -> double {
+      if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return res.summary.mean[it->second];
+      if (name == "slots_total") return grid.slots_total[p];
+      if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
+        return grid.axis_number(p, it->second, "--cost");
+      std::string got;
+      if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
+      bad_cost_name(grid, doc, name, got);
+    });
+  }
+  return search_in_cost_order(grid, runner);
+}
+
+std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner) {
+  std::optional<std::size_t> closest;
+  const auto& results = runner.results();
+  for (std::size_t p : runner.tried()) {
+    const double v = results.at(p).violation;
+    if (!closest || v < results.at(*closest).violation || (v == results.at(*closest).violation && grid.cheaper(p, *closest)))
+      closest = p;
+  }
+  return closest;
+}
+
+}  // namespace brokersim

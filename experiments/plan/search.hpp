@@ -1,0 +1,85 @@
+// plan's search: each setting run and judged against the targets (on the replication means, at
+// their 95% bound with --conservative, or decided with --precision), and the three orders of
+// search: bisection along a cost-monotone axis, cost order, and every point when the cost is measured.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "experiments/plan/expression.hpp"
+#include "experiments/plan/grid.hpp"
+#include "experiments/replication/pool.hpp"
+#include "experiments/replication/progress.hpp"
+#include "experiments/replication/statistics.hpp"
+
+namespace brokersim {
+
+struct PointResult {
+  Summary summary;
+  std::vector<double> lhs;  // each target's left-hand side, on the means
+  std::vector<double> rhs;
+  std::vector<double> margin_ci95;  // each target's margin (lhs - rhs) 95% half-width; NaN for 1 replication
+  std::vector<bool> holds;          // each target, as judged (on the mean or, --conservative, its bound)
+  bool meets = false;
+  // --precision: some target's interval still straddles it (neither met nor missed at its bound)
+  // and no target is missed at its bound: the setting is neither accepted nor rejected.
+  bool undecided = false;
+  std::vector<bool> decided;        // --precision: each target, its bound on one side
+  std::uint64_t replications = 0;   // replications run for this setting
+  double violation = 0;     // sum of relative shortfalls, 0 when the target is met
+  std::size_t incomplete = 0;  // replications stopped by a limit or that measured nothing: never met
+};
+
+// Runs each point at most once (R replications over the pool) and remembers the order run.
+class PointRunner {
+ public:
+  PointRunner(const PlanGrid& grid, const std::vector<Target>& targets, const PlanOptions& o, std::ostream* progress)
+      : grid_(grid), targets_(targets), o_(o), progress_(progress, grid.size(), "plan (grid points)") {
+    progress_.update(0);
+  }
+
+  // The point's result, running it the first time (R replications over the pool, or the rounds
+  // of --precision until the setting is decided).
+  const PointResult& evaluate(std::size_t p);
+  void finish() { progress_.finish(); }
+
+  const std::map<std::size_t, PointResult>& results() const { return results_; }
+  const std::vector<std::size_t>& tried() const { return tried_; }
+  const TaskRunStats& stats() const { return stats_; }
+  std::uint64_t replications_spent() const { return spent_; }
+
+ private:
+  // --precision: done when the setting is decided (met, or some target missed at its bound), or
+  // when every undecided target's metrics are as precise as asked: more replications would only
+  // resolve a difference smaller than the precision the user cares about.
+  bool settled(std::size_t p, const std::vector<std::vector<double>>& rows) const;
+
+  const PlanGrid& grid_;
+  const std::vector<Target>& targets_;
+  const PlanOptions& o_;
+  Progress progress_;
+  std::map<std::size_t, PointResult> results_;
+  std::vector<std::size_t> tried_;
+  TaskRunStats stats_;
+  std::uint64_t spent_ = 0;
+};
+
+// For each line along the axis (cheapest line first), bisect among the points cheaper than the
+// best so far, assuming a costlier value never misses a target a cheaper one meets.
+std::optional<std::size_t> search_by_bisection(const PlanGrid& grid, std::size_t axis, PointRunner& runner);
+
+// The points in cost order, up to the first that meets the targets.
+std::optional<std::size_t> search_in_cost_order(const PlanGrid& grid, PointRunner& runner);
+
+// A cost that names metrics: run every point, cost it on its means, then take the cheapest that
+// meets the targets (no bisection: the cost's order is unknown before the runs).
+std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner);
+
+// The setting tried that misses the targets by the least (relative shortfall), cheaper first on ties.
+std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner);
+
+}  // namespace brokersim
