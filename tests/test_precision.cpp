@@ -10,7 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/analytic_cmd.hpp"
+#include "experiments/analytic/fit.hpp"
+#include "experiments/analytic/values.hpp"
 #include "experiments/replication/precision.hpp"
 #include "experiments/text.hpp"
 #include "sim/mser.hpp"

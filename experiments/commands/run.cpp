@@ -9,7 +9,7 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "experiments/analytic_cmd.hpp"
+#include "experiments/analytic/comparison.hpp"
 #include "experiments/cli_options.hpp"
 #include "experiments/commands/commands.hpp"
 #include "experiments/offered_load.hpp"
