@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "experiments/scenario/checks.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/scenario/json_text.hpp"
 
 namespace brokersim {
 

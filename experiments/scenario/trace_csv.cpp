@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "experiments/scenario/sections.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/scenario/trace_csv.hpp"
 
 namespace brokersim {
 
