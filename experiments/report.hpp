@@ -4,7 +4,7 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 
-#include "models/outputs/trace_csv.hpp"  // kTraceHeader, for whoever opens a --trace file
+#include "experiments/outputs/trace_csv.hpp"  // kTraceHeader, for whoever opens a --trace file
 #include "models/scenario.hpp"
 #include "models/simulation.hpp"
 

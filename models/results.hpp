@@ -197,10 +197,8 @@ class JobObserver;
 class StateObserver;
 
 struct RunOptions {
-  // --trace and --timeseries: simulate() writes them with the CSV writers of models/outputs/.
-  std::ostream* trace = nullptr;       // one CSV row per job, in job order
-  std::ostream* timeseries = nullptr;  // one CSV row per observe.every_ms
-  // Or any other observer of the jobs' outcomes and of the state (models/run_observer.hpp).
+  // Who hears of the jobs' outcomes and of the state (models/run_observer.hpp): the --trace and
+  // --timeseries CSV writers of the output layer (experiments/outputs/), or a test's own.
   JobObserver* job_observer = nullptr;
   StateObserver* state_observer = nullptr;
   std::ostream* progress = nullptr;    // --progress: a line now and then, simulated time and jobs

@@ -2,7 +2,7 @@
 // here is who handles which event, the run loop, and the observation of the state over time.
 // The broker (models/brokers/), the consumers (models/consumer.cpp), the producers
 // (models/producer.cpp) and the books (models/ledger.cpp) do the rest; the trace and time-series
-// writers (models/outputs/) hear of the run through models/run_observer.hpp.
+// writers (experiments/outputs/) hear of the run through models/run_observer.hpp.
 #include "models/simulation.hpp"
 
 #include <optional>
@@ -10,8 +10,6 @@
 
 #include "models/broker.hpp"
 #include "models/fleet.hpp"
-#include "models/outputs/timeseries_csv.hpp"
-#include "models/outputs/trace_csv.hpp"
 #include "models/producer.hpp"
 #include "models/world.hpp"
 
@@ -209,12 +207,7 @@ void Simulation::report_progress() {
 }  // namespace
 
 RunResult simulate(const Scenario& scenario, const RunOptions& options) {
-  RunOptions o = options;
-  std::optional<TraceCsv> trace;
-  std::optional<TimeseriesCsv> series;
-  if (o.trace && !o.job_observer) o.job_observer = &trace.emplace(*o.trace, scenario);
-  if (o.timeseries && !o.state_observer) o.state_observer = &series.emplace(*o.timeseries);
-  Simulation sim(scenario, o);
+  Simulation sim(scenario, options);
   return sim.run();
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "experiments/commands.hpp"
+#include "experiments/outputs/timeseries_csv.hpp"
+#include "experiments/outputs/trace_csv.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario_load.hpp"
 #include "models/simulation.hpp"
@@ -101,8 +103,10 @@ inline Run run_scenario(const std::string& json_text, const std::vector<std::str
   std::ostringstream trace, series;
   trace << kTraceHeader << '\n';
   RunOptions opt;
-  opt.trace = &trace;
-  if (run.scenario.observe_every) opt.timeseries = &series;
+  TraceCsv trace_writer(trace, run.scenario);
+  TimeseriesCsv series_writer(series);
+  opt.job_observer = &trace_writer;
+  if (run.scenario.observe_every) opt.state_observer = &series_writer;
   run.result = simulate(run.scenario, opt);
 
   std::istringstream tin(trace.str());

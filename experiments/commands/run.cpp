@@ -14,6 +14,8 @@
 #include "experiments/commands/commands.hpp"
 #include "experiments/offered_load.hpp"
 #include "experiments/output_file.hpp"
+#include "experiments/outputs/timeseries_csv.hpp"
+#include "experiments/outputs/trace_csv.hpp"
 #include "experiments/replication/metrics.hpp"
 #include "experiments/replication/pool.hpp"
 #include "experiments/replication/precision.hpp"
@@ -164,15 +166,17 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       throw ScenarioError(o.role, "a file (stdout carries the --json object)", "\"" + o.path + "\"");
 
   std::optional<OutputFile> trace, series;
+  std::optional<TraceCsv> trace_writer;
+  std::optional<TimeseriesCsv> series_writer;
   RunOptions options;
   if (vm.count("trace")) {
     trace.emplace(vm["trace"].as<std::string>(), &out);
     trace->stream() << kTraceHeader << '\n';
-    options.trace = &trace->stream();
+    options.job_observer = &trace_writer.emplace(trace->stream(), scenario);
   }
   if (vm.count("timeseries")) {
     series.emplace(vm["timeseries"].as<std::string>(), &out);
-    options.timeseries = &series->stream();
+    options.state_observer = &series_writer.emplace(series->stream());
   }
   if (vm.count("progress")) options.progress = &err;
   // Likely unit mistakes: said before the run, which still goes ahead (exit status unchanged).

@@ -1,4 +1,4 @@
-#include "models/outputs/trace_csv.hpp"
+#include "experiments/outputs/trace_csv.hpp"
 
 #include <ostream>
 #include <sstream>

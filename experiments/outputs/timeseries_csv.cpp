@@ -1,4 +1,4 @@
-#include "models/outputs/timeseries_csv.hpp"
+#include "experiments/outputs/timeseries_csv.hpp"
 
 #include <ostream>
 
