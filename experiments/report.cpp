@@ -1,6 +1,7 @@
 #include "experiments/report.hpp"
 
 #include "experiments/offered_load.hpp"
+#include "experiments/text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,12 +25,6 @@ nlohmann::ordered_json wait_json(const H& h) {
 }
 
 double per_s(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string grouped(std::uint64_t n) {
   const std::string digits = std::to_string(n);

@@ -18,7 +18,7 @@ KINDS = {
 
 
 def effective_delivery_limit(q, version):
-    """brokersim's rule (RabbitMqQuorum::delivery_limit): the key, else 20 from 4.0 on, none
+    """brokersim's rule (QuorumRules::delivery_limit in models/brokers/rabbitmq_quorum.cpp): the key, else 20 from 4.0 on, none
     (-1) on 3.13.  The harness declares this on the real queue, so a scenario that leaves the
     key out gets the limit brokersim assumes for its version, whatever version the node is."""
     limit = q.get("delivery_limit")
