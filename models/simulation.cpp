@@ -110,7 +110,9 @@ void Simulation::handle(const sim::Event& ev) {
   }
 }
 
-RunResult Simulation::run() {
+// Kept out of line: inlined into simulate(), the event loop compiles to slower code (callgrind,
+// M/M/10: about 40 instructions more per job).
+[[gnu::noinline]] RunResult Simulation::run() {
   start();
   RunResult& r = w_.ledger.r;
   const Scenario& s = w_.s;
