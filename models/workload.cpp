@@ -28,12 +28,12 @@ Time Producer::next_arrival() {
   switch (a.kind) {
     case ArrivalSpec::Kind::Poisson:
       last_ += to_time(arrival_rng_.exponential(sim::kNsPerSF / a.rate_per_s));
-      return last_;
+      return last_ > sim::kHorizon ? last_ = sim::kNever : last_;
     case ArrivalSpec::Kind::Periodic:
       // The first job at time 0, then one every `every`.
       if (started_) last_ += a.every;
       started_ = true;
-      return last_;
+      return last_ > sim::kHorizon ? last_ = sim::kNever : last_;
     case ArrivalSpec::Kind::AtTimes:
       if (cursor_ >= a.at.size()) return sim::kNever;
       return last_ = a.at[cursor_++];
@@ -57,6 +57,7 @@ Time Producer::next_arrival() {
           continue;
         }
         const Time candidate = t + to_time(arrival_rng_.exponential(sim::kNsPerSF / rate));
+        if (candidate > sim::kHorizon) return last_ = sim::kNever;
         if (candidate < next_step) return last_ = candidate;
         t = next_step;
       }

@@ -2,6 +2,7 @@
 // every machine; scenario files speak milliseconds, so conversion happens only at the edges.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -23,10 +24,18 @@ inline constexpr double kNsPerSF = 1e9;   // ns -> s
 
 inline Time from_ms(double ms) { return static_cast<Time>(std::llround(ms * kNsPerMsF)); }
 
+// The longest time and the longest single draw of a duration, in ns: kMaxMs. Simulated time
+// never passes it (an arrival beyond it never comes), and a draw beyond it (an exponential tail
+// of a huge mean, a rate of 1e-300) is taken as it, so that a few such durations added to a time
+// still fit int64 (9.2e18 ns) and no event lands "in the past" by overflow.
+inline constexpr double kMaxDrawNs = kMaxMs * kNsPerMsF;
+inline constexpr Time kHorizon = static_cast<Time>(kMaxDrawNs);
+
 // Nearest integer nanosecond, half away from zero, as llround, without libm's call: this runs
-// several times per simulated job. Exact for |x| < 2^52, far beyond any simulated duration.
+// several times per simulated job. Exact for |x| < 2^52; |x| is capped at kMaxDrawNs (inf too).
 inline Time round_ns(double x) {
-  return x >= 0 ? static_cast<Time>(x + 0.5) : -static_cast<Time>(0.5 - x);
+  if (x >= 0) return static_cast<Time>(std::min(x, kMaxDrawNs) + 0.5);
+  return -static_cast<Time>(0.5 - std::max(x, -kMaxDrawNs));
 }
 inline constexpr double to_ms(Time t) { return static_cast<double>(t) / kNsPerMsF; }
 // A duration or time-weighted area held in ns (a double), in ms or s.

@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -145,4 +147,42 @@ TEST_CASE("hostile outputs: a reader closing a FIFO early ends the run by SIGPIP
   CHECK(status == 128 + SIGPIPE);
   CHECK_FALSE(fs::exists(s.path("ts.csv")));
   CHECK_FALSE(leftover_partial(s.dir));
+}
+
+// Inputs that passed validation and then overflowed int64 nanoseconds or made the run's work
+// unbounded (issue 22, items 5 and 8): refused at the edge naming the key, or run to a clean end.
+TEST_CASE("hostile inputs: rates too small for int64 time and ticks too short are refused naming the key") {
+  Scratch s;
+  auto error = [&](const std::string& set) {
+    const auto r = brokersim::test::run_cli({"run", s.scenario, "--set", set});
+    CHECK(r.status == 2);
+    return r.err;
+  };
+  CHECK(error("producers.0.arrivals={\"poisson\": {\"rate_per_s\": 1e-10}}") ==
+        "brokersim: error: producers.0.arrivals.poisson.rate_per_s: expected a rate >= 1e-09 per second "
+        "(a mean gap of at most 1e+12 ms), got 1e-10\n");
+  CHECK(error("producers.0.arrivals={\"rate_schedule\": [{\"from_ms\": 0, \"rate_per_s\": 1e-300}]}") ==
+        "brokersim: error: producers.0.arrivals.rate_schedule.0.rate_per_s: expected 0 or a rate >= 1e-09 per second "
+        "(a mean gap of at most 1e+12 ms), got 1e-300\n");
+  const std::string period = "expected a period of at least 1 (ms: a periodic tick runs for the whole run, so a shorter one makes its work unbounded)";
+  CHECK(error("observe.every_ms=0.000001") == "brokersim: error: observe.every_ms: " + period + ", got 1e-06\n");
+  CHECK(error("consumers.0.autoscale={\"target_per_replica\": 1, \"sync_ms\": 0.001}") ==
+        "brokersim: error: consumers.0.autoscale.sync_ms: " + period + ", got 0.001\n");
+}
+
+TEST_CASE("hostile inputs: durations drawn beyond int64 time are capped - no event in the past, runs end cleanly") {
+  Scratch s;
+  // The smallest accepted rate, and latency / service means at the largest accepted duration:
+  // draws of 1e13 ms and more (past int64 ns) happen, and are taken as 1e12 ms.
+  for (const std::string& set :
+       {std::string("producers.0.arrivals={\"poisson\": {\"rate_per_s\": 1e-9}}"),
+        std::string("broker.delivery_latency_ms={\"exp\": {\"mean\": 1e12}}"),
+        std::string("producers.0.service_ms={\"lognormal\": {\"mean\": 1e12, \"cv\": 4}}"),
+        std::string("producers.0.arrivals={\"periodic\": {\"every_ms\": 1e12}}")}) {
+    CAPTURE(set);
+    const auto r = brokersim::test::run_cli({"run", s.scenario, "--set", set, "--set", "stop={\"jobs\": 30}", "--json"});
+    CHECK(r.err.find("internal error") == std::string::npos);
+    CHECK((r.status == 0 || r.status == 3));
+    CHECK(nlohmann::json::parse(r.out)["run"]["simulated_ms"].get<double>() <= 1e12 * 5);
+  }
 }

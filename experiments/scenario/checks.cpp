@@ -192,6 +192,20 @@ Time ms_positive(const json& v, const std::string& path) {
   return t;
 }
 
+Time ms_period(const json& v, const std::string& path) {
+  const Time t = ms_positive(v, path);
+  if (t < sim::kNsPerMs) fail(path, "a period of at least 1 (ms: a periodic tick runs for the whole run, so a shorter one makes its work unbounded)", v);
+  return t;
+}
+
+double rate_per_s(const json& v, const std::string& path, bool zero_allowed) {
+  const double r = zero_allowed ? non_negative(v, path) : positive(v, path);
+  // The mean gap between arrivals, 1/r s, must be a duration a scenario may name (1e12 ms).
+  if (r > 0 && r < 1e3 / sim::kMaxMs)
+    fail(path, std::string(zero_allowed ? "0 or " : "") + "a rate >= 1e-09 per second (a mean gap of at most " + kMaxText + " ms)", v);
+  return r;
+}
+
 namespace {
 
 struct Integral {

@@ -62,6 +62,11 @@ double positive(const json& v, const std::string& path);
 Time ms_non_negative(const json& v, const std::string& path);
 // Positive durations must also not round to 0 ns: a period of 0 would never advance.
 Time ms_positive(const json& v, const std::string& path);
+// A periodic tick's period (sampling, autoscaler syncs, re-declarations): at least 1 ms.
+Time ms_period(const json& v, const std::string& path);
+// An arrival rate per second: > 0 (or >= 0 with zero_allowed) and, when > 0, at least 1e-9 so
+// that the mean gap is a representable duration.
+double rate_per_s(const json& v, const std::string& path, bool zero_allowed);
 
 // `expected` describes the lower bound ("an integer >= 0"), the usual mistake; above `max` the
 // message names the whole range.

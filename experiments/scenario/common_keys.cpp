@@ -109,7 +109,7 @@ void load_closing_keys(const json& doc, Scenario& scenario, std::int64_t consume
     const json& observe = object_at(doc["observe"], "observe", "an object {\"every_ms\": d, \"window_ms\": d}");
     check_keys(observe, "observe", {"every_ms", "window_ms"});
     if (!has(observe, "every_ms") && !has(observe, "window_ms")) fail("observe", "at least one of every_ms, window_ms", observe);
-    if (has(observe, "every_ms")) scenario.observe_every = ms_positive(observe["every_ms"], "observe.every_ms");
+    if (has(observe, "every_ms")) scenario.observe_every = ms_period(observe["every_ms"], "observe.every_ms");
     if (has(observe, "window_ms")) {
       const Time window = ms_positive(observe["window_ms"], "observe.window_ms");
       // Each window keeps its own waits: a bound on their number bounds the memory.

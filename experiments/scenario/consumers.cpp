@@ -48,7 +48,7 @@ AutoscaleSpec load_autoscale(const json& v, const std::string& path, int count) 
     fail_message(join(path, "max"), "expected at least the group's count (" + std::to_string(count) +
                                         ", the initial replicas), got " + std::to_string(a.max));
   }
-  if (has(v, "sync_ms")) a.sync = ms_positive(v["sync_ms"], join(path, "sync_ms"));
+  if (has(v, "sync_ms")) a.sync = ms_period(v["sync_ms"], join(path, "sync_ms"));
   if (has(v, "tolerance")) a.tolerance = non_negative(v["tolerance"], join(path, "tolerance"));
   if (has(v, "activation")) a.activation = non_negative(v["activation"], join(path, "activation"));
   if (has(v, "cooldown_ms")) a.cooldown = ms_non_negative(v["cooldown_ms"], join(path, "cooldown_ms"));

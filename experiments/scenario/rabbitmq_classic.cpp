@@ -39,7 +39,7 @@ void load_queue_limits(const json& q, const std::string& at, const Context& cont
 
 // Re-declaration (which renews the x-expires lease), overflow, and x-expires.
 void load_queue_lifetime(const json& q, const std::string& at, QueueSpec& queue) {
-  if (given(q, "declare_every_ms")) queue.declare_every = ms_positive(q["declare_every_ms"], join(at, "declare_every_ms"));
+  if (given(q, "declare_every_ms")) queue.declare_every = ms_period(q["declare_every_ms"], join(at, "declare_every_ms"));
   if (has(q, "declare_at_ms")) {
     const json& d = q["declare_at_ms"];
     const std::string dp = join(at, "declare_at_ms");

@@ -26,7 +26,7 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
     arrivals.kind = ArrivalSpec::Kind::Poisson;
     object_at(p, at, "an object {\"rate_per_s\": r}");
     check_keys(p, at, {"rate_per_s"});
-    arrivals.rate_per_s = positive(member(p, "rate_per_s"), join(at, "rate_per_s"));
+    arrivals.rate_per_s = rate_per_s(member(p, "rate_per_s"), join(at, "rate_per_s"), false);
   } else if (kind == "periodic") {
     arrivals.kind = ArrivalSpec::Kind::Periodic;
     object_at(p, at, "an object {\"every_ms\": d}");
@@ -60,7 +60,7 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
         s.from = sim::from_ms(real(member(step, "from_ms"), from_path, expected));
         if (s.from <= arrivals.schedule.back().from) fail(from_path, expected, step["from_ms"]);
       }
-      s.rate_per_s = non_negative(member(step, "rate_per_s"), join(step_path, "rate_per_s"));
+      s.rate_per_s = rate_per_s(member(step, "rate_per_s"), join(step_path, "rate_per_s"), true);
       arrivals.schedule.push_back(s);
     }
   }
