@@ -11,7 +11,7 @@ namespace sim {
 
 class Distribution {
  public:
-  enum class Kind : std::uint8_t { Const, Exp, Uniform, Normal, Lognormal, Empirical };
+  enum class Kind : std::uint8_t { Const, Exp, Uniform, Normal, Lognormal, Empirical, Gamma, Weibull };
 
   static Distribution constant(double x) { return Distribution(Kind::Const, x, 0); }
   static Distribution exp(double mean) { return Distribution(Kind::Exp, mean, 0); }
@@ -31,6 +31,10 @@ class Distribution {
     d.mu_ = std::log(mean) - s2 / 2.0;
     return d;
   }
+  // Gamma with shape k > 0 and scale theta > 0 (mean k * theta, cv 1 / sqrt(k)).
+  static Distribution gamma(double shape, double scale) { return Distribution(Kind::Gamma, shape, scale); }
+  // Weibull with shape k > 0 and scale lambda > 0: P(X > x) = exp(-(x / lambda)^k).
+  static Distribution weibull(double shape, double scale) { return Distribution(Kind::Weibull, shape, scale); }
   static Distribution empirical(std::vector<double> xs) {
     Distribution d(Kind::Empirical, 0, 0);
     d.values_ = std::move(xs);
@@ -55,8 +59,32 @@ class Distribution {
       }
       case Kind::Lognormal: return std::exp(mu_ + sigma_ * rng.standard_normal());
       case Kind::Empirical: return values_[rng.below(values_.size())];
+      case Kind::Gamma: return b_ * standard_gamma(a_, rng);
+      case Kind::Weibull: return b_ * std::pow(-std::log(rng.uniform_pos()), 1.0 / a_);
     }
     return a_;
+  }
+
+  // Gamma(k, 1) by Marsaglia and Tsang (2000), "A simple method for generating gamma variables":
+  // for k >= 1, squeeze-free acceptance of d * (1 + c z)^3 (d = k - 1/3, c = 1 / sqrt(9 d)), which
+  // accepts over 95% of proposals for every k; for k < 1, Gamma(k + 1) * U^(1/k) (their section 6).
+  static double standard_gamma(double k, Rng& rng) {
+    if (k < 1.0) {
+      const double u = rng.uniform_pos();
+      return standard_gamma(k + 1.0, rng) * std::pow(u, 1.0 / k);
+    }
+    const double d = k - 1.0 / 3.0;
+    const double c = 1.0 / std::sqrt(9.0 * d);
+    for (;;) {
+      double z, v;
+      do {
+        z = rng.standard_normal();
+        v = 1.0 + c * z;
+      } while (v <= 0.0);
+      v = v * v * v;
+      const double u = rng.uniform_pos();
+      if (std::log(u) < 0.5 * z * z + d - d * v + d * std::log(v)) return d * v;
+    }
   }
 
   // The distribution of `factor * X` (used once, to turn milliseconds into nanoseconds).
@@ -67,6 +95,7 @@ class Distribution {
       case Kind::Uniform: case Kind::Normal: d.a_ *= factor; d.b_ *= factor; break;
       case Kind::Lognormal: d = lognormal(a_ * factor, b_); break;
       case Kind::Empirical: for (double& v : d.values_) v *= factor; break;
+      case Kind::Gamma: case Kind::Weibull: d.b_ *= factor; break;
     }
     d.truncate_ = truncate_;
     return d;
@@ -82,6 +111,8 @@ class Distribution {
         for (double v : values_) s += v;
         return values_.empty() ? 0.0 : s / static_cast<double>(values_.size());
       }
+      case Kind::Gamma: return a_ * b_;
+      case Kind::Weibull: return b_ * std::tgamma(1.0 + 1.0 / a_);
     }
     return a_;
   }
@@ -89,7 +120,9 @@ class Distribution {
   Kind kind() const { return kind_; }
   bool is_constant() const { return kind_ == Kind::Const; }
   bool is_zero() const { return kind_ == Kind::Const && a_ == 0.0; }
+  // Const, Exp, Normal, Lognormal: the mean; Uniform: min; Gamma, Weibull: the shape.
   double param_a() const { return a_; }
+  // Uniform: max; Normal: sd; Lognormal: cv; Gamma, Weibull: the scale.
   double param_b() const { return b_; }
   const std::vector<double>& values() const { return values_; }
 

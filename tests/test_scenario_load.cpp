@@ -448,10 +448,10 @@ TEST_CASE("bad scenarios give exact errors") {
        "producers.0.arrivals.rate_schedule.1.from_ms: expected a number > 100 (the previous from_ms), got 100"},
       {set("producers.0.service_ms", "fast"),
        "producers.0.service_ms: expected a duration: a number or an object with one of const, exp, uniform, normal, lognormal, "
-       "empirical, got \"fast\""},
+       "gamma, weibull, empirical, got \"fast\""},
       {[](json& d) { d["producers"][0].erase("service_ms"); },
        "producers.0.service_ms: expected a duration: a number or an object with one of const, exp, uniform, normal, lognormal, "
-       "empirical, got nothing"},
+       "gamma, weibull, empirical, got nothing"},
       {set("producers.0.service_ms", -2), "producers.0.service_ms: expected a number >= 0, got -2"},
       {set("producers.0.service_ms", json::parse(R"({"uniform": {"min": 5, "max": 3}})")),
        "producers.0.service_ms.uniform.max: expected a number >= min (5), got 3"},
@@ -462,7 +462,7 @@ TEST_CASE("bad scenarios give exact errors") {
       {set("producers.0.service_ms", json::parse(R"({"expo": {"mean": 1}})")),
        "producers.0.service_ms.expo: unknown key (did you mean \"exp\"?)"},
       {set("producers.0.service_ms", json::parse(R"({"const": 1, "exp": {"mean": 1}})")),
-       "producers.0.service_ms: expected exactly one of const, exp, uniform, normal, lognormal, empirical, got "
+       "producers.0.service_ms: expected exactly one of const, exp, uniform, normal, lognormal, gamma, weibull, empirical, got "
        "{\"const\":1,\"exp\":{\"mean\":1}}"},
       {set("producers.0.service_ms", json::parse(R"({"normal": {"mean": -1, "sd": 1}})")),
        "producers.0.service_ms.normal.mean: expected a number >= 0, got -1"},
@@ -522,7 +522,7 @@ TEST_CASE("integral floats are integers - booleans and huge numbers are not numb
   doc["producers"][0]["service_ms"] = false;
   CHECK(load_error(doc) ==
         "producers.0.service_ms: expected a duration: a number or an object with one of const, exp, uniform, normal, "
-        "lognormal, empirical, got false");
+        "lognormal, gamma, weibull, empirical, got false");
   doc = minimal();
   doc["broker"]["version"] = 4.0;  // --set broker.version=4.0 gives a number
   CHECK(brokersim::load_scenario(doc, "").broker.version == "4.0");

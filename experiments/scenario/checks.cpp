@@ -283,14 +283,15 @@ Distribution distribution(const json& v, const std::string& path, Range range) {
   const auto value = [&](const json& x, const std::string& at) {
     return duration ? non_negative(x, at) : any_number(x, at);
   };
-  static constexpr std::string_view kKinds[] = {"const", "exp", "uniform", "normal", "lognormal", "empirical"};
+  static constexpr std::string_view kKinds[] = {"const", "exp",   "uniform", "normal",
+                                                 "lognormal", "gamma", "weibull", "empirical"};
   if (v.is_number()) return Distribution::constant(value(v, path)).scaled(sim::kNsPerMsF);
   if (!v.is_object()) {
     fail(path, std::string(duration ? "a duration" : "a distribution") +
                    ": a number or an object with one of " + list(kKinds),
          v);
   }
-  check_keys(v, path, {"const", "exp", "uniform", "normal", "lognormal", "empirical"});
+  check_keys(v, path, {"const", "exp", "uniform", "normal", "lognormal", "gamma", "weibull", "empirical"});
   if (v.size() != 1) fail(path, "exactly one of " + list(kKinds), v);
 
   const std::string& kind = v.begin().key();
@@ -323,6 +324,23 @@ Distribution distribution(const json& v, const std::string& path, Range range) {
     const double mean = positive(member(p, "mean"), join(at, "mean"));
     const double cv = non_negative(member(p, "cv"), join(at, "cv"));
     d = Distribution::lognormal(mean, cv);
+  } else if (kind == "gamma" || kind == "weibull") {
+    object_at(p, at, "an object {\"shape\": k, \"scale\": s}");
+    check_keys(p, at, {"shape", "scale"});
+    const double shape = positive(member(p, "shape"), join(at, "shape"));
+    const double scale = positive(member(p, "scale"), join(at, "scale"));
+    // Every draw must be a representable duration (at most 1e12 ms). The largest a Weibull can
+    // draw is scale * 36.74^(1/shape) (-log of the smallest uniform_pos, 2^-53); a gamma's stays
+    // below scale * (sqrt(d) + 4.4)^3 / sqrt(d), d = max(shape, 1) (Marsaglia-Tsang with the
+    // largest polar-method normal, |z| < 13).
+    const double largest = kind == "weibull"
+                               ? scale * std::pow(53.0 * std::log(2.0), 1.0 / shape)
+                               : scale * std::pow(std::sqrt(std::max(shape, 1.0)) + 4.4, 3) / std::sqrt(std::max(shape, 1.0));
+    if (!(largest <= sim::kMaxMs)) {
+      fail(join(at, "shape"), "a shape and scale whose largest draw (" + format_number(largest) +
+                                  " here) is at most 1e12", p);
+    }
+    d = kind == "gamma" ? Distribution::gamma(shape, scale) : Distribution::weibull(shape, scale);
   } else {  // empirical
     non_empty_array(p, at, "a non-empty array of numbers");
     std::vector<double> xs;
