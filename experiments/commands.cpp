@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "experiments/commands/commands.hpp"
+#include "experiments/fit/command.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"
 
@@ -32,6 +33,8 @@ constexpr const char* kUsage =
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
     "  brokersim analytic --validate [--replications R] [--jobs N]\n"
     "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
+    "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
+    "                [--interval DURATION] [--check SCENARIO.json] [--replications R] [--seed N]\n"
     "  brokersim --help | --version\n"
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
@@ -60,6 +63,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (cmd == "plan") return cmd_plan(rest, out, err);
     if (cmd == "metrics") return cmd_metrics(rest, out, err);
     if (cmd == "analytic") return cmd_analytic(rest, out, err);
+    if (cmd == "fit") return cmd_fit(rest, out, err);
     err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
     return 2;
   } catch (const ScenarioError& e) {

@@ -1,0 +1,329 @@
+#include "experiments/fit/check.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <streambuf>
+
+#include "experiments/fit/mle.hpp"
+#include "experiments/report.hpp"
+#include "experiments/scenario/checks.hpp"
+#include "experiments/scenario_load.hpp"
+#include "models/simulation.hpp"
+
+namespace brokersim::fit {
+
+namespace {
+
+// At most this many waits per sample in the distance computations: quantiles of the full sample
+// (the distance moves by at most 1/kThin).
+constexpr std::size_t kThin = 100'000;
+
+std::vector<double> thinned(const std::vector<double>& sorted) {
+  if (sorted.size() <= kThin) return sorted;
+  std::vector<double> out;
+  out.reserve(kThin);
+  for (std::size_t i = 0; i < kThin; ++i)
+    out.push_back(sorted[static_cast<std::size_t>((static_cast<double>(i) + 0.5) / kThin * static_cast<double>(sorted.size()))]);
+  return out;
+}
+
+// The run's --trace, read as it is written: per queue name, published -> started in ms.
+class TraceWaits : public std::streambuf {
+ public:
+  std::map<std::string, std::vector<double>> waits;
+  void flush_all() {
+    process(true);
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) buffer_ += static_cast<char>(c);
+    if (buffer_.size() > (1 << 20)) process(false);
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    buffer_.append(s, static_cast<std::size_t>(n));
+    if (buffer_.size() > (1 << 20)) process(false);
+    return n;
+  }
+
+ private:
+  void process(bool all) {
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t nl = buffer_.find('\n', start);
+      if (nl == std::string::npos) break;
+      line(std::string_view(buffer_).substr(start, nl - start));
+      start = nl + 1;
+    }
+    if (all && start < buffer_.size()) {
+      line(std::string_view(buffer_).substr(start));
+      start = buffer_.size();
+    }
+    buffer_.erase(0, start);
+  }
+  void line(std::string_view text) {
+    std::vector<std::string_view> cells;
+    for (std::size_t s = 0;;) {
+      const std::size_t c = text.find(',', s);
+      cells.push_back(text.substr(s, c == std::string_view::npos ? std::string_view::npos : c - s));
+      if (c == std::string_view::npos) break;
+      s = c + 1;
+    }
+    if (!header_) {
+      header_ = true;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if (cells[i] == "queue") queue_ = i;
+        if (cells[i] == "published_ms") published_ = i;
+        if (cells[i] == "started_ms") started_ = i;
+      }
+      return;
+    }
+    if (cells.size() <= std::max({queue_, published_, started_})) return;
+    if (cells[published_].empty() || cells[started_].empty()) return;
+    const double p = std::strtod(std::string(cells[published_]).c_str(), nullptr);
+    const double s = std::strtod(std::string(cells[started_]).c_str(), nullptr);
+    waits[std::string(cells[queue_])].push_back(s - p);
+  }
+  std::string buffer_;
+  bool header_ = false;
+  std::size_t queue_ = 0, published_ = 0, started_ = 0;
+};
+
+struct Spread {
+  double mean = 0, sd = 0;
+};
+Spread spread(const std::vector<double>& v) {
+  Spread s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(s.sd / static_cast<double>(v.size() - 1)) : 0.0;
+  return s;
+}
+
+std::string ms(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f ms", x);
+  return buf;
+}
+
+}  // namespace
+
+double sorted_quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0.0;
+  const double rank = std::max(1.0, std::ceil(q * static_cast<double>(sorted.size()) - 1e-9));
+  return sorted[static_cast<std::size_t>(std::min(rank, static_cast<double>(sorted.size()))) - 1];
+}
+
+CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions& options) {
+
+  CheckResult result;
+  result.replications = options.replications;
+  nlohmann::json doc = read_json_file(options.scenario_path);
+  loader::object_at(doc, "", "a JSON object (the scenario)");
+  const nlohmann::json& producers = loader::non_empty_array(loader::member(doc, "producers"), "producers",
+                                                            "a non-empty array of producers");
+  const nlohmann::json& scenario_queues = loader::member(loader::member(doc, "broker"), "queues");
+  if (!scenario_queues.is_object() || scenario_queues.empty())
+    throw ScenarioError("--check: " + options.scenario_path + ": broker.queues", "an object of queues", loader::describe(scenario_queues));
+  nlohmann::json new_producers = nlohmann::json::array();
+  std::vector<std::string> target_names;
+  for (const CheckQueue& q : queues) {
+    std::string target;
+    if (scenario_queues.contains(q.log_name)) {
+      target = q.log_name;
+    } else if (queues.size() == 1) {
+      const nlohmann::json& first = producers[0];
+      if (!first.is_object() || !first.contains("queue") || !first["queue"].is_string())
+        throw ScenarioError("--check: " + options.scenario_path + ": producers.0.queue", "a queue name", loader::describe(loader::member(first, "queue")));
+      target = first["queue"].get<std::string>();
+      if (!q.log_name.empty())
+        result.notes.push_back("the log's queue " + loader::quoted(q.log_name) + " is not in the scenario: its jobs go to " +
+                               loader::quoted(target) + ", the queue of producers.0");
+    } else {
+      std::string names;
+      for (auto it = scenario_queues.begin(); it != scenario_queues.end(); ++it) names += (names.empty() ? "" : ", ") + loader::quoted(it.key());
+      throw ScenarioError("--check: " + options.scenario_path, "a queue named as the log's " + loader::quoted(q.log_name) + " (the log has several queues)",
+                          "the queues " + names);
+    }
+    nlohmann::json producer;
+    for (const auto& p : producers)
+      if (p.is_object() && p.contains("queue") && p["queue"] == target) {
+        producer = p;
+        break;
+      }
+    if (producer.is_null()) producer = producers[0];
+    producer["queue"] = target;
+    producer["arrivals"] = nlohmann::json::parse(q.arrivals.dump());
+    producer["service_ms"] = nlohmann::json::parse(q.service.dump());
+    new_producers.push_back(producer);
+    target_names.push_back(target);
+  }
+  doc["producers"] = new_producers;
+  doc["stop"] = {{"time_ms", std::max(options.span_ms, 1.0)}};
+  doc["warmup_ms"] = 0;
+  doc.erase("sweep");
+  Scenario scenario = load_scenario(doc, std::filesystem::path(options.scenario_path).parent_path().string());
+  if (options.seed) scenario.seed = *options.seed;
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    if (!queues[i].replay) continue;
+    ArrivalSpec a;
+    a.kind = ArrivalSpec::Kind::Trace;
+    a.trace_path = "the log's arrivals";
+    a.trace.reserve(queues[i].arrivals_ns.size());
+    for (std::int64_t t : queues[i].arrivals_ns) a.trace.push_back({t, std::nullopt, std::nullopt});
+    scenario.producers[i].arrivals = std::move(a);
+    // A job the log shows at the very end must still be created.
+    scenario.stop_time = std::max(scenario.stop_time.value_or(0),
+                                  queues[i].arrivals_ns.empty() ? Time{0} : queues[i].arrivals_ns.back() + 1);
+    result.notes.push_back("queue " + loader::quoted(target_names[i]) +
+                           ": the log's arrivals are not Poisson, so its own arrival times are replayed");
+  }
+
+  // Per queue: every replication's sorted waits (thinned) and statistics.
+  const std::size_t nq = queues.size();
+  std::vector<std::vector<std::vector<double>>> sims(nq);
+  std::vector<std::vector<std::array<double, 4>>> stats(nq);
+  std::vector<double> started(nq, 0);
+  for (std::size_t r = 0; r < options.replications; ++r) {
+    scenario.replication = r;
+    TraceWaits waits;
+    std::ostream trace(&waits);
+    RunOptions run_options;
+    run_options.trace = &trace;
+    trace << kTraceHeader << '\n';
+    const RunResult run = simulate(scenario, run_options);
+    trace.flush();
+    waits.flush_all();
+    if (stopped_by_limit(run.stop_reason))
+      result.notes.push_back("replication " + std::to_string(r) + " stopped early (" +
+                             std::string(stop_reason_name(run.stop_reason)) + "): its waits cover part of the span");
+    for (std::size_t i = 0; i < nq; ++i) {
+      std::vector<double>& w = waits.waits[target_names[i]];
+      std::sort(w.begin(), w.end());
+      started[i] += static_cast<double>(w.size());
+      double mean = 0;
+      for (double x : w) mean += x;
+      mean = w.empty() ? 0 : mean / static_cast<double>(w.size());
+      stats[i].push_back({mean, sorted_quantile(w, 0.5), sorted_quantile(w, 0.95), sorted_quantile(w, 0.99)});
+      sims[i].push_back(thinned(w));
+    }
+  }
+
+  const double t = t975(static_cast<double>(options.replications) - 1);
+  static constexpr const char* kNames[] = {"mean", "p50", "p95", "p99"};
+  for (std::size_t i = 0; i < nq; ++i) {
+    CheckQueueResult q;
+    q.log_name = queues[i].log_name;
+    q.scenario_queue = target_names[i];
+    const std::vector<double>& lw = queues[i].log_waits_ms;
+    q.log_n = lw.size();
+    q.sim_n = started[i] / static_cast<double>(options.replications);
+    double log_mean = 0;
+    for (double x : lw) log_mean += x;
+    log_mean = lw.empty() ? 0 : log_mean / static_cast<double>(lw.size());
+    const double log_values[4] = {log_mean, sorted_quantile(lw, 0.5), sorted_quantile(lw, 0.95), sorted_quantile(lw, 0.99)};
+    const std::string where = queues.size() > 1 || !q.log_name.empty() ? " (queue " + loader::quoted(q.scenario_queue) + ")" : "";
+    for (int m = 0; m < 4; ++m) {
+      std::vector<double> v;
+      for (const auto& s : stats[i]) v.push_back(s[static_cast<std::size_t>(m)]);
+      const Spread sp = spread(v);
+      CheckMetric metric;
+      metric.name = kNames[m];
+      metric.log = log_values[m];
+      metric.sim_mean = sp.mean;
+      const double n = static_cast<double>(v.size());
+      const double half_ci = std::isfinite(t) ? t * sp.sd / std::sqrt(n) : 0;
+      const double half_pi = std::isfinite(t) ? t * sp.sd * std::sqrt(1 + 1 / n) : 0;
+      metric.ci_lo = sp.mean - half_ci;
+      metric.ci_hi = sp.mean + half_ci;
+      metric.pi_lo = sp.mean - half_pi;
+      metric.pi_hi = sp.mean + half_pi;
+      // Waits are printed to 0.1 ms: a difference below that is no mismatch.
+      metric.match = metric.log >= metric.pi_lo - 0.05 && metric.log <= metric.pi_hi + 0.05;
+      if (!metric.match) {
+        const bool above = metric.log > metric.pi_hi;
+        q.mismatches.push_back(std::string(metric.name == std::string("mean") ? "mean" : metric.name) + " wait" + where +
+                               ": the log's " + ms(metric.log) + " is " + (above ? "above" : "below") +
+                               " what the model gives (95% of runs between " + ms(metric.pi_lo) + " and " +
+                               ms(metric.pi_hi) + "): the model's waits are too " + (above ? "short" : "long") + " there");
+      }
+      q.metrics.push_back(metric);
+    }
+    // Distances: log vs each replication, and each pair of replications.
+    const std::vector<double> log_thin = thinned(lw);
+    std::vector<double> dl, ds;
+    for (const auto& s : sims[i]) dl.push_back(ks_distance_two_sample(log_thin, s));
+    for (std::size_t a = 0; a < sims[i].size(); ++a)
+      for (std::size_t b = a + 1; b < sims[i].size(); ++b) ds.push_back(ks_distance_two_sample(sims[i][a], sims[i][b]));
+    dl.erase(std::remove_if(dl.begin(), dl.end(), [](double x) { return std::isnan(x); }), dl.end());
+    ds.erase(std::remove_if(ds.begin(), ds.end(), [](double x) { return std::isnan(x); }), ds.end());
+    std::sort(dl.begin(), dl.end());
+    std::sort(ds.begin(), ds.end());
+    if (!dl.empty()) {
+      q.ks_log_mean = spread(dl).mean;
+      q.ks_log_min = dl.front();
+      q.ks_log_max = dl.back();
+    }
+    if (!ds.empty()) {
+      q.ks_sim_median = sorted_quantile(ds, 0.5);
+      q.ks_sim_p95 = sorted_quantile(ds, 0.95);
+      q.ks_match = q.ks_log_mean <= q.ks_sim_p95;
+      if (!q.ks_match) {
+        char buf[300];
+        std::snprintf(buf, sizeof buf,
+                      "the distribution of waits%s: the log's is %.3f away from the simulated ones (Kolmogorov-Smirnov "
+                      "distance, mean over replications), more than two runs of the model differ (95%% of pairs within %.3f)",
+                      where.c_str(), q.ks_log_mean, q.ks_sim_p95);
+        q.mismatches.push_back(buf);
+      }
+    } else if (q.log_n == 0 || q.sim_n == 0) {
+      q.ks_match = q.log_n == 0 && q.sim_n == 0;
+      if (!q.ks_match)
+        q.mismatches.push_back("waits" + where + ": " + (q.log_n == 0 ? "the log has no started job, the model has"
+                                                                      : "the model started no job, the log has " + std::to_string(q.log_n)));
+    }
+    if (!q.mismatches.empty()) result.match = false;
+    result.queues.push_back(std::move(q));
+  }
+  return result;
+}
+
+void print_check(std::ostream& out, const CheckResult& result) {
+  out << "\nCheck: the fitted workload through your scenario, " << result.replications
+      << " replications, waits from enqueue to start (ms)\n";
+  for (const auto& n : result.notes) out << "  note: " << n << '\n';
+  char buf[400];
+  for (const auto& q : result.queues) {
+    std::snprintf(buf, sizeof buf, "  queue %s: %zu started jobs in the log, %.0f per replication\n",
+                  loader::quoted(q.scenario_queue).c_str(), q.log_n, q.sim_n);
+    out << buf;
+    out << "    wait          log    simulated (95% CI of mean)   95% of runs within   verdict\n";
+    for (const auto& m : q.metrics) {
+      std::snprintf(buf, sizeof buf, "    %-6s %10.1f %10.1f (%8.1f .. %8.1f) %9.1f .. %9.1f   %s\n", m.name.c_str(), m.log,
+                    m.sim_mean, m.ci_lo, m.ci_hi, m.pi_lo, m.pi_hi, m.match ? "matches" : "DOES NOT MATCH");
+      out << buf;
+    }
+    std::snprintf(buf, sizeof buf,
+                  "    two-sample Kolmogorov-Smirnov distance, log vs simulated: %.4f (%.4f .. %.4f over replications);\n"
+                  "    between two replications: median %.4f, 95%% within %.4f: %s\n",
+                  q.ks_log_mean, q.ks_log_min, q.ks_log_max, q.ks_sim_median, q.ks_sim_p95,
+                  q.ks_match ? "matches" : "DOES NOT MATCH");
+    out << buf;
+  }
+  if (result.match) {
+    out << "Verdict: the model matches the log: every wait statistic lies within the range of the model's own runs.\n";
+  } else {
+    out << "Verdict: the model does NOT match the log:\n";
+    for (const auto& q : result.queues)
+      for (const auto& m : q.mismatches) out << "  - " << m << '\n';
+  }
+}
+
+}  // namespace brokersim::fit

@@ -1,0 +1,72 @@
+// `brokersim fit --check SCENARIO.json`: the fitted workload run through the user's own broker and
+// fleet, and the simulated waits (enqueue to start) compared with the log's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace brokersim::fit {
+
+// One queue of the log, as the check needs it.
+struct CheckQueue {
+  std::string log_name;                 // "" when the log has no queue column
+  nlohmann::ordered_json arrivals;      // the fitted arrivals ({"rate_schedule": [...]})
+  nlohmann::ordered_json service;       // the chosen service-time distribution
+  bool replay = false;                  // replay the log's own arrival times instead (not Poisson)
+  std::vector<std::int64_t> arrivals_ns;  // sorted, from the log's origin (for replay)
+  std::vector<double> log_waits_ms;     // started - enqueued of the log's started jobs, sorted
+};
+
+struct CheckOptions {
+  std::string scenario_path;
+  std::size_t replications = 10;
+  std::optional<std::uint64_t> seed;
+  double span_ms = 0;                   // the log's span: the runs' stop.time_ms
+};
+
+// A wait statistic: the log's value against the replications'.
+struct CheckMetric {
+  std::string name;                     // "mean", "p50", "p95", "p99"
+  double log = 0;
+  double sim_mean = 0, ci_lo = 0, ci_hi = 0;  // 95% interval of the simulated mean
+  double pi_lo = 0, pi_hi = 0;          // 95% prediction interval of one more replication
+  bool match = true;                    // log within the prediction interval
+};
+
+struct CheckQueueResult {
+  std::string log_name, scenario_queue;
+  std::size_t log_n = 0;
+  double sim_n = 0;                     // started jobs per replication, mean
+  std::vector<CheckMetric> metrics;
+  // Two-sample Kolmogorov-Smirnov distance, log vs each replication, and between replications
+  // (what the distance is when the model is right).
+  double ks_log_mean = 0, ks_log_min = 0, ks_log_max = 0, ks_sim_median = 0, ks_sim_p95 = 0;
+  bool ks_match = true;
+  std::vector<std::string> mismatches;  // plain sentences
+};
+
+struct CheckResult {
+  std::vector<CheckQueueResult> queues;
+  std::size_t replications = 0;
+  bool match = true;
+  std::vector<std::string> notes;       // how the workload was built, runs stopped early
+};
+
+// Loads the scenario, replaces its producers by the fitted workload (one per log queue, keeping
+// the rest of the producer the user wrote for that queue: deadline, TTL, delays), runs it for the
+// log's span with warmup 0, and compares. ScenarioError for a scenario that does not load, or a
+// log queue the scenario does not have.
+CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions& options);
+
+void print_check(std::ostream& out, const CheckResult& result);
+
+// Nearest-rank quantile of a sorted sample (0 for an empty one).
+double sorted_quantile(const std::vector<double>& sorted, double q);
+
+}  // namespace brokersim::fit

@@ -1,0 +1,445 @@
+// `brokersim fit LOG.csv`: read the log, fit each queue's service times, arrivals and fleet, write
+// the fitted scenario (checked by the project's own loader and a short run) with its plot data and
+// arrival trace beside it, and with --check compare the user's scenario fed the fitted workload.
+#include "experiments/fit/command.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "experiments/cli_options.hpp"
+#include "experiments/fit/arrivals.hpp"
+#include "experiments/fit/check.hpp"
+#include "experiments/fit/log_reader.hpp"
+#include "experiments/fit/mle.hpp"
+#include "experiments/output_file.hpp"
+#include "experiments/scenario/checks.hpp"
+#include "experiments/scenario_load.hpp"
+#include "models/simulation.hpp"
+
+namespace po = boost::program_options;
+using ojson = nlohmann::ordered_json;
+
+namespace brokersim {
+
+namespace {
+
+constexpr const char* kSynopsis =
+    "usage:\n"
+    "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
+    "                [--interval DURATION] [--check SCENARIO.json] [--replications R] [--seed N]\n"
+    "\n"
+    "options";
+
+// One queue of the log and what was fitted to it.
+struct QueueFit {
+  std::string log_name, name;        // as in the log; as a scenario queue name
+  std::vector<std::size_t> rows;     // indices into the log's rows
+  fit::ServiceFit service;
+  fit::ArrivalFit arrivals;
+  fit::FleetFit fleet;
+  std::vector<std::int64_t> arrival_times;  // sorted, from the origin
+  std::vector<double> waits_ms;      // sorted
+};
+
+// A queue name brokersim accepts: 1..255 bytes without '.', ',', '"' or control characters.
+std::string queue_name(const std::string& raw, std::vector<std::string>& taken) {
+  std::string s;
+  for (unsigned char c : raw) s += (c < 0x20 || c == 0x7f || c == '.' || c == ',' || c == '"') ? '_' : static_cast<char>(c);
+  if (s.size() > 240) s.resize(240);
+  if (s.empty()) s = "work";
+  std::string name = s;
+  for (int i = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++i) name = s + "_" + std::to_string(i);
+  taken.push_back(name);
+  return name;
+}
+
+double round6(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return std::strtod(buf, nullptr);
+}
+
+std::string num(double x, const char* fmt = "%.4g") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+// A time of the log, as the log wrote it (ISO-8601 in UTC, or the number in its unit).
+std::string log_time(const fit::JobLog& log, std::int64_t ns) {
+  if (log.format == fit::TimeFormat::Iso8601) {
+    const std::time_t secs = static_cast<std::time_t>(ns >= 0 ? ns / 1'000'000'000 : (ns - 999'999'999) / 1'000'000'000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    const long long frac = ns - static_cast<long long>(secs) * 1'000'000'000LL;
+    char out[96];
+    std::snprintf(out, sizeof out, "%s.%03lldZ", buf, frac / 1'000'000);
+    return out;
+  }
+  if (log.format == fit::TimeFormat::Milliseconds) return sim::format_ms(ns) + " ms";
+  return num(static_cast<double>(ns) / 1e9, "%.3f") + " s";
+}
+
+ojson rate_schedule(const fit::ArrivalFit& a) {
+  ojson steps = ojson::array();
+  for (const auto& s : a.segments) steps.push_back({{"from_ms", s.from_ms}, {"rate_per_s", round6(s.rate_per_s)}});
+  return {{"rate_schedule", steps}};
+}
+
+// The data the plot script draws: per queue, a histogram of the service times with each fitted
+// density on a grid, QQ points per family, the rates with their intervals and the fleet.
+ojson plot_data(const std::vector<QueueFit>& queues, const fit::JobLog& log) {
+  ojson out;
+  out["log"] = log.file;
+  out["queues"] = ojson::array();
+  for (const auto& q : queues) {
+    ojson j;
+    j["name"] = q.name;
+    const auto& sample = q.service.sample;
+    const double top = std::max(fit::sorted_quantile(sample, 0.995), 1e-6);
+    constexpr int kBins = 60;
+    std::vector<double> counts(kBins, 0);
+    for (double x : sample)
+      if (x <= top) counts[static_cast<std::size_t>(std::min<double>(kBins - 1, std::floor(x / top * kBins)))] += 1;
+    ojson edges = ojson::array(), density = ojson::array();
+    for (int i = 0; i <= kBins; ++i) edges.push_back(top * i / kBins);
+    for (double c : counts) density.push_back(c / (static_cast<double>(sample.size()) * top / kBins));
+    j["service"]["histogram"] = {{"edges", edges}, {"density", density}};
+    j["service"]["n"] = q.service.n;
+    j["service"]["chosen"] = q.service.fits[q.service.chosen].name;
+    ojson fits = ojson::array();
+    for (const auto& f : q.service.fits) {
+      ojson fj{{"name", f.name}, {"syntax", f.syntax}, {"aic", std::isnan(f.aic) ? ojson() : ojson(f.aic)}, {"ks", f.ks}};
+      ojson params = ojson::array();
+      if (f.family != fit::FittedDistribution::Family::Empirical)
+        for (const auto& p : f.params) params.push_back({{"name", p.name}, {"value", p.value}, {"lo95", p.lo}, {"hi95", p.hi}});
+      fj["params"] = params;
+      ojson xs = ojson::array(), pdf = ojson::array(), qs = ojson::array(), qm = ojson::array();
+      if (f.family != fit::FittedDistribution::Family::Empirical) {
+        for (int i = 1; i <= 200; ++i) {
+          const double x = top * i / 200;
+          xs.push_back(x);
+          pdf.push_back(f.pdf(x));
+        }
+      }
+      for (int i = 0; i < 200; ++i) {
+        const double p = (i + 0.5) / 200;
+        qs.push_back(fit::sorted_quantile(sample, p));
+        qm.push_back(f.quantile(p));
+      }
+      fj["x"] = xs;
+      fj["pdf"] = pdf;
+      fj["qq_sample"] = qs;
+      fj["qq_model"] = qm;
+      fits.push_back(fj);
+    }
+    j["service"]["fits"] = fits;
+    ojson from = ojson::array(), rate = ojson::array(), lo = ojson::array(), hi = ojson::array();
+    for (const auto& s : q.arrivals.steps) {
+      from.push_back(s.from_ms);
+      rate.push_back(s.rate_per_s);
+      lo.push_back(s.lo);
+      hi.push_back(s.hi);
+    }
+    j["arrivals"] = {{"interval_ms", sim::to_ms(q.arrivals.interval)}, {"from_ms", from}, {"rate_per_s", rate},
+                     {"lo", lo}, {"hi", hi}, {"poisson", q.arrivals.poisson}, {"verdict", q.arrivals.verdict}};
+    j["fleet"] = {{"from_workers", q.fleet.from_workers}, {"active", q.fleet.active}, {"busy", q.fleet.busy}};
+    out["queues"].push_back(j);
+  }
+  return out;
+}
+
+void print_fits(std::ostream& out, const QueueFit& q) {
+  const auto& s = q.service;
+  out << "  Service times (finished - started): " << s.n << " jobs, mean " << num(s.mean) << " ms, cv " << num(s.cv)
+      << '\n';
+  if (s.zeros > 0)
+    out << "    " << s.zeros << " are 0 (below the log's resolution): the parametric fits use the other " << s.n - s.zeros
+        << "\n";
+  out << "    fit          AIC             KS D     KS p     parameters (95% interval)\n";
+  for (std::size_t i = 0; i < s.fits.size(); ++i) {
+    const auto& f = s.fits[i];
+    std::string params;
+    for (const auto& p : f.params) {
+      if (!params.empty()) params += ", ";
+      if (std::isnan(p.lo)) {
+        params += num(p.value, "%.0f") + " " + p.name;
+      } else {
+        params += p.name + " " + num(p.value) + " (" + num(p.lo) + " .. " + num(p.hi) + ")";
+      }
+    }
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "    %-10s %-15s %-8.4f %-8s ", f.name.c_str(),
+                  std::isnan(f.aic) ? "-" : num(f.aic, "%.1f").c_str(), f.ks,
+                  std::isnan(f.ks_p) ? "-" : num(f.ks_p, "%.2g").c_str());
+    out << buf << params << (i == s.chosen ? "   <- chosen" : "") << '\n';
+  }
+  const auto& c = s.fits[s.chosen];
+  out << "    chosen: " << c.name << ", " << s.why << '\n';
+  if (c.family != fit::FittedDistribution::Family::Empirical)
+    out << "    service_ms: " << c.syntax.dump() << '\n';
+  else
+    out << "    service_ms: {\"empirical\": [" << c.values.size() << " values]} (in the fitted scenario)\n";
+}
+
+void print_arrivals(std::ostream& out, const QueueFit& q, const std::string& why_interval, const std::string& trace_file,
+                    std::size_t producer_index) {
+  const auto& a = q.arrivals;
+  double lo = a.steps.front().rate_per_s, hi = lo, total = 0, exposure = 0;
+  for (const auto& s : a.steps) {
+    lo = std::min(lo, s.rate_per_s);
+    hi = std::max(hi, s.rate_per_s);
+    total += static_cast<double>(s.count);
+    exposure += s.exposure_s;
+  }
+  out << "  Arrivals: " << a.n << " jobs, " << num(total / exposure) << " /s on average, from " << num(lo) << " to "
+      << num(hi) << " /s in " << a.steps.size() << " intervals of " << fit::format_interval(a.interval) << " ("
+      << why_interval << ")\n    rate_schedule: " << a.segments.size()
+      << (a.segments.size() == 1 ? " step" : " steps") << " (adjacent intervals merged where their rates do not differ at the 0.1% level):";
+  for (std::size_t i = 0; i < a.segments.size() && i < 6; ++i)
+    out << (i ? ", " : " ") << num(a.segments[i].rate_per_s) << " /s from " << num(a.segments[i].from_ms / 1000, "%.6g") << " s";
+  out << (a.segments.size() > 6 ? ", ..." : "") << '\n';
+  out << "    " << a.verdict << '\n';
+  if (!a.poisson) {
+    out << "    The rate_schedule will not reproduce these arrivals: replay the log's own arrival times as a trace";
+    if (!trace_file.empty())
+      out << ":\n      --set 'producers." << producer_index << ".arrivals={\"trace_csv\": \""
+          << std::filesystem::path(trace_file).filename().string() << "\"}'\n";
+    else
+      out << " (--out writes one beside the fitted scenario)\n";
+  }
+}
+
+}  // namespace
+
+int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description opts(kSynopsis);
+  opts.add_options()
+      ("help,h", "show this help")
+      ("out", po::value<std::string>(), "write the fitted scenario here (FILE.json), with FILE.plot.json (plot data), "
+                                        "FILE.arrivals.csv (the log's arrivals as a trace) and FILE.overtime.csv beside it")
+      ("columns", po::value<std::string>(), "the log's column names: enqueued=NAME,started=NAME,finished=NAME,queue=NAME,"
+                                            "worker=NAME (defaults enqueued_at, started_at, finished_at; queue and "
+                                            "worker optional)")
+      ("time-unit", po::value<std::string>(), "auto (default: ISO-8601, or numbers in the unit the column name "
+                                              "ends in, _ms or _s, else by magnitude), iso, s or ms")
+      ("interval", po::value<std::string>(), "the rate_schedule's step: 500ms, 10s, 5min, 1h, 1d (default: from the log's span)")
+      ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
+                                          "and compare its waits with the log's")
+      ("replications", po::value<std::string>(), "--check: replications (default 10, at least 2)")
+      ("seed", po::value<std::string>(), "--check: override the scenario's seed");
+  po::options_description hidden;
+  hidden.add_options()("log", po::value<std::string>(), "the job log (CSV)");
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("log", 1);
+  const po::variables_map vm = parse_command_line(args, all, pos);
+  if (vm.count("help")) {
+    out << opts << '\n';
+    return 0;
+  }
+  if (!vm.count("log")) throw ScenarioError("fit", "a job log (CSV)", "nothing");
+  const std::string log_path = vm["log"].as<std::string>();
+  const fit::ColumnNames columns = vm.count("columns") ? fit::parse_column_names(vm["columns"].as<std::string>())
+                                                       : fit::ColumnNames{};
+  const fit::TimeFormat format =
+      vm.count("time-unit") ? fit::parse_time_format(vm["time-unit"].as<std::string>()) : fit::TimeFormat::Auto;
+  const std::int64_t requested_interval = vm.count("interval") ? fit::parse_interval(vm["interval"].as<std::string>()) : 0;
+  std::size_t replications = 10;
+  if (vm.count("replications")) replications = parse_count("--replications", vm["replications"].as<std::string>(), 2);
+  if (replications > 10000) throw ScenarioError("--replications", "an integer between 2 and 10000", vm["replications"].as<std::string>());
+  std::optional<std::uint64_t> seed;
+  if (vm.count("seed")) seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
+  for (const char* o : {"replications", "seed"})
+    if (vm.count(o) && !vm.count("check")) throw ScenarioError(std::string("--") + o, "--check beside it", "no --check");
+
+  // Outputs: checked before anything is read, written only when everything succeeded.
+  std::string out_path, stem;
+  std::vector<NamedPath> outputs;
+  if (vm.count("out")) {
+    out_path = vm["out"].as<std::string>();
+    if (is_stream_target(out_path) || out_path.empty())
+      throw ScenarioError("--out", "a file name (files are written beside it)", loader::quoted(out_path));
+    stem = out_path.size() > 5 && out_path.ends_with(".json") ? out_path.substr(0, out_path.size() - 5) : out_path;
+    outputs = {{"--out", out_path}, {"--out's plot data", stem + ".plot.json"},
+               {"--out's time series", stem + ".overtime.csv"}};
+  }
+  std::vector<NamedPath> inputs{{"the job log", log_path}};
+  if (vm.count("check")) inputs.push_back({"--check's scenario", vm["check"].as<std::string>()});
+
+  const fit::JobLog log = fit::read_job_log(log_path, columns, format);
+
+  // Time origin: the first enqueue; the span ends at the last one.
+  std::int64_t origin = log.rows.front().enqueued, end = origin;
+  for (const auto& r : log.rows) {
+    origin = std::min(origin, r.enqueued);
+    end = std::max(end, r.enqueued);
+  }
+  if (end - origin > static_cast<std::int64_t>(sim::kMaxMs) * sim::kNsPerMs / 10)
+    throw ScenarioError(log.file, "a log spanning at most 1e11 ms (about 3 years)",
+                        "a span of " + num(static_cast<double>(end - origin) / 1e6) + " ms");
+  std::string why_interval = "as --interval says";
+  const std::int64_t interval = requested_interval ? requested_interval
+                                                   : fit::default_interval(end - origin, log.rows.size(), why_interval);
+
+  std::vector<QueueFit> queues(log.queues.size());
+  std::vector<std::string> taken;
+  for (std::size_t i = 0; i < log.rows.size(); ++i) queues[log.rows[i].queue].rows.push_back(i);
+  // Queues in name order, as brokersim numbers them.
+  std::vector<std::size_t> order(queues.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return log.queues[a] < log.queues[b]; });
+  std::vector<QueueFit> sorted_queues;
+  for (std::size_t qi : order) {
+    QueueFit q = std::move(queues[qi]);
+    q.log_name = log.queues[qi];
+    q.name = queue_name(log.has_queue() ? q.log_name : "work", taken);
+    std::vector<double> service;
+    for (std::size_t r : q.rows) {
+      const auto& row = log.rows[r];
+      q.arrival_times.push_back(row.enqueued - origin);
+      if (row.started != fit::kNoTime) q.waits_ms.push_back(sim::to_ms(row.started - row.enqueued));
+      if (row.finished != fit::kNoTime) service.push_back(sim::to_ms(row.finished - row.started));
+    }
+    if (service.empty())
+      throw ScenarioError(log.file, "jobs with both " + log.columns.started + " and " + log.columns.finished +
+                                        (log.has_queue() ? " in queue " + loader::quoted(q.log_name) : ""),
+                          "none");
+    std::sort(q.arrival_times.begin(), q.arrival_times.end());
+    std::sort(q.waits_ms.begin(), q.waits_ms.end());
+    q.service = fit::fit_service_times(std::move(service));
+    q.arrivals = fit::fit_arrivals(q.arrival_times, 0, end - origin, interval);
+    q.fleet = fit::fit_fleet(log, q.rows, origin, end, interval);
+    sorted_queues.push_back(std::move(q));
+  }
+  queues = std::move(sorted_queues);
+  if (vm.count("out"))
+    for (const auto& q : queues)
+      outputs.push_back({"--out's arrival trace", stem + ".arrivals" + (queues.size() > 1 ? "." + q.name : "") + ".csv"});
+  check_distinct_files(outputs, inputs);
+
+  // The fitted scenario.
+  const double span_ms = std::max(sim::to_ms(end - origin), 1.0);
+  ojson doc;
+  doc["name"] = "fitted from " + std::filesystem::path(log.file).filename().string();
+  doc["seed"] = 1;
+  doc["stop"] = {{"time_ms", span_ms}};
+  doc["warmup_ms"] = 0;
+  doc["broker"] = {{"kind", "rabbitmq-classic"}, {"queues", ojson::object()}};
+  doc["producers"] = ojson::array();
+  doc["consumers"] = ojson::array();
+  for (const auto& q : queues) {
+    doc["broker"]["queues"][q.name] = ojson::object();
+    doc["producers"].push_back({{"queue", q.name}, {"arrivals", rate_schedule(q.arrivals)},
+                                {"service_ms", q.service.fits[q.service.chosen].syntax}});
+    doc["consumers"].push_back({{"queue", q.name}, {"count", q.fleet.count}, {"prefetch", 1}, {"slots", q.fleet.slots}});
+  }
+  // Validated by the loader, and run (over a stretch of at most 200,000 arrivals) so that a
+  // scenario that loads but cannot run is found here, not by the user.
+  const std::string base_dir = out_path.empty() ? "." : std::filesystem::path(out_path).parent_path().string();
+  Scenario fitted = load_scenario(nlohmann::json::parse(doc.dump()), base_dir);
+  {
+    Scenario trial = fitted;
+    const double fraction = std::min(1.0, 200000.0 / static_cast<double>(log.rows.size()));
+    trial.stop_time = std::max<Time>(1, static_cast<Time>(static_cast<double>(*fitted.stop_time) * fraction));
+    const RunResult run = simulate(trial);
+    if (stopped_by_limit(run.stop_reason))
+      err << "brokersim: warning: the fitted scenario stopped early in a trial run (" << stop_reason_name(run.stop_reason)
+          << "): its fleet is too small for its arrivals\n";
+  }
+
+  // The report.
+  out << "brokersim fit: " << log.file << ": " << log.rows.size() << " jobs, " << log.queues.size()
+      << (log.queues.size() == 1 ? " queue" : " queues") << (log.has_worker() ? ", " + std::to_string(log.workers.size()) + " workers" : "")
+      << "\n  times: " << log.format_reason << (log.naive_iso ? " (no time zone given: read as UTC)" : "")
+      << "\n  from " << log_time(log, origin) << " to " << log_time(log, end) << " (" << num(span_ms / 1000, "%.1f")
+      << " s; time 0 of the fitted scenario is the first enqueue)\n";
+  if (log.not_started || log.not_finished)
+    out << "  " << log.not_started << " jobs never started and " << log.not_finished
+        << " never finished in the log: they count as arrivals, not in the waits or service times\n";
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    const auto& q = queues[i];
+    out << "\nQueue " << loader::quoted(q.name) << (q.name != q.log_name && log.has_queue() ? " (" + loader::quoted(q.log_name) + " in the log)" : "")
+        << ": " << q.rows.size() << " jobs\n";
+    print_fits(out, q);
+    const std::string trace = outputs.empty() ? "" : stem + ".arrivals" + (queues.size() > 1 ? "." + q.name : "") + ".csv";
+    print_arrivals(out, q, why_interval, trace, i);
+    out << "  Fleet: " << q.fleet.why << '\n';
+  }
+
+  int status = 0;
+  if (vm.count("check")) {
+    std::vector<fit::CheckQueue> cq;
+    for (const auto& q : queues) {
+      fit::CheckQueue c;
+      c.log_name = log.has_queue() ? q.log_name : "";
+      c.arrivals = rate_schedule(q.arrivals);
+      c.service = q.service.fits[q.service.chosen].syntax;
+      c.replay = !q.arrivals.poisson;
+      if (c.replay) c.arrivals_ns = q.arrival_times;
+      c.log_waits_ms = q.waits_ms;
+      cq.push_back(std::move(c));
+    }
+    fit::CheckOptions options;
+    options.scenario_path = vm["check"].as<std::string>();
+    options.replications = replications;
+    options.seed = seed;
+    options.span_ms = span_ms;
+    const fit::CheckResult result = fit::run_check(cq, options);
+    fit::print_check(out, result);
+    if (!result.match) status = 6;
+  }
+
+  if (!out_path.empty()) {
+    OutputFile scenario_file(out_path, &out);
+    scenario_file.stream() << doc.dump(2) << '\n';
+    OutputFile plot_file(stem + ".plot.json", &out);
+    plot_file.stream() << plot_data(queues, log).dump() << '\n';
+    OutputFile series_file(stem + ".overtime.csv", &out);
+    {
+      std::ostream& s = series_file.stream();
+      s << "from_ms";
+      for (const auto& q : queues)
+        s << ',' << q.name << ".arrivals," << q.name << ".rate_per_s," << q.name << ".busy"
+          << (log.has_worker() ? "," + q.name + ".workers" : "");
+      s << '\n';
+      for (std::size_t k = 0; k < queues.front().arrivals.steps.size(); ++k) {
+        s << queues.front().arrivals.steps[k].from_ms;
+        for (const auto& q : queues) {
+          const auto& st = q.arrivals.steps[std::min(k, q.arrivals.steps.size() - 1)];
+          s << ',' << st.count << ',' << round6(st.rate_per_s) << ',' << round6(q.fleet.busy[std::min(k, q.fleet.busy.size() - 1)]);
+          if (log.has_worker()) s << ',' << q.fleet.active[std::min(k, q.fleet.active.size() - 1)];
+        }
+        s << '\n';
+      }
+    }
+    std::vector<std::unique_ptr<OutputFile>> traces;
+    for (const auto& q : queues) {
+      traces.push_back(std::make_unique<OutputFile>(stem + ".arrivals" + (queues.size() > 1 ? "." + q.name : "") + ".csv", &out));
+      std::ostream& t = traces.back()->stream();
+      t << "publish_ms\n";
+      for (std::int64_t a : q.arrival_times) t << sim::format_ms(a) << '\n';
+    }
+    scenario_file.commit();
+    plot_file.commit();
+    series_file.commit();
+    for (auto& t : traces) t->commit();
+    out << "\nWrote " << out_path << " (loads and runs: checked), " << stem << ".plot.json, " << stem
+        << ".overtime.csv and the arrival trace" << (queues.size() > 1 ? "s " + stem + ".arrivals.QUEUE.csv" : " " + stem + ".arrivals.csv")
+        << ".\nPlots: /usr/bin/python3 experiments/fit/plot_fit.py " << stem << ".plot.json --out " << stem << "-plots\n";
+  }
+  return status;
+}
+
+}  // namespace brokersim

@@ -1,0 +1,473 @@
+// The job-log reader: a streaming CSV parser (quoted cells allowed, no line breaks inside them),
+// time formats detected once per log and then required of every cell.
+#include "experiments/fit/log_reader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+
+#include "experiments/scenario/checks.hpp"
+#include "models/scenario.hpp"
+
+namespace brokersim::fit {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::string shown(std::string_view cell) {
+  if (cell.size() > 60) return loader::quoted(std::string(cell.substr(0, 60)) + "...");
+  return loader::quoted(std::string(cell));
+}
+
+bool digits(std::string_view s, std::size_t at, std::size_t n, int& value) {
+  if (at + n > s.size()) return false;
+  value = 0;
+  for (std::size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    value = value * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool looks_iso(std::string_view s) {
+  int v = 0;
+  return s.size() >= 10 && digits(s, 0, 4, v) && s[4] == '-' && digits(s, 5, 2, v) && s[7] == '-';
+}
+
+}  // namespace
+
+bool parse_iso8601(std::string_view s, std::int64_t& ns, bool& naive) {
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!looks_iso(s) || !digits(s, 0, 4, year) || !digits(s, 5, 2, month) || !digits(s, 8, 2, day)) return false;
+  if (month < 1 || month > 12 || day < 1) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return false;
+  std::size_t i = 10;
+  std::int64_t frac_ns = 0;
+  if (i < s.size()) {
+    if (s[i] != 'T' && s[i] != 't' && s[i] != ' ') return false;
+    if (!digits(s, i + 1, 2, hour) || s.size() < i + 6 || s[i + 3] != ':' || !digits(s, i + 4, 2, minute)) return false;
+    i += 6;
+    if (i < s.size() && s[i] == ':') {
+      if (!digits(s, i + 1, 2, second)) return false;
+      i += 3;
+      if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
+        ++i;
+        const std::size_t start = i;
+        std::int64_t scale = 100'000'000;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+          frac_ns += (s[i] - '0') * scale;  // digits beyond the nanosecond are dropped
+          scale /= 10;
+          ++i;
+        }
+        if (i == start) return false;
+      }
+    }
+    if (hour > 23 || minute > 59 || second > 60) return false;  // 60: a leap second, read as :59 + 1 s
+  }
+  std::int64_t offset_s = 0;
+  naive = true;
+  if (i < s.size()) {
+    if (s[i] == 'Z' || s[i] == 'z') {
+      naive = false;
+      ++i;
+    } else if (s[i] == '+' || s[i] == '-') {
+      const int sign = s[i] == '-' ? -1 : 1;
+      int oh = 0, om = 0;
+      if (!digits(s, i + 1, 2, oh)) return false;
+      i += 3;
+      if (i < s.size() && s[i] == ':') ++i;
+      if (i < s.size()) {
+        if (!digits(s, i, 2, om)) return false;
+        i += 2;
+      }
+      if (oh > 23 || om > 59) return false;
+      offset_s = sign * (oh * 3600 + om * 60);
+      naive = false;
+    }
+  }
+  if (i != s.size()) return false;
+  const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const std::int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
+  // int64 nanoseconds reach the year 2262; earlier than 1678 neither.
+  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) return false;
+  ns = secs * 1'000'000'000LL + frac_ns;
+  return true;
+}
+
+bool parse_decimal_time(std::string_view s, std::int64_t unit_ns, std::int64_t& ns) {
+  if (s.empty()) return false;
+  if (s.find_first_of("eE") != std::string_view::npos) {  // exponent notation: via double
+    double x = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(x)) return false;
+    const double v = x * static_cast<double>(unit_ns);
+    if (std::fabs(v) > 9.0e18) return false;
+    ns = std::llround(v);
+    return true;
+  }
+  std::size_t i = 0;
+  const bool negative = s[0] == '-';
+  if (s[0] == '-' || s[0] == '+') ++i;
+  std::int64_t whole = 0;
+  const std::size_t int_start = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+    if (whole > 922'337'203'685'477'580LL / 10) return false;
+    whole = whole * 10 + (s[i] - '0');
+    ++i;
+  }
+  const bool had_int = i > int_start;
+  std::int64_t frac = 0;
+  bool had_frac = false;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    std::int64_t scale = unit_ns / 10;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      frac += (s[i] - '0') * scale;  // digits beyond the nanosecond are dropped
+      scale /= 10;
+      had_frac = true;
+      ++i;
+    }
+  }
+  if (i != s.size() || (!had_int && !had_frac)) return false;
+  if (whole > 9'000'000'000'000'000'000LL / unit_ns) return false;
+  ns = whole * unit_ns + frac;
+  if (negative) ns = -ns;
+  return true;
+}
+
+ColumnNames parse_column_names(const std::string& text) {
+  ColumnNames names;
+  std::map<std::string, std::string*> fields{{"enqueued", &names.enqueued}, {"started", &names.started},
+                                             {"finished", &names.finished}, {"queue", &names.queue},
+                                             {"worker", &names.worker}};
+  std::map<std::string, bool> seen;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = std::string(trim(std::string_view(text).substr(start, comma - start)));
+    const auto eq = item.find('=');
+    const std::string field = eq == std::string::npos ? item : item.substr(0, eq);
+    const auto it = fields.find(field);
+    if (eq == std::string::npos || it == fields.end())
+      throw ScenarioError("--columns", "FIELD=NAME items with FIELD one of enqueued, started, finished, queue, worker",
+                          loader::quoted(item));
+    const std::string name(trim(std::string_view(item).substr(eq + 1)));
+    if (name.empty()) throw ScenarioError("--columns", "a column name after \"" + field + "=\"", "nothing");
+    if (seen[field]) throw ScenarioError("--columns", "each field once", loader::quoted(field) + " twice");
+    seen[field] = true;
+    *it->second = name;
+    start = comma + 1;
+  }
+  return names;
+}
+
+TimeFormat parse_time_format(const std::string& text) {
+  if (text == "auto") return TimeFormat::Auto;
+  if (text == "iso") return TimeFormat::Iso8601;
+  if (text == "s") return TimeFormat::Seconds;
+  if (text == "ms") return TimeFormat::Milliseconds;
+  throw ScenarioError("--time-unit", "one of \"auto\", \"iso\", \"s\", \"ms\"", loader::quoted(text));
+}
+
+namespace {
+
+// The log as it is read: header, then one row per line.
+class LogParser {
+ public:
+  LogParser(std::string file, const ColumnNames& columns, TimeFormat requested) {
+    log_.file = std::move(file);
+    log_.columns = columns;
+    log_.format = requested;
+  }
+
+  void line(std::string_view text) {
+    ++line_no_;
+    if (text.size() > kMaxLineBytes) {
+      fail(std::string(), "a line of at most " + std::to_string(kMaxLineBytes) + " bytes",
+           std::to_string(text.size()) + " bytes");
+    }
+    if (line_no_ == 1 && text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+    if (trim(text).empty()) return;
+    split(text);
+    if (!header_done_) {
+      header();
+      return;
+    }
+    row();
+  }
+
+  JobLog finish() {
+    if (!header_done_) throw ScenarioError(log_.file + ": expected a header row naming the columns, got an empty file");
+    if (log_.rows.empty()) throw ScenarioError(log_.file + ": expected at least one job row after the header, got none");
+    if (log_.format == TimeFormat::Auto) log_.format = TimeFormat::Seconds;  // unreachable: set at the first row
+    if (log_.queues.empty()) log_.queues.push_back("");
+    if (log_.workers.empty()) log_.workers.push_back("");
+    return std::move(log_);
+  }
+
+ private:
+  enum Field { Enqueued, Started, Finished, Queue, Worker, kFields };
+
+  [[noreturn]] void fail(const std::string& column, const std::string& expected, const std::string& got) const {
+    std::string where = log_.file + " line " + std::to_string(line_no_);
+    if (!column.empty()) where += ", column " + column;
+    throw ScenarioError(where, expected, got);
+  }
+
+  void split(std::string_view text) {
+    cells_.clear();
+    std::size_t i = 0;
+    for (;;) {
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+      if (i < text.size() && text[i] == '"') {
+        std::string cell;
+        ++i;
+        for (;;) {
+          if (i >= text.size()) fail(std::string(), "a closing quote", "the end of the line");
+          if (text[i] == '"') {
+            if (i + 1 < text.size() && text[i + 1] == '"') {
+              cell += '"';
+              i += 2;
+              continue;
+            }
+            ++i;
+            break;
+          }
+          cell += text[i++];
+        }
+        // The unescaped text must outlive this call only until the row is read.
+        owned_.push_back(std::move(cell));
+        cells_.push_back(owned_.back());
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
+        if (i < text.size() && text[i] != ',') fail(std::string(), "a comma after a quoted cell", shown(text.substr(i)));
+      } else {
+        const std::size_t comma = text.find(',', i);
+        cells_.push_back(trim(text.substr(i, comma == std::string_view::npos ? std::string_view::npos : comma - i)));
+        i = comma == std::string_view::npos ? text.size() : comma;
+      }
+      if (i >= text.size()) break;
+      ++i;  // the comma
+    }
+  }
+
+  void header() {
+    header_done_ = true;
+    std::map<std::string_view, std::size_t> at;
+    header_names_.clear();
+    for (std::size_t c = 0; c < cells_.size(); ++c) {
+      header_names_.emplace_back(cells_[c]);
+      if (at.count(header_names_.back()) != 0) fail(std::string(), "each column name once", shown(cells_[c]) + " twice");
+      at.emplace(header_names_.back(), c);
+    }
+    at.clear();
+    for (std::size_t c = 0; c < header_names_.size(); ++c) at.emplace(header_names_[c], c);
+    const std::string* wanted[kFields] = {&log_.columns.enqueued, &log_.columns.started, &log_.columns.finished,
+                                          &log_.columns.queue, &log_.columns.worker};
+    std::string header_text;
+    for (const auto& n : header_names_) header_text += (header_text.empty() ? "" : ",") + n;
+    for (int f = 0; f < kFields; ++f) {
+      index_[f] = -1;
+      if (wanted[f]->empty()) continue;
+      const auto it = at.find(*wanted[f]);
+      if (it == at.end()) {
+        fail(std::string(), "a header naming the column " + loader::quoted(*wanted[f]) +
+                                (f < Queue ? " (map yours with --columns)" : ""),
+             loader::quoted(header_text.size() > 200 ? header_text.substr(0, 200) + "..." : header_text));
+      }
+      index_[f] = static_cast<int>(it->second);
+    }
+    owned_.clear();
+  }
+
+  void decide_format(std::string_view cell, const std::string& column) {
+    if (looks_iso(cell)) {
+      log_.format = TimeFormat::Iso8601;
+      log_.format_reason = "ISO-8601 in " + column;
+      return;
+    }
+    const auto ends = [&](std::string_view suffix) { return column.size() > suffix.size() && column.ends_with(suffix); };
+    if (ends("_ms") || ends("_millis") || ends("_msec")) {
+      log_.format = TimeFormat::Milliseconds;
+      log_.format_reason = "numbers, and the column " + column + " is named in ms";
+      return;
+    }
+    if (ends("_s") || ends("_sec") || ends("_seconds")) {
+      log_.format = TimeFormat::Seconds;
+      log_.format_reason = "numbers, and the column " + column + " is named in seconds";
+      return;
+    }
+    std::int64_t v = 0;
+    if (!parse_decimal_time(cell, 1, v)) return;  // the cell's own error follows
+    // 1e11 s is the year 5138, 1e11 ms is 1973: larger values are epoch milliseconds.
+    if (std::llabs(v) >= 100'000'000'000LL) {
+      log_.format = TimeFormat::Milliseconds;
+      log_.format_reason = "numbers above 1e11 in " + column + ": epoch milliseconds";
+    } else {
+      log_.format = TimeFormat::Seconds;
+      log_.format_reason = "numbers below 1e11 in " + column + ": seconds (say --time-unit ms if they are milliseconds)";
+    }
+  }
+
+  std::int64_t time_cell(int field, bool required) {
+    const std::string& column = header_names_[static_cast<std::size_t>(index_[field])];
+    const std::string_view cell = cells_[static_cast<std::size_t>(index_[field])];
+    if (cell.empty()) {
+      if (required) fail(column, "a time", "an empty cell");
+      return kNoTime;
+    }
+    if (log_.format == TimeFormat::Auto) {
+      decide_format(cell, column);
+      if (log_.format == TimeFormat::Auto) fail(column, "a time (ISO-8601, or a number of seconds or milliseconds)", shown(cell));
+    } else if (log_.format_reason.empty()) {
+      log_.format_reason = "as --time-unit says";
+    }
+    std::int64_t ns = 0;
+    bool naive = false;
+    switch (log_.format) {
+      case TimeFormat::Iso8601:
+        if (!parse_iso8601(cell, ns, naive)) fail(column, "an ISO-8601 time like 2026-12-03T15:28:43.5Z (" + log_.format_reason + ")", shown(cell));
+        if (naive) log_.naive_iso = true;
+        break;
+      case TimeFormat::Seconds:
+      case TimeFormat::Milliseconds: {
+        const std::int64_t unit = log_.format == TimeFormat::Seconds ? 1'000'000'000 : 1'000'000;
+        if (!parse_decimal_time(cell, unit, ns))
+          fail(column, std::string("a number of ") + (unit == 1'000'000'000 ? "seconds" : "milliseconds") + " (" +
+                           log_.format_reason + ")", shown(cell));
+        break;
+      }
+      case TimeFormat::Auto: break;
+    }
+    return ns;
+  }
+
+  // `may_be_empty`: a worker cell of a job that never started (brokersim's trace leaves it empty).
+  std::uint32_t name_index(int field, std::vector<std::string>& names, std::unordered_map<std::string, std::uint32_t>& index,
+                           bool may_be_empty = false) {
+    if (index_[field] < 0) return 0;
+    const std::string_view cell = cells_[static_cast<std::size_t>(index_[field])];
+    if (cell.empty() && may_be_empty) return 0;
+    if (cell.empty()) fail(header_names_[static_cast<std::size_t>(index_[field])], "a name", "an empty cell");
+    const auto it = index.find(std::string(cell));
+    if (it != index.end()) return it->second;
+    if (names.size() >= 1'000'000)
+      fail(header_names_[static_cast<std::size_t>(index_[field])], "at most 1,000,000 distinct names", "more");
+    names.emplace_back(cell);
+    const auto i = static_cast<std::uint32_t>(names.size() - 1);
+    index.emplace(names.back(), i);
+    return i;
+  }
+
+  void row() {
+    if (cells_.size() != header_names_.size()) {
+      fail(std::string(), std::to_string(header_names_.size()) + " cells, as the header has",
+           std::to_string(cells_.size()));
+    }
+    if (log_.rows.size() >= kMaxRows) {
+      fail(std::string(), "at most " + std::to_string(kMaxRows) + " job rows (split the log by time, or sample it)",
+           "more");
+    }
+    JobRow r;
+    r.enqueued = time_cell(Enqueued, true);
+    r.started = time_cell(Started, false);
+    r.finished = time_cell(Finished, false);
+    const std::string& sc = header_names_[static_cast<std::size_t>(index_[Started])];
+    const std::string& fc = header_names_[static_cast<std::size_t>(index_[Finished])];
+    if (r.started != kNoTime && r.started < r.enqueued)
+      fail(sc, "a time at or after " + log_.columns.enqueued + " (" +
+                   std::string(cells_[static_cast<std::size_t>(index_[Enqueued])]) + ")", shown(cells_[static_cast<std::size_t>(index_[Started])]));
+    if (r.finished != kNoTime && r.started == kNoTime) fail(sc, "a time (the job has a " + fc + ")", "an empty cell");
+    if (r.finished != kNoTime && r.finished < r.started)
+      fail(fc, "a time at or after " + sc + " (" + std::string(cells_[static_cast<std::size_t>(index_[Started])]) + ")",
+           shown(cells_[static_cast<std::size_t>(index_[Finished])]));
+    if (r.started == kNoTime) ++log_.not_started;
+    if (r.finished == kNoTime) ++log_.not_finished;
+    r.queue = name_index(Queue, log_.queues, queue_index_);
+    r.worker = name_index(Worker, log_.workers, worker_index_, r.started == kNoTime);
+    log_.rows.push_back(r);
+    owned_.clear();
+  }
+
+  JobLog log_;
+  std::size_t line_no_ = 0;
+  bool header_done_ = false;
+  std::vector<std::string> header_names_;
+  std::vector<std::string_view> cells_;
+  std::deque<std::string> owned_;
+  int index_[kFields] = {-1, -1, -1, -1, -1};
+  std::unordered_map<std::string, std::uint32_t> queue_index_, worker_index_;
+};
+
+void parse_text(LogParser& parser, std::string_view text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+    parser.line(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+JobLog read_job_log_text(const std::string& text, const std::string& file, const ColumnNames& columns,
+                         TimeFormat requested) {
+  LogParser parser(file, columns, requested);
+  parse_text(parser, text);
+  return parser.finish();
+}
+
+JobLog read_job_log(const std::string& path, const ColumnNames& columns, TimeFormat requested) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!f) throw ScenarioError(path + ": cannot read file (" + std::strerror(errno) + ")");
+  LogParser parser(path, columns, requested);
+  // Read in blocks; a line is handed over once its end is in the buffer.
+  constexpr std::size_t kBlock = 4 << 20;
+  std::string buffer;
+  std::vector<char> block(kBlock);
+  for (;;) {
+    const std::size_t got = std::fread(block.data(), 1, kBlock, f.get());
+    if (got == 0) {
+      if (std::ferror(f.get())) throw ScenarioError(path + ": cannot read file (" + std::strerror(errno) + ")");
+      break;
+    }
+    buffer.append(block.data(), got);
+    const std::size_t last_nl = buffer.rfind('\n');
+    if (last_nl == std::string::npos) {
+      if (buffer.size() > kMaxLineBytes) parser.line(buffer);  // refused there, with its line number
+      continue;
+    }
+    parse_text(parser, std::string_view(buffer).substr(0, last_nl + 1));
+    buffer.erase(0, last_nl + 1);
+  }
+  if (!buffer.empty()) parser.line(buffer);
+  return parser.finish();
+}
+
+}  // namespace brokersim::fit

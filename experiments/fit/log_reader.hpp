@@ -1,0 +1,73 @@
+// A job log (CSV: one row per job, when it was enqueued, started and finished, and optionally its
+// queue and worker) read and validated for `brokersim fit`. Every problem is a ScenarioError naming
+// the file, the line and the column, what was expected and what was found.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace brokersim::fit {
+
+// Which header names hold which field (`--columns enqueued=...,started=...`); queue and worker are
+// optional ("" = the log has none).
+struct ColumnNames {
+  std::string enqueued = "enqueued_at", started = "started_at", finished = "finished_at";
+  std::string queue, worker;
+};
+
+// "enqueued=created_ms,started=started_ms": unknown fields, empty names and repeats are refused.
+ColumnNames parse_column_names(const std::string& text);
+
+// How the times are written: ISO-8601, or numbers in seconds or milliseconds (since the epoch or
+// any other origin: only differences matter, except in what the report prints).
+enum class TimeFormat : std::uint8_t { Auto, Iso8601, Seconds, Milliseconds };
+// "auto", "iso", "s", "ms"; anything else is a ScenarioError naming --time-unit.
+TimeFormat parse_time_format(const std::string& text);
+
+inline constexpr std::int64_t kNoTime = std::numeric_limits<std::int64_t>::min();
+// At most this many rows: 32 bytes each in memory, so the largest log costs 1.6 GB.
+inline constexpr std::size_t kMaxRows = 50'000'000;
+// Longer lines are refused (a binary file, a log with no line breaks).
+inline constexpr std::size_t kMaxLineBytes = 1 << 20;
+
+struct JobRow {
+  std::int64_t enqueued = 0;        // ns from the log's time origin
+  std::int64_t started = kNoTime;   // kNoTime: not started (still queued, or expired) when logged
+  std::int64_t finished = kNoTime;  // kNoTime: not finished
+  std::uint32_t queue = 0;          // index into JobLog::queues
+  std::uint32_t worker = 0;         // index into JobLog::workers (0 without a worker column)
+};
+
+struct JobLog {
+  std::string file;
+  ColumnNames columns;
+  TimeFormat format = TimeFormat::Auto;  // as detected (never Auto after reading)
+  std::string format_reason;             // why: "ISO-8601 in enqueued_at", "the column name ends in _ms", ...
+  bool naive_iso = false;                // an ISO time without a zone was read as UTC
+  std::vector<JobRow> rows;              // in file order
+  std::vector<std::string> queues;       // {""} without a queue column
+  std::vector<std::string> workers;      // {""} without a worker column
+  std::size_t not_started = 0, not_finished = 0;
+  bool has_queue() const { return !columns.queue.empty(); }
+  bool has_worker() const { return !columns.worker.empty(); }
+};
+
+// Reads LOG. `requested` is --time-unit. Throws ScenarioError for a missing or unreadable file, a
+// missing column, a cell that is not a time in the log's format, started before enqueued, finished
+// before started, finished without started, no data row, more than kMaxRows rows, or a line longer
+// than kMaxLineBytes.
+JobLog read_job_log(const std::string& path, const ColumnNames& columns, TimeFormat requested);
+// The same from text in memory (`file` names it in messages).
+JobLog read_job_log_text(const std::string& text, const std::string& file, const ColumnNames& columns,
+                         TimeFormat requested);
+
+// "2026-12-03T15:28:43.5Z" (ISO-8601) -> ns since 1970-01-01T00:00:00Z; false when it is not one.
+// `naive` is set when the text names no zone (read as UTC).
+bool parse_iso8601(std::string_view text, std::int64_t& ns, bool& naive);
+// A decimal number ("1733239723.25", "-5", "12") in `unit_ns` nanoseconds per unit, exactly to the
+// nanosecond; false when it is not one or does not fit in int64 nanoseconds.
+bool parse_decimal_time(std::string_view text, std::int64_t unit_ns, std::int64_t& ns);
+
+}  // namespace brokersim::fit
