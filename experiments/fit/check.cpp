@@ -241,9 +241,9 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
       const double n = static_cast<double>(v.size());
       const double half_ci = std::isfinite(t) ? t * sp.sd / std::sqrt(n) : 0;
       const double half_pi = std::isfinite(t) ? t * sp.sd * std::sqrt(1 + 1 / n) : 0;
-      metric.ci_lo = sp.mean - half_ci;
+      metric.ci_lo = std::max(0.0, sp.mean - half_ci);
       metric.ci_hi = sp.mean + half_ci;
-      metric.pi_lo = sp.mean - half_pi;
+      metric.pi_lo = std::max(0.0, sp.mean - half_pi);  // a wait is never negative
       metric.pi_hi = sp.mean + half_pi;
       // Waits are printed to 0.1 ms: a difference below that is no mismatch.
       metric.match = metric.log >= metric.pi_lo - 0.05 && metric.log <= metric.pi_hi + 0.05;

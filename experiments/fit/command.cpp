@@ -98,7 +98,7 @@ ojson rate_schedule(const fit::ArrivalFit& a) {
 
 // The data the plot script draws: per queue, a histogram of the service times with each fitted
 // density on a grid, QQ points per family, the rates with their intervals and the fleet.
-ojson plot_data(const std::vector<QueueFit>& queues, const fit::JobLog& log) {
+ojson plot_data(const std::vector<QueueFit>& queues, const fit::JobLog& log, std::int64_t span) {
   ojson out;
   out["log"] = log.file;
   out["queues"] = ojson::array();
@@ -151,8 +151,14 @@ ojson plot_data(const std::vector<QueueFit>& queues, const fit::JobLog& log) {
       lo.push_back(s.lo);
       hi.push_back(s.hi);
     }
+    ojson seg_from = ojson::array(), seg_rate = ojson::array();
+    for (const auto& s : q.arrivals.segments) {
+      seg_from.push_back(s.from_ms);
+      seg_rate.push_back(s.rate_per_s);
+    }
     j["arrivals"] = {{"interval_ms", sim::to_ms(q.arrivals.interval)}, {"from_ms", from}, {"rate_per_s", rate},
-                     {"lo", lo}, {"hi", hi}, {"poisson", q.arrivals.poisson}, {"verdict", q.arrivals.verdict}};
+                     {"lo", lo}, {"hi", hi}, {"schedule_from_ms", seg_from}, {"schedule_rate_per_s", seg_rate},
+                     {"span_ms", sim::to_ms(span)}, {"poisson", q.arrivals.poisson}, {"verdict", q.arrivals.verdict}};
     j["fleet"] = {{"from_workers", q.fleet.from_workers}, {"active", q.fleet.active}, {"busy", q.fleet.busy}};
     out["queues"].push_back(j);
   }
@@ -405,7 +411,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     OutputFile scenario_file(out_path, &out);
     scenario_file.stream() << doc.dump(2) << '\n';
     OutputFile plot_file(stem + ".plot.json", &out);
-    plot_file.stream() << plot_data(queues, log).dump() << '\n';
+    plot_file.stream() << plot_data(queues, log, end - origin).dump() << '\n';
     OutputFile series_file(stem + ".overtime.csv", &out);
     {
       std::ostream& s = series_file.stream();

@@ -50,8 +50,11 @@ def arrivals_chart(q, path):
     a, fleet = q["arrivals"], q["fleet"]
     fig, ax = plt.subplots(figsize=(12, 4.2))
     t = [x / 1000.0 for x in a["from_ms"]]
-    ax.step(t, a["rate_per_s"], where="post", label="arrivals per second (rate_schedule)")
+    ax.step(t, a["rate_per_s"], where="post", lw=0.8, label="arrivals per second, per interval")
     ax.fill_between(t, a["lo"], a["hi"], step="post", alpha=0.25, label="95% interval")
+    ts = [x / 1000.0 for x in a["schedule_from_ms"]] + [a["span_ms"] / 1000.0]
+    rs = a["schedule_rate_per_s"] + a["schedule_rate_per_s"][-1:]
+    ax.step(ts, rs, where="post", lw=2.5, color="k", label="the fitted rate_schedule")
     ax.set_xlabel("time since the first enqueue (s)")
     ax.set_ylabel("jobs per second")
     ax.set_title("queue %s: %s" % (q["name"], "Poisson" if a["poisson"] else "NOT Poisson (see the report)"))
@@ -61,6 +64,7 @@ def arrivals_chart(q, path):
     if fleet["from_workers"]:
         ax2.step(t, fleet["active"][:n], where="post", color="C3", label="workers")
     ax2.set_ylabel("workers / executions")
+    ax2.set_ylim(bottom=0)
     lines = ax.get_legend_handles_labels()
     lines2 = ax2.get_legend_handles_labels()
     ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=8, loc="upper left")
