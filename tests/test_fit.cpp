@@ -428,3 +428,58 @@ TEST_SUITE("fit") {
     }
   }
 }
+
+TEST_SUITE("fit") {
+  TEST_CASE("fit: degenerate samples still give a distribution (Weibull with outliers, all equal, all zero)") {
+    // 999 values near 1 ms and one of 1e9 ms: x^k overflows a double for k near 40 unless scaled.
+    std::vector<double> xs(999);
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = 1 + 0.001 * static_cast<double>(i);
+    xs.push_back(1e9);
+    const auto w = fit::fit_weibull(xs);
+    CHECK(std::isfinite(w.a));
+    CHECK(std::isfinite(w.b));
+    CHECK(std::isfinite(w.log_likelihood));
+    const auto same = fit::fit_service_times({5, 5, 5});
+    CHECK(same.fits[same.chosen].name == "exp");  // the only family with an estimate; KS rejects nothing at n = 3
+    const auto zeros = fit::fit_service_times({0, 0, 0});
+    REQUIRE(zeros.fits.size() == 1);
+    CHECK(zeros.fits[0].syntax.dump() == R"({"empirical":[0.0,0.0,0.0]})");
+  }
+
+  TEST_CASE("fit command: a one-job log and a log of zero service times give scenarios that load and run") {
+    ScratchDir dir("fit-tiny");
+    for (const std::string& text : {std::string("enqueued_at,started_at,finished_at\n1,2,3\n"),
+                                    std::string("enqueued_at,started_at,finished_at\n1,2,2\n1,2,2\n5,5,5\n")}) {
+      CAPTURE(text);
+      const std::string log = dir.write("log.csv", text);
+      const auto r = run_cli({"fit", log, "--out", dir.path("fitted.json")});
+      INFO(r.out << r.err);
+      CHECK(r.status == 0);
+      CHECK_NOTHROW(load_scenario_file(dir.path("fitted.json")));
+    }
+  }
+
+  TEST_CASE("fit command: random bytes and mangled logs exit 2 with a line number, never crash") {
+    ScratchDir dir("fit-garbage");
+    sim::Rng rng(77, 0, "garbage");
+    const std::string good = "enqueued_at,started_at,finished_at\n1,2,3\n2,3,5\n2026-01-01T00:00:00Z,4,5\n";
+    for (int i = 0; i < 60; ++i) {
+      std::string text = good;
+      // Flip, delete or insert a few characters (commas, quotes, digits, newlines, bytes).
+      static const char kAlphabet[] = ",\"\n\r0123456789.-:TZe x\xff";
+      for (int e = 0; e < 3; ++e) {
+        const std::size_t at = rng.below(text.size());
+        const char c = kAlphabet[rng.below(sizeof kAlphabet - 1)];
+        switch (rng.below(3)) {
+          case 0: text[at] = c; break;
+          case 1: text.erase(at, 1); break;
+          default: text.insert(at, 1, c); break;
+        }
+      }
+      CAPTURE(text);
+      const auto r = run_cli({"fit", dir.write("log.csv", text)});
+      CHECK((r.status == 0 || r.status == 2));
+      if (r.status == 2) CHECK(r.err.rfind("brokersim: error: ", 0) == 0);
+    }
+  }
+}

@@ -166,7 +166,9 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
     target_names.push_back(target);
   }
   doc["producers"] = new_producers;
-  doc["stop"] = {{"time_ms", std::max(options.span_ms, 1.0)}};
+  // Like the log, which goes on recording the jobs enqueued before its end until they start, the
+  // runs create the log's number of jobs and let them settle.
+  doc["stop"] = {{"jobs", std::max<std::size_t>(options.jobs, 1)}, {"time_ms", 2 * options.span_ms + 3.6e6}};
   doc["warmup_ms"] = 0;
   doc.erase("sweep");
   Scenario scenario = load_scenario(doc, std::filesystem::path(options.scenario_path).parent_path().string());
@@ -179,9 +181,6 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
     a.trace.reserve(queues[i].arrivals_ns.size());
     for (std::int64_t t : queues[i].arrivals_ns) a.trace.push_back({t, std::nullopt, std::nullopt});
     scenario.producers[i].arrivals = std::move(a);
-    // A job the log shows at the very end must still be created.
-    scenario.stop_time = std::max(scenario.stop_time.value_or(0),
-                                  queues[i].arrivals_ns.empty() ? Time{0} : queues[i].arrivals_ns.back() + 1);
     result.notes.push_back("queue " + loader::quoted(target_names[i]) +
                            ": the log's arrivals are not Poisson, so its own arrival times are replayed");
   }

@@ -27,7 +27,8 @@ struct CheckOptions {
   std::string scenario_path;
   std::size_t replications = 10;
   std::optional<std::uint64_t> seed;
-  double span_ms = 0;                   // the log's span: the runs' stop.time_ms
+  double span_ms = 0;                   // the log's span
+  std::size_t jobs = 0;                 // the log's jobs: each run stops once as many were created and settled
 };
 
 // A wait statistic: the log's value against the replications'.
@@ -59,8 +60,9 @@ struct CheckResult {
 };
 
 // Loads the scenario, replaces its producers by the fitted workload (one per log queue, keeping
-// the rest of the producer the user wrote for that queue: deadline, TTL, delays), runs it for the
-// log's span with warmup 0, and compares. ScenarioError for a scenario that does not load, or a
+// the rest of the producer the user wrote for that queue: deadline, TTL, delays), runs it with
+// warmup 0 until as many jobs as the log has were created and settled (at most twice the log's
+// span plus an hour), and compares. ScenarioError for a scenario that does not load, or a
 // log queue the scenario does not have.
 CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions& options);
 

@@ -402,6 +402,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     options.replications = replications;
     options.seed = seed;
     options.span_ms = span_ms;
+    options.jobs = log.rows.size();
     const fit::CheckResult result = fit::run_check(cq, options);
     fit::print_check(out, result);
     if (!result.match) status = 6;

@@ -209,11 +209,15 @@ FittedDistribution fit_weibull(const std::vector<double>& sorted) {
   for (double lx : l.logs) var_log += (lx - l.mean_log) * (lx - l.mean_log);
   var_log /= n;
   if (!(var_log > 0)) throw std::invalid_argument("weibull: all values equal");
+  // Every sum is taken relative to its largest term, exp(k * top), so no term overflows (the
+  // ratios below do not depend on that factor).
+  double top = 0;
+  for (double lx : l.logs) top = std::max(top, lx - l.mean_log);
   const auto score = [&](double k, double& h, double& dh) {
     double s0 = 0, s1 = 0, s2 = 0;
     for (double lx : l.logs) {
       const double ly = lx - l.mean_log;
-      const double yk = std::exp(k * ly);
+      const double yk = std::exp(k * (ly - top));
       s0 += yk;
       s1 += yk * ly;
       s2 += yk * ly * ly;
@@ -236,8 +240,8 @@ FittedDistribution fit_weibull(const std::vector<double>& sorted) {
     k = next;
   }
   double s0 = 0;
-  for (double lx : l.logs) s0 += std::exp(k * (lx - l.mean_log));
-  const double lambda = std::exp(l.mean_log) * std::pow(s0 / n, 1 / k);
+  for (double lx : l.logs) s0 += std::exp(k * (lx - l.mean_log - top));
+  const double lambda = std::exp(l.mean_log + top) * std::pow(s0 / n, 1 / k);
   f.a = k;
   f.b = lambda;
   // sum (x / lambda)^k = n at the optimum.
