@@ -483,3 +483,45 @@ TEST_SUITE("fit") {
     }
   }
 }
+
+TEST_SUITE("fit") {
+  TEST_CASE("fit command: a queue column fits each queue on its own, and --check maps them by name") {
+    ScratchDir dir("fit-queues");
+    // Two queues from one run: "fast" (exp, mean 20 ms) and "slow.jobs" (constant 200 ms), each
+    // with its own consumers; the log names the queue of each job.
+    const std::string scenario = dir.write("two.json", R"({
+      "seed": 3, "stop": {"time_ms": 300000},
+      "broker": {"queues": {"fast": {}, "slow_jobs": {}}},
+      "producers": [
+        {"queue": "fast", "arrivals": {"poisson": {"rate_per_s": 40}}, "service_ms": {"exp": {"mean": 20}}},
+        {"queue": "slow_jobs", "arrivals": {"poisson": {"rate_per_s": 5}}, "service_ms": 200}],
+      "consumers": [{"queue": "fast", "count": 2}, {"queue": "slow_jobs", "count": 2}]})");
+    const std::string trace = dir.path("jobs.csv");
+    REQUIRE(run_cli({"run", scenario, "--trace", trace}).status == 0);
+    const auto r = run_cli({"fit", trace, "--columns", kTraceColumns + ",queue=queue", "--out", dir.path("fitted.json"),
+                            "--check", scenario, "--replications", "5"});
+    INFO(r.out << r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("Queue \"fast\"") != std::string::npos);
+    CHECK(r.out.find("Queue \"slow_jobs\"") != std::string::npos);
+    CHECK(r.out.find("Verdict: the model matches the log") != std::string::npos);
+    const Scenario fitted = load_scenario_file(dir.path("fitted.json"));
+    REQUIRE(fitted.producers.size() == 2);
+    CHECK(fitted.broker.queues[0].name == "fast");
+    CHECK(fitted.consumers[0].count == 2);
+    CHECK(fitted.consumers[1].count == 2);
+    // Constant service times have no spread: every parametric fit is refused, the empirical stays.
+    CHECK(fitted.producers[1].service.kind() == sim::Distribution::Kind::Empirical);
+    CHECK(fitted.producers[1].service.mean() == doctest::Approx(200e6));
+    CHECK(fitted.producers[0].service.kind() == sim::Distribution::Kind::Exp);
+    CHECK(fs::exists(dir.path("fitted.arrivals.fast.csv")));
+    CHECK(fs::exists(dir.path("fitted.arrivals.slow_jobs.csv")));
+    // A log queue the scenario does not have is named.
+    const std::string other = dir.write("other.json", R"({"stop": {"time_ms": 1000}, "broker": {"queues": {"a": {}, "b": {}}},
+      "producers": [{"queue": "a", "arrivals": {"poisson": {"rate_per_s": 1}}, "service_ms": 1}]})");
+    const auto bad = run_cli({"fit", trace, "--columns", kTraceColumns + ",queue=queue", "--check", other});
+    CHECK(bad.status == 2);
+    CHECK(bad.err.find("a queue named as the log's \"fast\" (the log has several queues), got the queues \"a\", \"b\"") !=
+          std::string::npos);
+  }
+}
