@@ -278,15 +278,11 @@ class LogParser {
 
   void header() {
     header_done_ = true;
-    std::map<std::string_view, std::size_t> at;
-    header_names_.clear();
-    for (std::size_t c = 0; c < cells_.size(); ++c) {
-      header_names_.emplace_back(cells_[c]);
-      if (at.count(header_names_.back()) != 0) fail(std::string(), "each column name once", shown(cells_[c]) + " twice");
-      at.emplace(header_names_.back(), c);
-    }
-    at.clear();
-    for (std::size_t c = 0; c < header_names_.size(); ++c) at.emplace(header_names_[c], c);
+    // The names are copied first: views into a vector that is still growing would dangle.
+    header_names_.assign(cells_.begin(), cells_.end());
+    std::map<std::string, std::size_t> at;
+    for (std::size_t c = 0; c < header_names_.size(); ++c)
+      if (!at.emplace(header_names_[c], c).second) fail(std::string(), "each column name once", shown(cells_[c]) + " twice");
     const std::string* wanted[kFields] = {&log_.columns.enqueued, &log_.columns.started, &log_.columns.finished,
                                           &log_.columns.queue, &log_.columns.worker};
     std::string header_text;
