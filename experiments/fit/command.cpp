@@ -239,9 +239,10 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                             "worker optional)")
       ("time-unit", po::value<std::string>(), "auto (default: ISO-8601, or numbers in the unit the column name "
                                               "ends in, _ms or _s, else by magnitude), iso, s or ms")
-      ("interval", po::value<std::string>(), "the rate_schedule's step: 500ms, 10s, 5min, 1h, 1d (default: from the log's span)")
+      ("interval", po::value<std::string>(), "the interval arrivals are counted over: 500ms, 10s, 5min, 1h, 1d (default: from the log's span); the "
+                                            "rate_schedule merges adjacent intervals of one rate")
       ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
-                                          "and compare its waits with the log's")
+                                          "and compare its waits with the log's (exit status 6 when they do not match)")
       ("replications", po::value<std::string>(), "--check: replications (default 10, at least 2)")
       ("seed", po::value<std::string>(), "--check: override the scenario's seed");
   po::options_description hidden;
