@@ -10,6 +10,7 @@
 #include <streambuf>
 
 #include "experiments/fit/mle.hpp"
+#include "experiments/outputs/trace_csv.hpp"
 #include "experiments/report.hpp"
 #include "experiments/scenario/checks.hpp"
 #include "experiments/scenario_load.hpp"
@@ -194,8 +195,9 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
     scenario.replication = r;
     TraceWaits waits;
     std::ostream trace(&waits);
+    TraceCsv trace_writer(trace, scenario);
     RunOptions run_options;
-    run_options.trace = &trace;
+    run_options.job_observer = &trace_writer;
     trace << kTraceHeader << '\n';
     const RunResult run = simulate(scenario, run_options);
     trace.flush();
