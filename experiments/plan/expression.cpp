@@ -1,5 +1,6 @@
 #include "experiments/plan/expression.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <optional>
 
@@ -12,7 +13,11 @@ namespace {
 
 class ExprParser {
  public:
-  ExprParser(std::string option, std::string text) : option_(std::move(option)), text_(std::move(text)) {}
+  ExprParser(std::string option, std::string text) : option_(std::move(option)), text_(std::move(text)) {
+    if (text_.size() > kMaxExpressionLength)
+      throw ScenarioError(option_ + ": expected at most " + std::to_string(kMaxExpressionLength) +
+                          " characters, got " + std::to_string(text_.size()));
+  }
 
   std::shared_ptr<Expr> expression() {
     auto left = term();
@@ -74,32 +79,48 @@ class ExprParser {
     }
   }
 
+  // Each unary - and ( nests one level; the limit keeps the recursion (here, in eval and in the
+  // tree's destruction) far from the stack's end.
+  void enter() {
+    if (++depth_ > kMaxExpressionDepth)
+      throw ScenarioError(option_ + ": more than " + std::to_string(kMaxExpressionDepth) +
+                          " nested parentheses and unary minus signs at character " + std::to_string(pos_ + 1) +
+                          " (the limit)");
+  }
+
   std::shared_ptr<Expr> factor() {
     skip();
     auto e = std::make_shared<Expr>();
     if (peek('-')) {
+      enter();
       ++pos_;
       e->kind = Expr::Kind::Neg;
       e->a = factor();
+      --depth_;
       return e;
     }
     if (peek('(')) {
+      enter();
       ++pos_;
       e = expression();
+      --depth_;
       skip();
       if (!peek(')')) fail("')'");
       ++pos_;
       return e;
     }
     const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    const auto ident_start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
     if (pos_ < text_.size() && (is_digit(text_[pos_]) || (text_[pos_] == '.' && pos_ + 1 < text_.size() && is_digit(text_[pos_ + 1])))) {
+      // Decimal only (from_chars, not strtod): 0x10 is not 16, and 1e999 is refused, not inf.
       const char* start = text_.c_str() + pos_;
-      char* end = nullptr;
-      e->num = std::strtod(start, &end);
-      pos_ += static_cast<std::size_t>(end - start);
+      const auto r = std::from_chars(start, text_.c_str() + text_.size(), e->num, std::chars_format::general);
+      if (r.ec != std::errc()) fail("a finite decimal number");
+      pos_ += static_cast<std::size_t>(r.ptr - start);
+      if (pos_ < text_.size() && (ident_start(text_[pos_]) || is_digit(text_[pos_]) || text_[pos_] == '.'))
+        fail("an operator, ')' or a comparison after the number");
       return e;
     }
-    const auto ident_start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
     if (pos_ < text_.size() && ident_start(text_[pos_])) {
       const std::size_t start = pos_;
       while (pos_ < text_.size() && (ident_start(text_[pos_]) || is_digit(text_[pos_]) || text_[pos_] == '.')) ++pos_;
@@ -112,6 +133,7 @@ class ExprParser {
 
   std::string option_, text_;
   std::size_t pos_ = 0;
+  std::size_t depth_ = 0;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,6 +35,11 @@ struct Expr {
     if (b) b->names(out);
   }
 };
+
+// Limits on a --target or --cost text: its length, and how deeply parentheses and unary minus
+// signs nest (a deeper text would overflow the parser's stack). Beyond either: a ScenarioError.
+inline constexpr std::size_t kMaxExpressionLength = 4096;
+inline constexpr std::size_t kMaxExpressionDepth = 100;
 
 enum class Cmp { Le, Lt, Ge, Gt };
 

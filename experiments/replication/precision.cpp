@@ -2,6 +2,7 @@
 #include "experiments/replication/precision.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 
@@ -15,9 +16,12 @@ namespace {
 
 double parse_number(const std::string& option, const std::string& text, double min, bool min_allowed,
                     const std::string& expected) {
-  char* end = nullptr;
-  const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < min || (!min_allowed && v == min))
+  // Decimal only (from_chars, not strtod): "0x10" is no 16 here, nor " 1" a 1.
+  double v = NAN;
+  const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const auto r = std::from_chars(first, text.data() + text.size(), v, std::chars_format::general);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || !std::isfinite(v) || v < min ||
+      (!min_allowed && v == min))
     throw ScenarioError(option, expected, "\"" + text + "\"");
   return v;
 }

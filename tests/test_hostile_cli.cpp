@@ -1,0 +1,71 @@
+// Issue 22, the command-line findings: inputs that pass every earlier check but crash, give a
+// wrong answer or are silently ignored. Each is now refused (exit 2, naming the option) or works.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/test_util.hpp"
+#include "experiments/analytic/validation.hpp"
+
+namespace {
+
+using brokersim::test::run_cli;
+
+// Periodic arrivals every 10 ms, constant 35 ms service: 4 consumers keep up (as in test_plan).
+constexpr const char* kScenario = R"({"name": "hostile-cli", "seed": 1, "stop": {"jobs": 200},
+  "broker": {"queues": {"work": {}}},
+  "producers": [{"queue": "work", "arrivals": {"periodic": {"every_ms": 10}}, "deadline_ms": 300,
+                 "service_ms": 35}],
+  "consumers": [{"queue": "work", "count": 1, "prefetch": 1, "slots": 1}]})";
+
+struct Dir : brokersim::test::ScratchDir {
+  std::string scenario;
+  Dir() : ScratchDir("brokersim-hostile-cli"), scenario(write("s.json", kScenario)) {}
+};
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+// Item 4: 40,000 nested parentheses overflowed the parser's stack (SIGSEGV).
+TEST_CASE("hostile cli: deeply nested or very long target and cost expressions are refused") {
+  Dir d;
+  const std::string deep = std::string(40000, '(') + "1" + std::string(40000, ')') + "<=1";
+  auto r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", deep});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--target: expected at most 4096 characters"), r.err);
+
+  const std::string nested = std::string(101, '(') + "1" + std::string(101, ')') + "<=1";
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", nested});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--target: more than 100 nested parentheses and unary minus signs at character 101"), r.err);
+
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", "throughput_per_s>0",
+               "--cost", std::string(200, '-') + "slots_total"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--cost: more than 100 nested"), r.err);
+
+  // 100 levels are still accepted (the target never holds: 1 > 2 is false; exit 5).
+  const std::string ok = std::string(100, '(') + "1" + std::string(100, ')') + ">2";
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", ok, "--replications", "1"});
+  CHECK_MESSAGE(r.status == 5, r.err);
+}
+
+// Item 19 (part): --precision 0x10 was read as 16 (strtod reads hexadecimal); so was 0x10 in a target.
+TEST_CASE("hostile cli: hexadecimal numbers are refused in numeric options and expressions") {
+  Dir d;
+  auto r = run_cli({"sweep", d.scenario, "--vary", "consumers.0.count=1,2", "--precision", "0x10"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--precision: expected"), r.err);
+  CHECK(has(r.err, "got \"0x10\""));
+  r = run_cli({"run", d.scenario, "--precision", "0.05", "--precision-abs", "0x1p-3"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--precision-abs: expected"), r.err);
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", "throughput_per_s>0x10"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--target: expected an operator, ')' or a comparison after the number at character 19"), r.err);
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", "throughput_per_s>1e999"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--target: expected a finite decimal number at character 18"), r.err);
+}
