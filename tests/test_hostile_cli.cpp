@@ -52,6 +52,39 @@ TEST_CASE("hostile cli: deeply nested or very long target and cost expressions a
   CHECK_MESSAGE(r.status == 5, r.err);
 }
 
+// Item 10: a cost NaN at some points (0/0) was picked as the cheapest; a target that divides by
+// zero gave inf and was accepted; 0/0 in a target printed "the left-hand side is -".
+TEST_CASE("hostile cli: a NaN or infinite cost or target side is an error naming the setting") {
+  Dir d;
+  const std::vector<std::string> base{"plan", d.scenario, "--vary", "consumers.0.count=1,2,4", "--replications", "1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  auto r = with({"--target", "fraction.completed_on_time>=0.99", "--cost", "(consumers.0.count-1)/(consumers.0.count-1)"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--cost: the cost is not a number (0/0, or a metric without a value) at consumers.0.count=1"), r.err);
+
+  r = with({"--target", "fraction.completed_on_time>=0.99", "--cost", "1/(consumers.0.count-2)"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--cost: the cost is infinite (a division by zero) at consumers.0.count=2"), r.err);
+
+  // A cost over metrics is known after the run: checked there.
+  r = with({"--target", "fraction.completed_on_time>=0.99", "--cost", "slots_total*0/0+throughput_per_s"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--cost: the cost is not a number"), r.err);
+
+  r = with({"--target", "throughput_per_s>=1/0"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--target: the right-hand side of target 1 (throughput_per_s>=1/0) is infinite (a division by zero) at consumers.0.count="), r.err);
+
+  r = with({"--target", "0/0<=1"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--target: the left-hand side of target 1 (0/0<=1) is not a number"), r.err);
+  CHECK_FALSE(has(r.err, "the left-hand side is -"));
+}
+
 // Item 19 (part): --precision 0x10 was read as 16 (strtod reads hexadecimal); so was 0x10 in a target.
 TEST_CASE("hostile cli: hexadecimal numbers are refused in numeric options and expressions") {
   Dir d;

@@ -1,6 +1,7 @@
 #include "experiments/plan/grid.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "experiments/replication/metrics.hpp"
 #include "experiments/text.hpp"
@@ -112,6 +113,9 @@ void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
       bad_cost_name(grid, doc, name, got);
     });
   }
+  // With metrics in it, the cost is known only after the runs (checked there).
+  if (!grid.cost_from_metrics)
+    for (std::size_t p = 0; p < n; ++p) check_cost_value(grid, p);
 }
 
 // An axis qualifies for bisection when its values are numbers and, along every line, the primary
@@ -162,6 +166,16 @@ std::optional<double> scenario_number(const json& doc, const Scenario& s, const 
     // not a path into this document (an array indexed by a word): as if missing
   }
   return consumer_default(s, path);
+}
+
+// A cost that is NaN or infinite at a setting cannot be ordered: an error naming the setting.
+void check_cost_value(const PlanGrid& grid, std::size_t p) {
+  const double v = grid.cost[p];
+  if (std::isfinite(v)) return;
+  const std::string label = grid.space.point_label(p);
+  throw ScenarioError(std::string("--cost: the cost is ") +
+                      (std::isnan(v) ? "not a number (0/0, or a metric without a value)" : "infinite (a division by zero)") +
+                      " at " + (label.empty() ? std::string("the scenario's setting") : label));
 }
 
 void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& name, const std::string& got) {

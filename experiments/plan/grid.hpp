@@ -65,6 +65,9 @@ std::optional<double> scenario_number(const nlohmann::json& doc, const Scenario&
 [[noreturn]] void bad_cost_name(const PlanGrid& grid, const nlohmann::json& doc, const std::string& name,
                                 const std::string& got);
 
+// ScenarioError naming the point when its cost is NaN (0/0) or infinite (a division by zero).
+void check_cost_value(const PlanGrid& grid, std::size_t p);
+
 // Lines along an axis: for a fixed combination of the other paths, the points in the axis's order.
 std::vector<std::vector<std::size_t>> lines_along(const PlanGrid& grid, std::size_t a);
 

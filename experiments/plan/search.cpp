@@ -88,6 +88,22 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
   return res;
 }
 
+// A target side that is NaN (0/0, a metric with no value) or infinite (a division by zero) at a
+// setting cannot be compared: an error naming the setting, not a silent miss.
+void check_target_values(const PlanGrid& grid, std::size_t p, const std::vector<Target>& targets, const PointResult& res) {
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    for (int side = 0; side < 2; ++side) {
+      const double v = side == 0 ? res.lhs[i] : res.rhs[i];
+      if (std::isfinite(v)) continue;
+      const std::string label = grid.space.point_label(p);
+      throw ScenarioError("--target: the " + std::string(side == 0 ? "left" : "right") + "-hand side of target " +
+                          std::to_string(i + 1) + " (" + targets[i].text + ") is " +
+                          (std::isnan(v) ? "not a number (0/0, or a metric without a value)" : "infinite (a division by zero)") +
+                          " at " + (label.empty() ? std::string("the scenario's setting") : label));
+    }
+  }
+}
+
 }  // namespace
 
 const PointResult& PointRunner::evaluate(std::size_t p) {
@@ -122,6 +138,7 @@ const PointResult& PointRunner::evaluate(std::size_t p) {
     res.undecided = false;  // rejected: no answer from it, whatever more replications would say
     res.violation = std::numeric_limits<double>::infinity();
   }
+  if (res.incomplete == 0) check_target_values(grid_, p, targets_, res);
   tried_.push_back(p);
   progress_.update(tried_.size());
   return results_.emplace(p, std::move(res)).first->second;
@@ -187,6 +204,7 @@ std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& c
       if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
       bad_cost_name(grid, doc, name, got);
     });
+    check_cost_value(grid, p);
   }
   return search_in_cost_order(grid, runner);
 }
