@@ -85,6 +85,33 @@ TEST_CASE("hostile cli: a NaN or infinite cost or target side is an error naming
   CHECK_FALSE(has(r.err, "the left-hand side is -"));
 }
 
+// Item 11: --seed replaced a varied seed, and each row was labelled with a seed it never used.
+TEST_CASE("hostile cli: --seed with a varied seed is refused, naming both") {
+  Dir d;
+  auto r = run_cli({"sweep", d.scenario, "--vary", "seed=1,2", "--seed", "7", "--replications", "2"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--seed 7 and a varied seed (--vary seed=... or the sweep block) cannot be combined"), r.err);
+  r = run_cli({"plan", d.scenario, "--vary", "seed=1,2", "--seed", "7", "--target", "throughput_per_s>0"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "cannot be combined"), r.err);
+  r = run_cli({"sweep", d.scenario, "--set", R"(sweep={"seed": [1, 2]})", "--seed", "7", "--replications", "2"});
+  CHECK(r.status == 2);
+  // Each alone still works.
+  r = run_cli({"sweep", d.scenario, "--vary", "seed=1,2", "--replications", "2"});
+  CHECK_MESSAGE(r.status == 0, r.err);
+}
+
+// Item 17: --set 'sweep={...}' was ignored when the file had no sweep block.
+TEST_CASE("hostile cli: --set sweep={...} gives the sweep block") {
+  Dir d;
+  const auto given = run_cli({"sweep", d.scenario, "--set", R"(sweep={"consumers.0.count": [1, 2]})", "--replications", "2"});
+  REQUIRE_MESSAGE(given.status == 0, given.err);
+  const auto varied = run_cli({"sweep", d.scenario, "--vary", "consumers.0.count=1,2", "--replications", "2"});
+  REQUIRE_MESSAGE(varied.status == 0, varied.err);
+  CHECK(given.out == varied.out);
+  CHECK(has(given.out, "consumers.0.count,"));
+}
+
 // Item 19 (part): --precision 0x10 was read as 16 (strtod reads hexadecimal); so was 0x10 in a target.
 TEST_CASE("hostile cli: hexadecimal numbers are refused in numeric options and expressions") {
   Dir d;

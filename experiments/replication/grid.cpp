@@ -211,12 +211,13 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
   space.base = read_json_file(path);
   space.base_dir = std::filesystem::path(path).parent_path().string();
   space.seed = seed;
+  // --set first, so that --set 'sweep={...}' gives (or replaces) the sweep block.
+  for (const auto& s : sets) apply_set(space.base, s);
   json block;
   if (space.base.is_object() && space.base.contains("sweep")) {
     block = space.base["sweep"];
     space.base.erase("sweep");
   }
-  for (const auto& s : sets) apply_set(space.base, s);
   if (!varies.empty()) {
     for (const auto& v : varies) space.axes.push_back(parse_vary(v));
   } else if (!block.is_null()) {
@@ -227,6 +228,10 @@ SweepSpace load_sweep_space(const std::string& path, const std::vector<std::stri
   std::set<std::string> seen;
   for (const auto& a : space.axes)
     if (!seen.insert(a.path).second) throw ScenarioError("--vary " + a.path, "each path varied once", "it twice");
+  // --seed replaces every point's seed: a varied seed would label rows with values never used.
+  if (seed && seen.count("seed"))
+    throw ScenarioError("--seed " + std::to_string(*seed) + " and a varied seed (--vary seed=... or the sweep block) " +
+                        "cannot be combined: --seed would replace every varied value; give one of them");
   grid_size(space.axes);  // checks the size
   return space;
 }
