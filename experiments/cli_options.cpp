@@ -49,7 +49,17 @@ std::uint64_t parse_count(const std::string& option, const std::string& text, st
   const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size() || v < min)
     throw ScenarioError(option, "an integer >= " + std::to_string(min), "\"" + text + "\"");
+  if (option == "--replications" && v > kMaxReplications)
+    throw ScenarioError(option, "an integer >= " + std::to_string(min) + " and <= " + std::to_string(kMaxReplications),
+                        "\"" + text + "\"");
   return v;
+}
+
+void check_grid_runs(std::uint64_t points, std::uint64_t replications) {
+  if (replications != 0 && points > kMaxGridRuns / replications)
+    throw ScenarioError("--replications " + std::to_string(replications) + " over " + std::to_string(points) +
+                        " grid points: expected at most " + std::to_string(kMaxGridRuns) +
+                        " runs in all (grid points x replications); vary fewer values or run fewer replications");
 }
 
 }  // namespace brokersim

@@ -25,8 +25,17 @@ std::optional<boost::program_options::variables_map> parse_scenario_command(
 // The values of a repeatable string option (empty when not given).
 std::vector<std::string> option_list(const boost::program_options::variables_map& vm, const char* name);
 
-// An unsigned integer option >= min: "OPTION: expected an integer >= MIN, got "TEXT"".
+// Bounded work: at most this many replications per point (--replications), and at most this many
+// runs in all (grid points x replications): beyond either, the tasks alone would not fit in memory.
+inline constexpr std::uint64_t kMaxReplications = 1'000'000;
+inline constexpr std::uint64_t kMaxGridRuns = 10'000'000;
+
+// An unsigned integer option >= min: "OPTION: expected an integer >= MIN, got "TEXT"". The option
+// --replications is also bounded above by kMaxReplications, in every command that reads it here.
 std::uint64_t parse_count(const std::string& option, const std::string& text, std::uint64_t min);
+
+// ScenarioError naming --replications when points x replications > kMaxGridRuns.
+void check_grid_runs(std::uint64_t points, std::uint64_t replications);
 
 struct Scenario;
 

@@ -112,6 +112,23 @@ TEST_CASE("hostile cli: --set sweep={...} gives the sweep block") {
   CHECK(has(given.out, "consumers.0.count,"));
 }
 
+// Item 6 (part): --replications had no upper bound, and grid points x replications no cap; the
+// tasks alone ran out of memory (std::bad_alloc).
+TEST_CASE("hostile cli: --replications and grid points x replications are bounded") {
+  Dir d;
+  auto r = run_cli({"sweep", d.scenario, "--vary", "consumers.0.count=1,2", "--replications", "1000001"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--replications: expected an integer >= 1 and <= 1000000, got \"1000001\""), r.err);
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1,2", "--target", "throughput_per_s>0",
+               "--replications", "1000001"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--replications: expected an integer >= 1 and <= 1000000"), r.err);
+  r = run_cli({"plan", d.scenario, "--vary", "consumers.0.count=1:100000:1", "--target", "throughput_per_s>0",
+               "--replications", "101"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--replications 101 over 100000 grid points: expected at most 10000000 runs in all"), r.err);
+}
+
 // Item 19 (part): --precision 0x10 was read as 16 (strtod reads hexadecimal); so was 0x10 in a target.
 TEST_CASE("hostile cli: hexadecimal numbers are refused in numeric options and expressions") {
   Dir d;

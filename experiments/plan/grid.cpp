@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "experiments/cli_options.hpp"
 #include "experiments/replication/metrics.hpp"
 #include "experiments/text.hpp"
 
@@ -193,6 +194,7 @@ void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& nam
 PlanGrid build_grid(const PlanOptions& o, const std::vector<Target>& targets, const Expr* cost_expr) {
   PlanGrid grid;
   grid.space = load_sweep_space(o.scenario, o.sets, o.varies, o.seed);
+  check_grid_runs(grid.space.size(), o.replications);
   std::vector<std::size_t> all(grid.space.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   grid.scenarios = validate_points(grid.space, all);
