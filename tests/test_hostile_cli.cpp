@@ -146,3 +146,22 @@ TEST_CASE("hostile cli: hexadecimal numbers are refused in numeric options and e
   CHECK(r.status == 2);
   CHECK_MESSAGE(has(r.err, "--target: expected a finite decimal number at character 18"), r.err);
 }
+
+// Item 18: analytic --validate --jobs 1e20 failed naming stop.time_ms, a key the user never set;
+// analytic SCEN --validate ignored SCEN.
+TEST_CASE("hostile cli: analytic --validate bounds --jobs and refuses a scenario beside it") {
+  Dir d;
+  auto r = run_cli({"analytic", "--validate", "--jobs", "1e20"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "--jobs: expected a number >= 1000 and <= 1e+08, got 1e+20"), r.err);
+  CHECK_FALSE(has(r.err, "stop.time_ms"));
+  r = run_cli({"analytic", d.scenario, "--validate"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "analytic --validate: expected no scenario file"), r.err);
+  r = run_cli({"analytic", "--validate", "--set", "seed=2"});
+  CHECK(r.status == 2);
+  CHECK_MESSAGE(has(r.err, "expected no --set"), r.err);
+  // The largest --jobs gives scenarios that validate (not run here: minutes per point).
+  for (const auto& pt : brokersim::validation_design(1e8, 2))
+    CHECK_NOTHROW(brokersim::load_scenario(pt.scenario, ""));
+}

@@ -19,6 +19,10 @@ namespace po = boost::program_options;
 
 namespace brokersim {
 
+// --validate --jobs: at most 1e8 jobs per replication (the slowest point, 8 arrivals/s, then runs
+// 1.25e10 ms of simulated time; a point of 1e8 jobs takes minutes of CPU per replication).
+constexpr double kMaxValidationJobs = 1e8;
+
 int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(
       "usage:\n"
@@ -36,7 +40,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key (repeatable)")
       ("validate", "simulate the validation design against the exact values")
       ("replications", po::value<int>()->default_value(20), "--validate: replications per point")
-      ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication");
+      ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication (1000 to 1e8)");
   add_precision_options(opts, false);
   const auto parsed = parse_scenario_command(args, opts, out);
   if (!parsed) return 0;
@@ -45,7 +49,18 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     const int R = vm["replications"].as<int>();
     const double jobs = vm["jobs"].as<double>();
     if (R < 2) throw ScenarioError("--replications: expected an integer >= 2, got " + std::to_string(R));
-    if (!(jobs >= 1000)) throw ScenarioError("--jobs: expected a number >= 1000, got " + fmt(jobs));
+    // Bounded here, so that an error names --jobs and not the stop.time_ms it becomes.
+    if (!(jobs >= 1000 && jobs <= kMaxValidationJobs))
+      throw ScenarioError("--jobs: expected a number >= 1000 and <= " + fmt(kMaxValidationJobs) + ", got " + fmt(jobs));
+    if (static_cast<std::uint64_t>(R) > kMaxReplications)
+      throw ScenarioError("--replications: expected an integer >= 2 and <= " + std::to_string(kMaxReplications) +
+                          ", got " + std::to_string(R));
+    // The design is built in: a scenario or --set beside --validate would be ignored.
+    if (vm.count("scenario"))
+      throw ScenarioError("analytic --validate: expected no scenario file (the validation design is built in), got " +
+                          quote(vm["scenario"].as<std::string>()));
+    if (vm.count("set")) throw ScenarioError("analytic --validate: expected no --set (the validation design is built in), got one");
+    if (vm.count("json")) throw ScenarioError("analytic --validate: expected no --json (it prints a table only), got --json");
     const auto precision = read_precision_options(
         vm, vm["replications"].defaulted() ? kMinSequentialReplications : static_cast<std::uint64_t>(R));
     print_validation(out, R, jobs, precision ? &*precision : nullptr);
