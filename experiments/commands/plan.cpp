@@ -46,6 +46,10 @@ constexpr const char* kPlanHelp =
     "A path whose value raises the cost (a consumer count) is bisected for each combination of the\n"
     "others, assuming the target is monotone in it. `brokersim metrics SCENARIO.json` lists the\n"
     "metric names. Exit status 5: no setting in the grid meets every target.\n"
+    "Numbers in EXPR are decimal; an EXPR is at most 4096 characters and 100 nested parentheses or\n"
+    "unary minus signs; a cost or target side that is NaN (0/0) or infinite at a setting is an error\n"
+    "naming it (exit 2). --replications is at most 1000000, and grid points x replications at most\n"
+    "10000000; --seed beside a varied seed is refused.\n"
     "With --precision REL a setting is accepted only when each target's 95% confidence bound meets it\n"
     "and rejected only when a bound misses it; a setting whose interval straddles a target gets more\n"
     "replications (rounds 3, 4, 6, 9, ...) until it is decided, its target metrics are within REL of\n"
@@ -63,7 +67,7 @@ po::options_description plan_option_descriptions() {
       ("bisect", po::value<std::string>(), "PATH to bisect along, or none (default: chosen automatically)")
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key first (repeatable)")
       ("seed", po::value<std::string>(), "override the scenario's seed")
-      ("replications", po::value<std::string>(), "runs per setting (default 5)")
+      ("replications", po::value<std::string>(), "runs per setting (default 5, at most 1000000)")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
       ("json", "print the answer as one JSON object")
       ("conservative", "a target holds only at its 95% confidence bound (the margin lhs - rhs per replication, mean + ci95)")
