@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "experiments/plan/expression.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_util.hpp"
 
@@ -207,8 +208,9 @@ void check_invariants(const json& doc) {
 }
 
 // Every input the property test or the fuzzer ever broke the simulator with is kept in
-// tests/fuzz/regressions (first byte: the fuzz target's reader; 0 = scenario JSON). Each must now
-// load and run, or be refused with a ScenarioError.
+// tests/fuzz/regressions (first byte: the fuzz target's reader, modulo 6; 0 = scenario JSON, 4 = a
+// plan target, 5 = a plan cost). Each must now load and run (or parse and evaluate), or be refused
+// with a ScenarioError.
 TEST_CASE("fuzz and property-test findings stay fixed") {
   const std::filesystem::path dir = std::filesystem::path(BROKERSIM_SOURCE_DIR) / "tests/fuzz/regressions";
   int checked = 0;
@@ -216,8 +218,23 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
     std::ifstream in(entry.path(), std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     REQUIRE(!bytes.empty());
-    if (bytes[0] % 4 != 0) continue;
     CAPTURE(entry.path().string());
+    if (bytes[0] % 6 == 4 || bytes[0] % 6 == 5) {  // plan's --target / --cost, evaluated with every name 1
+      const auto one = [](const std::string&) { return 1.0; };
+      try {
+        if (bytes[0] % 6 == 4) {
+          const brokersim::Target t = brokersim::parse_target(bytes.substr(1));
+          (void)(t.lhs->eval(one) + t.rhs->eval(one));
+        } else {
+          (void)brokersim::parse_cost(bytes.substr(1))->eval(one);
+        }
+      } catch (const brokersim::ScenarioError&) {
+        // refused with a clear message: fine
+      }
+      ++checked;
+      continue;
+    }
+    if (bytes[0] % 6 != 0) continue;
     try {
       const auto run = run_scenario(bytes.substr(1));
       std::uint64_t sum = 0;
@@ -228,5 +245,5 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
     }
     ++checked;
   }
-  CHECK(checked >= 1);
+  CHECK(checked >= 3);
 }

@@ -1,5 +1,6 @@
 // libFuzzer target for everything brokersim reads from users: scenario files, --set
-// assignments, --vary lists and trace CSV files. The first byte picks the reader; the rest is
+// assignments, --vary lists, trace CSV files and plan's --target and --cost expressions (parsed,
+// then evaluated with every name 1). The first byte picks the reader (modulo 6); the rest is
 // the input. Any outcome but success or a ScenarioError (a clear message naming the key) is a
 // finding: another exception, a crash, a sanitizer report, or a hang.
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <exception>
 #include <string>
 
+#include "experiments/plan/expression.hpp"
 #include "experiments/scenario_load.hpp"
 #include "experiments/replication/grid.hpp"
 #include "models/simulation.hpp"
@@ -30,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    switch (data[0] % 4) {
+    const auto one = [](const std::string&) { return 1.0; };
+    switch (data[0] % 6) {
       case 0: simulate_bounded(brokersim::load_scenario(brokersim::parse_json_text(text, "fuzz.json"), "/nonexistent")); break;
       case 1: {
         nlohmann::json doc = brokersim::parse_json_text(kBase, "base");
@@ -40,6 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 2: (void)brokersim::parse_vary(text); break;
       case 3: (void)brokersim::parse_trace_text(text, "fuzz.csv", "producers.0.arrivals.trace_csv"); break;
+      case 4: {
+        const brokersim::Target t = brokersim::parse_target(text);
+        (void)t.lhs->eval(one);
+        (void)t.rhs->eval(one);
+        break;
+      }
+      case 5: (void)brokersim::parse_cost(text)->eval(one); break;
     }
   } catch (const brokersim::ScenarioError&) {
     // The expected answer to bad input.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Seed corpus for fuzz_inputs from the project's own inputs: every scenario in experiments/
-# (mode byte 0), some --set assignments (1), --vary lists (2) and trace files (3).
+# (mode byte 0), some --set assignments (1), --vary lists (2), trace files (3), plan targets (4)
+# and costs (5).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: make_corpus.sh DIR}
@@ -17,4 +18,10 @@ for v in 'consumers.0.prefetch=1,2,4,8' 'consumers.0.count=2:8:2' 'producers.0.a
 done
 printf 'publish_ms,deadline_ms,service_ms\n0,100,5\n10,,7\n' | put 03
 printf 'service_ms,publish_ms\r\n3,0\r\n' | put 03
+for t in 'fraction.expired_before_start+fraction.expired_in_queue<=0.01' '(wait_ms.local.p95)*2 < -(-100)' 'throughput_per_s>=1e3'; do
+  printf '%s' "$t" | put 04
+done
+for c in 'consumers.0.count*consumers.0.slots' 'slots_total/(1+consumers.0.prefetch)' 'fleet.consumer_seconds'; do
+  printf '%s' "$c" | put 05
+done
 echo "$n seeds in $out"
