@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -12,6 +13,7 @@
 #include "experiments/cli_options.hpp"
 #include "experiments/commands/commands.hpp"
 #include "experiments/output_file.hpp"
+#include "experiments/replication/journal.hpp"
 #include "experiments/replication/shards.hpp"
 #include "experiments/text.hpp"
 #include "models/scenario.hpp"
@@ -30,6 +32,39 @@ std::string read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The cells of one CSV line as sweep writes them (csv_cell: a cell with a comma, quote or line
+// break is quoted, quotes doubled); nullopt when a quote is not closed or text follows one.
+std::optional<std::vector<std::string>> csv_cells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  std::size_t i = 0;
+  while (i <= line.size()) {
+    std::string& cell = cells.back();
+    if (i < line.size() && line[i] == '"') {
+      for (++i;; ++i) {
+        if (i >= line.size()) return std::nullopt;
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            cell += '"';
+            ++i;
+          } else {
+            ++i;
+            break;
+          }
+        } else {
+          cell += line[i];
+        }
+      }
+      if (i < line.size() && line[i] != ',') return std::nullopt;
+    } else {
+      while (i < line.size() && line[i] != ',') cell += line[i++];
+    }
+    if (i >= line.size()) break;
+    ++i;  // the comma
+    cells.emplace_back();
+  }
+  return cells;
 }
 
 }  // namespace
@@ -70,33 +105,26 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
   ojson identity;
   std::string header;
   std::map<std::size_t, std::pair<std::string, std::size_t>> lines;  // grid index -> (row, file number)
-  std::string points_key;
+  std::size_t points = 0;
   for (std::size_t f = 0; f < files.size(); ++f) {
     const std::string& file = files[f];
     const std::string meta_path = file + ".meta.json";
-    ojson meta;
-    try {
-      meta = ojson::parse(read_text(meta_path));
-    } catch (const ojson::exception& e) {
-      throw ScenarioError(meta_path + ": invalid sweep metadata (" + e.what() + ")");
-    }
-    if (!meta.is_object() || !meta.contains("rows") || !meta["rows"].is_array() || !meta.contains("points") ||
-        !meta.contains("shard"))
-      throw ScenarioError(meta_path + ": not the metadata of a brokersim sweep (no points, shard or rows)");
-    ojson id = meta;
-    id.erase("shard");
-    id.erase("rows");
+    const ShardMeta meta = read_shard_meta(meta_path, read_text(meta_path));
     if (f == 0) {
-      identity = id;
-    } else if (id != identity) {
+      identity = meta.identity;
+      points = meta.points;
+    } else if (meta.identity != identity) {
       std::string key = "?";
       for (auto it = identity.begin(); it != identity.end(); ++it)
-        if (!id.contains(it.key()) || id[it.key()] != it.value()) {
+        if (!meta.identity.contains(it.key()) || meta.identity[it.key()] != it.value()) {
           key = it.key();
           break;
         }
       throw ScenarioError("merge: " + file + " is from a different sweep than " + files[0] + " (" + key + " differs)");
     }
+    // Every line is checked against the metadata: a shard whose rows were cut, swapped, edited or
+    // written by another sweep is refused, naming the line.
+    const auto at = [&](std::size_t line) { return "merge: " + file + ":" + std::to_string(line) + ": "; };
     const std::string text = read_text(file);
     if (!text.empty() && text.back() != '\n') throw ScenarioError("merge: " + file + ": incomplete last line");
     auto rows = split(text, '\n');
@@ -106,29 +134,51 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
       header = rows[0];
     else if (rows[0] != header)
       throw ScenarioError("merge: " + file + " has other columns than " + files[0]);
-    const auto& indices = meta["rows"];
-    if (indices.size() != rows.size() - 1)
+    const auto header_cells = csv_cells(rows[0]);
+    if (!header_cells) throw ScenarioError(at(1) + "the header has an unclosed quote");
+    const std::size_t axes = meta.paths.size();
+    if (header_cells->size() < axes + 2)
+      throw ScenarioError(at(1) + "the header has " + std::to_string(header_cells->size()) + " columns, fewer than the " +
+                          std::to_string(axes) + " grid paths, replications and incomplete_runs");
+    for (std::size_t a = 0; a < axes; ++a)
+      if ((*header_cells)[a] != meta.paths[a])
+        throw ScenarioError(at(1) + "column " + std::to_string(a + 1) + " is " + quote((*header_cells)[a]) +
+                            ", the metadata's grid path is " + quote(meta.paths[a]));
+    if (meta.csv_rows != rows.size() - 1)
       throw ScenarioError("merge: " + file + " has " + std::to_string(rows.size() - 1) + " rows, its metadata lists " +
-                          std::to_string(indices.size()));
-    const std::size_t points = meta["points"].get<std::size_t>();
-    for (std::size_t i = 0; i < indices.size(); ++i) {
-      const std::size_t p = indices[i].get<std::size_t>();
-      if (p >= points) throw ScenarioError(meta_path + ": grid index " + std::to_string(p) + " out of range");
+                          std::to_string(meta.csv_rows));
+    for (std::size_t i = 0; i < meta.rows.size(); ++i) {
+      const std::size_t p = meta.rows[i];
+      const auto cells = csv_cells(rows[i + 1]);
+      if (!cells) throw ScenarioError(at(i + 2) + "a quote is not closed");
+      if (cells->size() != header_cells->size())
+        throw ScenarioError(at(i + 2) + "the row has " + std::to_string(cells->size()) + " cells, the header " +
+                            std::to_string(header_cells->size()) + " (a cut or edited row)");
+      std::size_t rest = p;
+      for (std::size_t a = axes; a-- > 0;) {
+        const std::string& want = meta.labels[a][rest % meta.labels[a].size()];
+        rest /= meta.labels[a].size();
+        if ((*cells)[a] != want)
+          throw ScenarioError(at(i + 2) + meta.paths[a] + " is " + quote((*cells)[a]) + ", grid point " + std::to_string(p) +
+                              " (row " + std::to_string(i + 1) + " of the metadata) has " + quote(want) +
+                              " (rows swapped or edited)");
+      }
       const auto [it, fresh] = lines.emplace(p, std::make_pair(rows[i + 1], f));
       if (!fresh)
         throw ScenarioError("merge: grid point " + std::to_string(p) + " is in both " + files[it->second.second] +
                             " and " + file + " (overlapping shards)");
     }
+    if (hash_hex(text) != meta.csv_fnv1a64)
+      throw ScenarioError("merge: " + file + ": its bytes do not match the checksum in " + meta_path +
+                          " (csv_fnv1a64): the CSV was edited, or the metadata is another sweep's");
   }
-  const std::size_t points = identity["points"].get<std::size_t>();
   if (lines.size() != points) {
+    // At most lines.size() + 10 steps, whatever `points` says.
     std::string missing;
     std::size_t n = 0;
-    for (std::size_t p = 0; p < points; ++p)
-      if (!lines.count(p)) {
-        if (n < 10) missing += (n ? ", " : "") + std::to_string(p);
-        ++n;
-      }
+    for (std::size_t p = 0; p < points && n < 10; ++p)
+      if (!lines.count(p)) missing += (n++ ? ", " : "") + std::to_string(p);
+    n = points - lines.size();
     if (n > 10) missing += ", ...";
     throw ScenarioError("merge: " + std::to_string(n) + " of " + std::to_string(points) +
                         " grid points are missing (" + missing + "): run their shards and merge again");
@@ -146,7 +196,7 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return 0;
   }
   OutputFile meta(out_path + ".meta.json");
-  meta.stream() << write_meta_text(identity, Shard{}, all);
+  meta.stream() << write_meta_text(identity, Shard{}, all, csv);
   OutputFile file(out_path);
   file.stream() << csv;
   meta.commit();

@@ -274,7 +274,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
   if (out_is_file) {
     OutputFile meta(*out_path + ".meta.json");
-    meta.stream() << write_meta_text(identity, shard, mine);
+    meta.stream() << write_meta_text(identity, shard, mine, csv);
     OutputFile file(*out_path);
     file.stream() << csv;
     meta.commit();

@@ -17,7 +17,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t kMaxGridPoints = 10'000'000;
 constexpr std::size_t kMaxAxisValues = 1'000'000;
 
 bool parse_double(const std::string& text, double& v) {

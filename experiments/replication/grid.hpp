@@ -33,6 +33,9 @@ SweepAxis parse_vary(const std::string& spec);
 // iterates (sorted by path).
 std::vector<SweepAxis> axes_from_block(const nlohmann::json& block);
 
+// The largest grid a sweep runs (and a merge accepts in shard metadata).
+inline constexpr std::size_t kMaxGridPoints = 10'000'000;
+
 // Grid points are numbered 0..size-1 in row-major order: the first axis varies slowest.
 std::size_t grid_size(const std::vector<SweepAxis>& axes);
 std::vector<std::size_t> grid_coords(const std::vector<SweepAxis>& axes, std::size_t point);

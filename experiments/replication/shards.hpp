@@ -21,7 +21,29 @@ struct Shard {
 // SLURM_ARRAY_TASK_COUNT (and _MIN); else the whole grid.
 Shard select_shard(const boost::program_options::variables_map& vm);
 
-// FILE.meta.json: the sweep's identity, the shard and the grid index of each CSV row.
-std::string write_meta_text(nlohmann::ordered_json meta, const Shard& shard, const std::vector<std::size_t>& rows);
+// FILE.meta.json: the sweep's identity, the shard, the grid index of each CSV row, and the CSV
+// itself as `csv_rows` (its rows after the header) and `csv_fnv1a64` (FNV-1a 64 of its bytes, 16
+// hex digits): a CSV that is not the one this metadata was written with is told apart.
+std::string write_meta_text(nlohmann::ordered_json meta, const Shard& shard, const std::vector<std::size_t>& rows,
+                            const std::string& csv);
+
+// A shard's metadata, read and checked by `merge`: every key of the right type, every number an
+// integer in range and consistent with the grid (points = the product of the axes' label counts,
+// at most kMaxGridPoints; rows = exactly the shard's points in order). `identity` is the document
+// without the per-shard keys (shard, rows, csv_rows, csv_fnv1a64): equal for shards of one sweep.
+struct ShardMeta {
+  nlohmann::ordered_json identity;
+  std::size_t points = 0;
+  std::vector<std::string> paths;                 // grid[a].path
+  std::vector<std::vector<std::string>> labels;   // grid[a].labels
+  Shard shard;
+  std::vector<std::size_t> rows;
+  std::size_t csv_rows = 0;
+  std::string csv_fnv1a64;
+};
+
+// ScenarioError "NAME: KEY: expected ..., got ..." (NAME is how messages name the file) on
+// anything else, invalid JSON included.
+ShardMeta read_shard_meta(const std::string& name, const std::string& text);
 
 }  // namespace brokersim
