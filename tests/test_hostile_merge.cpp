@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/replication/journal.hpp"
@@ -200,4 +202,34 @@ TEST_CASE("hostile merge: metadata numbers and types are checked, naming the fil
   CHECK(r.status == 2);
   CHECK(r.err.rfind(prefix + "invalid sweep metadata (", 0) == 0);
   REQUIRE(d.merge().status == 0);
+}
+
+TEST_CASE("hostile merge: sweep --out is checked before any point runs - a folder, a folder in the metadata's place, a FIFO nobody reads") {
+  MergeDir d;
+  // A sweep that would run for minutes: each refusal must come before the first point.
+  const std::string endless = d.write("long.json", std::string(kScenario).replace(std::string(kScenario).find("60}"), 3,
+                                                                                     "100000000}"));
+  const auto sweep = [&](const std::string& out) {
+    return run_cli({"sweep", endless, "--vary", "consumers.0.prefetch=1,2", "--threads", "1", "--out", out});
+  };
+  fs::create_directory(d.path("folder"));
+  auto r = sweep(d.path("folder"));
+  CHECK(r.status == 2);
+  CHECK(r.err == "brokersim: error: " + d.path("folder") + ": cannot open for writing (Is a directory)\n");
+  // The metadata's name taken by a folder: refused before the run, no journal left behind.
+  fs::create_directory(d.path("x.csv.meta.json"));
+  r = sweep(d.path("x.csv"));
+  CHECK(r.status == 2);
+  CHECK(r.err == "brokersim: error: " + d.path("x.csv.meta.json") + ": cannot open for writing (Is a directory)\n");
+  // A FIFO without a reader is refused after 5 s, not waited on for ever.
+  REQUIRE(::mkfifo(d.path("fifo").c_str(), 0600) == 0);
+  r = sweep(d.path("fifo"));
+  CHECK(r.status == 2);
+  CHECK(r.err == "brokersim: error: --out: expected a FIFO that a process is reading (sweep waits 5 s for a reader), got \"" +
+                     d.path("fifo") + "\", which no process opened for reading\n");
+  // Nothing left behind by the checks.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(d.dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"fifo", "folder", "long.json", "s.json", "x.csv.meta.json"});
 }

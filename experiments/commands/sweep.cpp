@@ -5,6 +5,8 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -165,7 +167,6 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     }
     check_distinct_files(outputs, inputs);
   }
-
   ojson identity = sweep_identity(space, replications, sets, varies);
   if (precision) {
     // Part of what identifies the sweep (a resume or a merge must use the same rule); absent
@@ -191,6 +192,45 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                "\n";
     journal.emplace(*out_path + ".journal", header);
     cells = journal->open(resume, 2 * names.size() + 1 + (precision ? 1 : 0));
+  }
+  // Every output is checked before any point runs, not found unwritable after the whole sweep: a
+  // regular file's partial file is created in its folder and removed again (nothing is left behind
+  // if the sweep is killed), a stream target (FIFO, device, a folder, which fails) is opened now and
+  // kept open. A FIFO that no process opens for reading within 5 s is refused instead of waited on
+  // for ever.
+  std::optional<OutputFile> stream_out;
+  if (out_is_file) {
+    try {
+      OutputFile{*out_path};
+      OutputFile{*out_path + ".meta.json"};
+    } catch (...) {
+      if (cells.empty()) journal->remove();  // a journal of nothing done is not left behind
+      throw;
+    }
+  } else if (out_path) {
+    int probe = -1;
+    struct stat st {};
+    const bool named = !is_standard_output(*out_path) && out_path->rfind("/dev/fd/", 0) != 0 &&
+                       out_path->rfind("/proc/self/fd/", 0) != 0;
+    if (named && ::stat(out_path->c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+      // A reader started beside the sweep (either order) gets 5 s to open its end.
+      for (int waited_ms = 0;; waited_ms += 10) {
+        probe = ::open(out_path->c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (probe >= 0 || errno != ENXIO) break;
+        if (waited_ms >= 5000)
+          throw ScenarioError("--out", "a FIFO that a process is reading (sweep waits 5 s for a reader)",
+                              quote(*out_path) + ", which no process opened for reading");
+        ::usleep(10'000);
+      }
+    }
+    // With the probe still open the reader cannot see end-of-file before the output is open.
+    try {
+      stream_out.emplace(*out_path, &out);
+    } catch (...) {
+      if (probe >= 0) ::close(probe);
+      throw;
+    }
+    if (probe >= 0) ::close(probe);
   }
 
   // Tasks: the points still to run, each with its replications, in grid order.
@@ -280,10 +320,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     meta.commit();
     file.commit();
     journal->remove();
-  } else if (out_path) {
-    OutputFile file(*out_path, &out);
-    file.stream() << csv;
-    file.commit();
+  } else if (stream_out) {
+    stream_out->stream() << csv;
+    stream_out->commit();
   } else {
     out << csv;
   }
