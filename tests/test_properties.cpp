@@ -11,6 +11,7 @@
 #include <string>
 
 #include "experiments/plan/expression.hpp"
+#include "experiments/replication/shards.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_util.hpp"
 
@@ -219,10 +220,10 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     REQUIRE(!bytes.empty());
     CAPTURE(entry.path().string());
-    if (bytes[0] % 6 == 4 || bytes[0] % 6 == 5) {  // plan's --target / --cost, evaluated with every name 1
+    if (bytes[0] % 7 == 4 || bytes[0] % 7 == 5) {  // plan's --target / --cost, evaluated with every name 1
       const auto one = [](const std::string&) { return 1.0; };
       try {
-        if (bytes[0] % 6 == 4) {
+        if (bytes[0] % 7 == 4) {
           const brokersim::Target t = brokersim::parse_target(bytes.substr(1));
           (void)(t.lhs->eval(one) + t.rhs->eval(one));
         } else {
@@ -234,7 +235,16 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
       ++checked;
       continue;
     }
-    if (bytes[0] % 6 != 0) continue;
+    if (bytes[0] % 7 == 6) {  // merge's shard metadata
+      try {
+        (void)brokersim::read_shard_meta("fuzz.csv.meta.json", bytes.substr(1));
+      } catch (const brokersim::ScenarioError&) {
+        // refused with a clear message: fine
+      }
+      ++checked;
+      continue;
+    }
+    if (bytes[0] % 7 != 0) continue;
     try {
       const auto run = run_scenario(bytes.substr(1));
       std::uint64_t sum = 0;

@@ -1,6 +1,7 @@
 // libFuzzer target for everything brokersim reads from users: scenario files, --set
-// assignments, --vary lists, trace CSV files and plan's --target and --cost expressions (parsed,
-// then evaluated with every name 1). The first byte picks the reader (modulo 6); the rest is
+// assignments, --vary lists, trace CSV files, plan's --target and --cost expressions (parsed,
+// then evaluated with every name 1) and the shard metadata `merge` reads. The first byte picks
+// the reader (modulo 7); the rest is
 // the input. Any outcome but success or a ScenarioError (a clear message naming the key) is a
 // finding: another exception, a crash, a sanitizer report, or a hang.
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "experiments/plan/expression.hpp"
 #include "experiments/scenario_load.hpp"
 #include "experiments/replication/grid.hpp"
+#include "experiments/replication/shards.hpp"
 #include "models/simulation.hpp"
 
 namespace {
@@ -33,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     const auto one = [](const std::string&) { return 1.0; };
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
       case 0: simulate_bounded(brokersim::load_scenario(brokersim::parse_json_text(text, "fuzz.json"), "/nonexistent")); break;
       case 1: {
         nlohmann::json doc = brokersim::parse_json_text(kBase, "base");
@@ -50,6 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 5: (void)brokersim::parse_cost(text)->eval(one); break;
+      case 6: (void)brokersim::read_shard_meta("fuzz.csv.meta.json", text); break;
     }
   } catch (const brokersim::ScenarioError&) {
     // The expected answer to bad input.

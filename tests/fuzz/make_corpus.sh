@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Seed corpus for fuzz_inputs from the project's own inputs: every scenario in experiments/
-# (mode byte 0), some --set assignments (1), --vary lists (2), trace files (3), plan targets (4)
-# and costs (5).
+# (mode byte 0), some --set assignments (1), --vary lists (2), trace files (3), plan targets (4),
+# costs (5) and a shard's metadata as sweep writes it (6).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: make_corpus.sh DIR}
@@ -24,4 +24,11 @@ done
 for c in 'consumers.0.count*consumers.0.slots' 'slots_total/(1+consumers.0.prefetch)' 'fleet.consumer_seconds'; do
   printf '%s' "$c" | put 05
 done
+cat <<'EOF' | put 06
+{"brokersim_version": "0", "scenario": "s", "scenario_hash": "0123456789abcdef", "seed": 3, "replications": 2,
+ "set": [], "vary": ["consumers.0.prefetch=1,2", "consumers.0.count=1,2"],
+ "grid": [{"path": "consumers.0.prefetch", "values": [1, 2], "labels": ["1", "2"]},
+          {"path": "consumers.0.count", "values": [1, 2], "labels": ["1", "2"]}],
+ "points": 4, "shard": {"index": 1, "count": 2}, "rows": [1, 3], "csv_rows": 2, "csv_fnv1a64": "cbf29ce484222325"}
+EOF
 echo "$n seeds in $out"
