@@ -165,3 +165,21 @@ TEST_CASE("hostile cli: analytic --validate bounds --jobs and refuses a scenario
   for (const auto& pt : brokersim::validation_design(1e8, 2))
     CHECK_NOTHROW(brokersim::load_scenario(pt.scenario, ""));
 }
+
+TEST_CASE("hostile cli: --shard with --shard-count is refused, naming both") {
+  Dir d;
+  const auto r = run_cli({"sweep", d.scenario, "--vary", "consumers.0.count=1,2", "--shard", "0/2", "--shard-count", "2"});
+  CHECK(r.status == 2);
+  CHECK(r.err == "brokersim: error: --shard: expected either --shard K/N or --shard-count N (with JOB_COMPLETION_INDEX), "
+                 "not both, got --shard 0/2 and --shard-count 2\n");
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("hostile cli: sweep refuses grid points x replications beyond the cap before running anything") {
+  Dir d;
+  // 4,000 points x 10,000 replications = 4e7 runs > 1e7.
+  const auto r = run_cli({"sweep", d.scenario, "--vary", "consumers.0.count=1:4000:1", "--replications", "10000"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("--replications 10000 over 4000 grid points: expected at most 10000000 runs in all") != std::string::npos);
+  CHECK(r.out.empty());
+}

@@ -141,6 +141,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::vector<std::string> sets = option_list(vm, "set"), varies = option_list(vm, "vary");
   const SweepSpace space = load_sweep_space(vm["scenario"].as<std::string>(), sets, varies, seed_option(vm));
   const std::size_t total = space.size();
+  check_grid_runs(total, precision ? precision->max_replications : replications);
   std::vector<std::size_t> mine;
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
 

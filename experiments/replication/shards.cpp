@@ -40,6 +40,9 @@ std::optional<std::string> env(const char* name) {
 }  // namespace
 
 Shard select_shard(const po::variables_map& vm) {
+  if (vm.count("shard") && vm.count("shard-count"))
+    throw ScenarioError("--shard", "either --shard K/N or --shard-count N (with JOB_COMPLETION_INDEX), not both",
+                        "--shard " + vm["shard"].as<std::string>() + " and --shard-count " + vm["shard-count"].as<std::string>());
   if (vm.count("shard")) return parse_shard(vm["shard"].as<std::string>());
   if (vm.count("shard-count")) {
     const auto index = env("JOB_COMPLETION_INDEX");
