@@ -146,8 +146,8 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
 
   tally_json(j, r);
 
-  j["throughput_per_s"] = per_s(r.completed, r.measured_s);
-  j["goodput_per_s"] = per_s(r.completed_on_time, r.measured_s);
+  j["throughput_per_s"] = per_s(r.span_completed, r.measured_s);
+  j["goodput_per_s"] = per_s(r.span_completed_on_time, r.measured_s);
   j["slot_utilization"] = r.slot_utilization;
   j["idle_slots_with_backlog"] = r.idle_slots_with_backlog;
   j["idle_slots_with_stranded_work"] = r.idle_slots_with_stranded_work;
@@ -204,6 +204,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   run["simulated_ms"] = sim::to_ms(r.end_time);
   run["measured_s"] = r.measured_s;
   run["events"] = r.events;
+  if (scenario.stop_time) run["followed_ms"] = sim::to_ms(r.followed);
   run["peak_in_system"] = r.peak_in_system;
   run["stop_reason"] = stop_reason_name(r.stop_reason);
   // Only with warmup_ms "auto", so that every other run's JSON stays as it was.
@@ -293,8 +294,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   }
   out << '\n';
 
-  out << "Throughput " << fmt("%.3f", per_s(r.completed, r.measured_s)) << " jobs/s completed, goodput "
-      << fmt("%.3f", per_s(r.completed_on_time, r.measured_s)) << " jobs/s on time\n";
+  out << "Throughput " << fmt("%.3f", per_s(r.span_completed, r.measured_s)) << " jobs/s completed, goodput "
+      << fmt("%.3f", per_s(r.span_completed_on_time, r.measured_s)) << " jobs/s on time\n";
   out << "Slot utilisation " << fmt("%.1f", 100 * r.slot_utilization)
       << "%; slots idle while the broker held ready messages: "
       << fmt("%.2f", 100 * r.idle_slots_with_backlog) << "% of slot time;\n"

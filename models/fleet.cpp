@@ -83,7 +83,7 @@ void Fleet::sync(int g) {
   realize(g);
   const Time next = w_.now + spec.sync;
   // A run that stops on its jobs is synced only while something else can still happen.
-  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.only_ticks_pending()) {
+  if (w_.tick_worth(next)) {
     w_.schedule_tick(next, Ev::Scale, static_cast<std::uint32_t>(g));
   }
 }

@@ -26,6 +26,18 @@ void Ledger::warmup(Time now) {
   replicas_.warmup(now);
 }
 
+void Ledger::close_span(Time end) {
+  span_end_ = end;
+  r.end_time = end;
+  const Time span = end - std::min(s_.warmup, end);
+  r.measured_s = sim::to_ms(span) / 1000.0;
+  idleness_.finish(end, r);
+  for (std::size_t q = 0; q < queues_.size(); ++q) r.queues.push_back(queues_[q].result(s_.broker.queues[q].name, end));
+  r.groups = replicas_.finish(end, r.measured_s, s_.consumers);
+  // Counters of events of any job (not of the counted jobs' own fates) stop with the span.
+  span_counters_ = {r.duplicate_executions, r.redeliveries, r.consumer_timeouts};
+}
+
 void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
   // Jobs still alive: waiting in a queue some consumer reads, in transit, waiting locally or
   // executing (or whose requeue is on its way back) are in the system whatever was decided
@@ -45,14 +57,18 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
     count_outcome(job, moving || job.decision == Outcome::None ? Outcome::InSystem : job.decision);
   }
   if (observer_) observer_->run_ended();
-
-  r.end_time = now;
-  const Time span = now - std::min(s_.warmup, now);
-  r.measured_s = sim::to_ms(span) / 1000.0;
-  idleness_.finish(now, r);
-  for (std::size_t q = 0; q < queues_.size(); ++q) r.queues.push_back(queues_[q].result(s_.broker.queues[q].name, now));
-  r.windows = windows_.finish(now);
-  r.groups = replicas_.finish(now, r.measured_s, s_.consumers);
+  if (span_end_ == sim::kNever) close_span(now);
+  // What the counted jobs did after the span (a run that followed them) still counts: their
+  // queues' counters and their windows; the rest is as the span ended.
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    r.queues[q].published = queues_[q].published;
+    r.queues[q].delivered = queues_[q].delivered;
+    r.queues[q].dead_lettered = queues_[q].dead_lettered;
+  }
+  r.windows = windows_.finish(span_end_);
+  r.duplicate_executions = span_counters_[0];
+  r.redeliveries = span_counters_[1];
+  r.consumer_timeouts = span_counters_[2];
 
   std::uint64_t sum = 0;
   for (auto n : r.outcomes) sum += n;

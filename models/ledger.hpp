@@ -8,6 +8,7 @@
 // warm-up; time averages from the warm-up on) so that every broker follows one rule.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -54,8 +55,8 @@ class Ledger {
   void dead_lettered(const Job& job, int q, DeathReason why) {
     if (job.counted) ++queues_[q].dead_lettered[static_cast<std::size_t>(why)];
   }
-  void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t counted_ready, std::uint64_t counted_bytes) {
-    queues_[q].ready_changed(now, ready, counted_ready, counted_bytes, track_bytes_);
+  void ready_changed(int q, Time now, std::uint64_t ready, std::uint64_t ready_bytes) {
+    queues_[q].ready_changed(now, ready, ready_bytes, track_bytes_);
     idleness_.ready_changed(q, now, ready != 0);
   }
   void unacked_changed(int q, Time now, const Job& job, int delta) {
@@ -79,12 +80,13 @@ class Ledger {
   void job_created(const Job& job) {
     if (job.counted) ++r.generated;
     windows_.job_created(job);
-    outcomes_.job_created();
+    outcomes_.job_created(job);
   }
   void count_outcome(const Job& job, Outcome o);
   // A decided job resting in a queue no consumer reads is settled.
   void update_resting(Job& job) { outcomes_.update_resting(job, queues_[job.queue].read); }
   bool settled() const { return outcomes_.settled(); }
+  bool counted_settled() const { return outcomes_.counted_settled(); }
   void job_left(const Job& job) {
     outcomes_.job_left(job);
     if (copies_.any()) copies_.gone(job);
@@ -97,6 +99,11 @@ class Ledger {
   bool started_again(Job& job) { return copies_.started_again(job); }
 
   void warmup(Time now);
+  // The end of the measured span (stop.time_ms, or the run's end): the time averages, slot
+  // figures, windows and fleet costs are taken here; a run following its jobs past the stop
+  // goes on counting only their outcomes and waits. Once per run (finish() calls it if the run
+  // did not).
+  void close_span(Time end);
   // End of run: the jobs still alive get their outcome, results are filled in (but the
   // consumers': each consumer reports its own), and the outcomes must add up to the jobs
   // generated (InvariantError otherwise).
@@ -113,6 +120,8 @@ class Ledger {
 
   const Scenario& s_;
   const RunOptions& opt_;
+  Time span_end_ = sim::kNever;  // close_span's time; completions after it are in no rate
+  std::array<std::uint64_t, 3> span_counters_{};  // close_span's duplicate executions, redeliveries, consumer timeouts
   bool track_bytes_ = false;  // some producer sends non-empty bodies
   JobObserver* observer_;     // the trace, when asked for
   std::vector<QueueBook> queues_;
@@ -127,6 +136,14 @@ class Ledger {
 inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (observer_) observer_->job_ended(job, o);
   outcomes_.interval(o);
+  // Rates count the completions inside the measured span, whichever job they are: in steady
+  // state their mean is the completion rate (jobs created before the warm-up finish inside it
+  // as the span's own unfinished jobs finish after it).
+  if ((o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) && job.ended >= s_.warmup &&
+      job.ended <= span_end_) {
+    ++r.span_completed;
+    r.span_completed_on_time += o == Outcome::CompletedOnTime;
+  }
   if (!job.counted) return;
   outcomes_.count(r, job, o);
   if (windows_.on()) [[unlikely]] windows_.outcome(job, o);

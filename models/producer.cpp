@@ -15,7 +15,9 @@ void create_job(World& w, std::uint32_t p) {
   job.id = w.ledger.created_total++;
   job.producer = static_cast<std::int32_t>(p);
   job.queue = prod.spec().queue;
-  job.counted = w.now >= w.s.warmup;
+  // Counted: created in the measured span; later ones (a timed run following its jobs past the
+  // stop, world.hpp) only make the load those jobs meet.
+  job.counted = w.now >= w.s.warmup && (!w.s.stop_time || w.now <= *w.s.stop_time);
   job.created = w.now;
   job.service = d.service;
   job.message_ttl = d.message_ttl;
@@ -38,7 +40,7 @@ void create_job(World& w, std::uint32_t p) {
   const auto& stop_jobs = w.s.stop_jobs;
   if (!stop_jobs || w.ledger.created_total < *stop_jobs) {
     const Time t = prod.next_arrival();
-    if (t != sim::kNever && (!w.s.stop_time || t <= *w.s.stop_time)) w.at(t, Ev::Arrival, p);
+    if (t != sim::kNever && t <= w.horizon) w.at(t, Ev::Arrival, p);
   }
 }
 

@@ -166,8 +166,12 @@ struct RunResult : Tally<sim::Histogram> {
   std::vector<ConsumerResult> consumers;
   std::vector<WindowResult> windows;       // observe.window_ms only
   std::vector<GroupFleetResult> groups;    // per consumer group
+  // Completions (on time, or on time and late) of any job inside the measured span: the rates'
+  // numerators (Ledger::count_outcome).
+  std::uint64_t span_completed = 0, span_completed_on_time = 0;
   std::uint64_t events = 0;
   Time end_time = 0;
+  Time followed = 0;  // how long a timed run went on past stop.time_ms following its jobs
   std::uint64_t peak_in_system = 0;
   StopReason stop_reason = StopReason::Drained;
 };

@@ -194,6 +194,9 @@ struct Scenario {
   std::uint64_t replication = 0;
   std::optional<Time> stop_time;
   std::optional<std::uint64_t> stop_jobs;
+  // stop.follow_ms: how long past stop_time the run may follow the jobs created in its span
+  // (default: as long again as the span; 0: it ends at stop_time, leaving them in_system).
+  std::optional<Time> stop_follow;
   Time warmup = 0;
   std::optional<AutoWarmup> auto_warmup;  // warmup_ms "auto" (or {"auto": "stale"})
   BrokerSpec broker;

@@ -30,6 +30,9 @@ class Simulation {
   std::uint64_t samples_ = 0;  // Observe events handled
   void report_progress();
   bool past_a_limit();
+  void close_span(Time end);
+  bool following_ = false;
+  std::vector<ConsumerResult> consumers_at_span_end_;  // past stop.time_ms, following the span's jobs (world.hpp)
 
   // A run whose time stopped moving: more than this many events at one simulated instant.
   static constexpr std::uint64_t kMaxEventsAtOneInstant = 50'000'000;
@@ -68,7 +71,7 @@ void Simulation::start() {
   fleet_.start();
   for (std::uint32_t p = 0; p < w_.producers.size(); ++p) {
     const Time t = w_.producers[p].next_arrival();
-    if (t != sim::kNever && (!s.stop_time || t <= *s.stop_time)) w_.at(t, Ev::Arrival, p);
+    if (t != sim::kNever && t <= w_.horizon) w_.at(t, Ev::Arrival, p);
   }
   // Sampling only for an observer (--timeseries): unobserved samples would cost events, and a
   // sparse run (one arrival a year) would be sampled every observe.every_ms for all its span.
@@ -124,9 +127,14 @@ void Simulation::handle(const sim::Event& ev) {
   while (!w_.events.empty()) {
     const sim::Event ev = w_.events.top();
     if (s.stop_time && ev.time > *s.stop_time) {
-      by_time = true;
-      r.stop_reason = StopReason::Time;
-      break;
+      if (!following_) {
+        by_time = true;
+        r.stop_reason = StopReason::Time;
+        close_span(*s.stop_time);
+        if (w_.ledger.counted_settled() || w_.horizon == *s.stop_time) break;
+        following_ = true;
+      }
+      if (ev.time > w_.horizon) break;
     }
     w_.events.pop();
     w_.now = ev.time;
@@ -147,16 +155,25 @@ void Simulation::handle(const sim::Event& ev) {
     if (w_.opt.progress && (r.events & 0x3fffff) == 0) report_progress();
     if (past_a_limit()) break;
   }
+  if (following_) r.followed = w_.now - *s.stop_time;
   // A run given a time span covers all of it, even when nothing happened towards its end.
   if (s.stop_time && (by_time || r.stop_reason == StopReason::Drained)) w_.now = *s.stop_time;
   if (w_.opt.progress && r.events > 0x3fffff) *w_.opt.progress << '\n';
   // The samples of --timeseries counted toward limits.max_events, but are not the model's: the
   // reported count is the same with or without the time series.
   r.events -= samples_;
+  if (!by_time) close_span(w_.now);
   RunResult result;
   w_.ledger.finish(w_.now, w_.jobs, result);
-  for (const Consumer& c : w_.consumers) result.consumers.push_back(c.result(w_.now));
+  result.consumers = std::move(consumers_at_span_end_);
   return result;
+}
+
+// The measured span ends: its time figures are taken (Ledger::close_span), the consumers' own
+// among them; a following run goes on counting only the span's jobs.
+void Simulation::close_span(Time end) {
+  w_.ledger.close_span(end);
+  for (const Consumer& c : w_.consumers) consumers_at_span_end_.push_back(c.result(end));
 }
 
 bool Simulation::past_a_limit() {
@@ -169,7 +186,8 @@ bool Simulation::past_a_limit() {
     r.stop_reason = StopReason::Jobs;
     return true;
   }
-  return false;
+  // Following past the stop: done when the span's last job is.
+  return following_ && w_.ledger.counted_settled();
 }
 
 void Simulation::on_fault(const FaultSpec& f) {

@@ -4,6 +4,7 @@
 // explicitly, so two runs can go on in two threads.)
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <vector>
@@ -22,7 +23,20 @@ namespace brokersim {
 class Broker;
 
 struct World {
-  World(const Scenario& scenario, const RunOptions& options) : s(scenario), opt(options), ledger(scenario, options) {}
+  World(const Scenario& scenario, const RunOptions& options)
+      : s(scenario), opt(options), ledger(scenario, options), horizon(follow_horizon(scenario)) {}
+
+  // A timed run measures up to stop.time_ms, then follows the jobs created in its span until
+  // they leave (docs/outcomes.md, "Which jobs count"): arrivals, autoscaler syncs and the
+  // broker's timers go on so that those jobs meet the load they would have met, for at most as
+  // long again as the measured span. The horizon is where that ends (kNever without a stop time).
+  static Time follow_horizon(const Scenario& sc) {
+    if (!sc.stop_time) return sim::kNever;
+    return *sc.stop_time + sc.stop_follow.value_or(*sc.stop_time - std::min(sc.warmup, *sc.stop_time));
+  }
+  // A periodic timer's next firing at `next` is worth scheduling: before the horizon of a timed
+  // run; for a run that stops on its jobs, while something else can still happen.
+  bool tick_worth(Time next) const { return s.stop_time ? next <= horizon : !only_ticks_pending(); }
 
   void at(Time t, Ev kind, std::uint32_t target, std::uint32_t tag = 0, std::uint32_t aux = 0) {
     if (t < now) throw InvariantError("event scheduled in the past");
@@ -105,6 +119,7 @@ struct World {
     if (is_tick(kind)) --ticks_pending_;
   }
   bool only_ticks_pending() const { return events.size() <= ticks_pending_; }
+  Time horizon;  // follow_horizon(s)
 
  private:
   std::size_t ticks_pending_ = 0;

@@ -15,8 +15,9 @@ namespace {
 
 // One job, a consumer whose every execution fails (so it never deletes the message): it comes
 // back each time its 30 s visibility lapses.
+// follow_ms 0: the state at the stop (a job that is never deleted would be followed to the horizon).
 constexpr const char* kNeverDeleted = R"({
-  "stop": {"time_ms": 45000},
+  "stop": {"time_ms": 45000, "follow_ms": 0},
   "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 30000}}},
   "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1000}],
   "consumers": [{"queue": "q", "prefetch": 1, "failure_probability": 1}]

@@ -79,13 +79,14 @@ TEST_CASE("the queue wait of jobs that expired there is reported beside the deli
   CHECK(run.json()["wait_ms"]["queue_expired"]["mean"].get<double>() == doctest::Approx(600.0).epsilon(0.01));
 }
 
-TEST_CASE("warm-up: queue counters and levels count only jobs created after it") {
+TEST_CASE("warm-up: queue counters count only jobs created after it, levels every message over the span") {
   // One job a second into a queue nobody reads (a dead-letter queue stand-in), warm-up 5.5 s:
-  // the jobs at 0..5 s are before it. Published 6..9 s = 4 jobs; the queue holds 10 but only 4
-  // count, so max_ready equals published and the mean ready over 5.5..10 s is
-  // (0.5*0 + 1*1 + 1*2 + 1*3 + 1*4)/4.5.
+  // the jobs at 0..5 s are before it. Published 6..10 s = 5 counted jobs. The levels are the
+  // state averaged over 5.5..10 s, every message: (0.5*6 + 1*7 + 1*8 + 1*9 + 1*10)/4.5, and
+  // the most at once is the 11 of the last instant. (follow_ms 0: nothing in a queue nobody reads
+  // would ever leave, so following is left out.)
   auto run = run_scenario(R"({
-    "stop": {"time_ms": 10000}, "warmup_ms": 5500, "observe": {"every_ms": 1000},
+    "stop": {"time_ms": 10000, "follow_ms": 0}, "warmup_ms": 5500, "observe": {"every_ms": 1000},
     "broker": {"queues": {"w": {}, "dlq": {}}},
     "producers": [{"queue": "dlq", "arrivals": {"periodic": {"every_ms": 1000}}, "service_ms": 1}],
     "consumers": [{"queue": "w"}]
@@ -93,8 +94,8 @@ TEST_CASE("warm-up: queue counters and levels count only jobs created after it")
   const auto& q = run.queue("dlq");
   CHECK(run.result.generated == 5);  // 6, 7, 8, 9, 10 s
   CHECK(q.published == 5);
-  CHECK(q.max_ready == 5);
-  CHECK(q.mean_ready == doctest::Approx((1.0 + 2.0 + 3.0 + 4.0) / 4.5));
+  CHECK(q.max_ready == 11);
+  CHECK(q.mean_ready == doctest::Approx((0.5 * 6 + 7.0 + 8.0 + 9.0 + 10.0) / 4.5));
   CHECK(q.ready_at_end == 11);  // the state: every message
   // The trace marks the warm-up jobs.
   REQUIRE(run.trace.size() == 11);

@@ -97,14 +97,38 @@ TEST_CASE("mser: a series that still trends at its end is reported as not steady
   CHECK_FALSE(sim::mser({1, 2, 3}).steady);
 }
 
-TEST_CASE("precision: the round schedule and the relative and absolute tests") {
+TEST_CASE("precision: Stein's second stage and the relative and absolute tests") {
   brokersim::PrecisionRule rule;
   rule.rel = 0.02;
   rule.abs = 0.001;
-  rule.max_replications = 20;
-  std::vector<std::uint64_t> rounds{3};
-  while (rounds.back() < rule.max_replications) rounds.push_back(brokersim::next_round(rule, rounds.back()));
-  CHECK(rounds == std::vector<std::uint64_t>{3, 4, 6, 9, 13, 19, 20});
+  rule.max_replications = 200;
+  // n0 = 10: t_{9, 0.975} = 2.262157; mean 100, sd 5: h = 2, N = ceil((2.262157 * 5 / 2)^2) = 32.
+  CHECK(brokersim::stein_replications(rule, 10, 100, 5) == 32);
+  CHECK(brokersim::stein_replications(rule, 10, -100, 5) == 32);
+  CHECK(brokersim::stein_half_width(10, 5, 32) == doctest::Approx(2.262157 * 5 / std::sqrt(32.0)).epsilon(1e-6));
+  CHECK(brokersim::stein_half_width(10, 5, 32) <= 2);
+  CHECK(brokersim::stein_replications(rule, 10, 100, 0.5) == 10);   // the first stage is enough
+  CHECK(brokersim::stein_replications(rule, 10, 100, 0) == 10);     // no spread
+  CHECK(brokersim::stein_replications(rule, 10, NAN, 5) == 10);     // a metric the point lacks
+  CHECK(brokersim::stein_replications(rule, 10, 100, 50) == 200);   // capped at the maximum
+  // Mean near 0: the absolute floor. sd 0.002: N = ceil((2.262157 * 2)^2) = 21.
+  CHECK(brokersim::stein_replications(rule, 10, 0, 0.002) == 21);
+  // summarize_two_stage: the mean of all; the larger of Stein's half-width from the first n0 and
+  // the Student-t half-width over all N.
+  const auto two_stage = [](const std::vector<std::vector<double>>& rows) {
+    std::vector<const std::vector<double>*> reps;
+    for (const auto& r : rows) reps.push_back(&r);
+    return brokersim::summarize_two_stage(reps, 3);
+  };
+  // First stage {1, 3, 2}: sd 1, t_{2, 0.975} = 4.302653; Stein's over N = 5: 4.302653 / sqrt(5) = 1.924.
+  // All five {1, 3, 2, 2, 2}: sd sqrt(0.5), t_{4, 0.975} = 2.776445: 0.878. Stein's is larger.
+  const brokersim::Summary tight = two_stage({{1}, {3}, {2}, {2}, {2}});
+  CHECK(tight.mean[0] == doctest::Approx(2.0));
+  CHECK(tight.ci95[0] == doctest::Approx(4.302653 / std::sqrt(5.0)).epsilon(1e-6));
+  // All five {1, 3, 2, 2, 10}: sd sqrt(13.3): 2.776445 * 3.6469 / sqrt(5) = 4.528, larger than Stein's.
+  const brokersim::Summary skewed = two_stage({{1}, {3}, {2}, {2}, {10}});
+  CHECK(skewed.mean[0] == doctest::Approx(3.6));
+  CHECK(skewed.ci95[0] == doctest::Approx(2.776445 * std::sqrt(13.3) / std::sqrt(5.0)).epsilon(1e-6));
   CHECK(brokersim::is_precise(rule, 100, 2));
   CHECK_FALSE(brokersim::is_precise(rule, 100, 2.5));
   CHECK(brokersim::is_precise(rule, -100, 2));
@@ -183,13 +207,13 @@ TEST_CASE("precision: sweep --precision rows are identical for any thread count 
   const auto a = run_cli(one), b = run_cli(two);
   REQUIRE_MESSAGE(a.status == 0, a.err);
   CHECK(a.out == b.out);
-  // The replications column holds the count each point used; they differ between points.
+  // The replications column holds the count each point used: the first stage (10) at least, the
+  // maximum (30) at most.
   const auto lines = brokersim::test::lines_of(a.out);
   REQUIRE(lines.size() == 4);
   std::vector<std::string> used;
   for (std::size_t i = 1; i < lines.size(); ++i) used.push_back(brokersim::test::split_csv_line(lines[i])[1]);
-  CHECK(used[0] != used[2]);
-  for (const auto& u : used) CHECK((std::stoi(u) >= 3 && std::stoi(u) <= 30));
+  for (const auto& u : used) CHECK((std::stoi(u) >= 10 && std::stoi(u) <= 30));
   // Shards, merged: the bytes of one run.
   std::vector<std::string> shards;
   for (int k = 0; k < 2; ++k) {
@@ -284,7 +308,7 @@ TEST_CASE("precision: plan --precision accepts and rejects at the bound and repo
   std::uint64_t sum = 0;
   for (const auto& t : j["tried"]) sum += t["replications"].get<std::uint64_t>();
   CHECK(j["replications_run"] == sum);
-  CHECK(j["tried"][0]["replications"] == 3);  // 0.2 ms: rejected at its bound after the first round
+  CHECK(j["tried"][0]["replications"] == 9);  // 0.2 ms: rejected at its bound after the first stage (9: the maximum)
   CHECK(j["tried"][0]["meets"] == false);
   CHECK(j["tried"][0]["undecided"] == false);
 

@@ -497,7 +497,7 @@ TEST_CASE("vector 22: delivered at 999 (TTL 1000), received at 1010: the client 
 
 TEST_CASE("vector 23: consumer timeout (<= 4.2): checked on a 60 s tick - the channel is closed and its deliveries requeued") {
   const char* text = R"({
-    "stop": {"time_ms": 200000},
+    "stop": {"time_ms": 200000, "follow_ms": 0},
     "broker": {"version": "4.2", "consumer_timeout_ms": 60000, "queues": {"q": {}}},
     "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0]}, "service_ms": 150000}],
     "consumers": [{"queue": "q", "prefetch": 2}]

@@ -120,18 +120,19 @@ ValidationResult run_validation(const ValidationPoint& point, const PrecisionRul
   if (!precision) {
     run_to(static_cast<std::uint64_t>(point.replications));
   } else {
-    // The rule of run, sweep and plan, on every metric this point compares (those with an exact
-    // value and a simulated one).
-    for (std::uint64_t n = precision->first;; n = next_round(*precision, n)) {
-      run_to(n);
-      bool precise = true;
-      for (std::size_t i = 0; i < defs.size() && precise; ++i) {
-        if (std::isnan(exact.*defs[i].member) || std::isnan(samples[i].front())) continue;
-        const MeanInterval ci = student_t_interval(samples[i], 0.95);
-        precise = is_precise(*precision, ci.mean, ci.half_width);
-      }
-      if (precise || n >= precision->max_replications) break;
+    // The rule of run, sweep and plan (Stein's two stages) on every metric this point compares
+    // (those with an exact value and a simulated one).
+    const std::uint64_t n0 = precision->first;
+    run_to(n0);
+    std::uint64_t n = n0;
+    for (std::size_t i = 0; i < defs.size(); ++i) {
+      if (std::isnan(exact.*defs[i].member) || std::isnan(samples[i].front())) continue;
+      const MeanInterval ci = student_t_interval(samples[i], 0.95);
+      const double sd = ci.half_width / student_t_quantile(n0 - 1, 0.95) * std::sqrt(static_cast<double>(n0));
+      n = std::max(n, stein_replications(*precision, n0, ci.mean, sd));
     }
+    run_to(n);
+    out.first_stage = n0;
   }
   out.replications = static_cast<int>(samples[0].size());
   for (std::size_t i = 0; i < defs.size(); ++i) {
@@ -164,7 +165,8 @@ void print_validation(std::ostream& out, int R, double jobs, const PrecisionRule
   for (const auto& pt : validation_design(jobs, R)) {
     const ValidationResult v = run_validation(pt, precision);
     for (const auto& m : v.metrics) {
-      const MeanInterval ci = student_t_interval(m.samples, 0.999);
+      MeanInterval ci = student_t_interval(m.samples, 0.999);
+      ci.half_width = stein_half_width_of(m.samples, v.first_stage, 0.999);  // Stein's with --precision
       const double mean = ci.mean, hw = ci.half_width;
       std::string exact_text = fmt(m.exact, 5), verdict;
       if (std::isnan(m.exact_hi)) {

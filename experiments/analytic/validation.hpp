@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -33,10 +34,11 @@ struct ValidationResult {
   AnalyticFit fit;
   std::vector<MetricSamples> metrics;  // only those with both an exact and a simulated value
   int replications = 0;
+  std::uint64_t first_stage = 0;  // --precision: Stein's first stage n0 (the intervals use its spread)
 };
-// With `precision` (analytic --validate --precision) the point runs replications in the rounds of
-// experiments/precision.hpp until every compared metric's 95% half-width meets the rule (or the
-// maximum), instead of point.replications; `replications` in the result says how many.
+// With `precision` (analytic --validate --precision) the point runs Stein's two stages of
+// experiments/replication/precision.hpp (the replications every compared metric needs, at most
+// the maximum) instead of point.replications; `replications` in the result says how many.
 struct PrecisionRule;
 ValidationResult run_validation(const ValidationPoint& point, const PrecisionRule* precision = nullptr);
 

@@ -108,7 +108,7 @@ AnalyticValues simulated_values(const AnalyticFit& f, const RunResult& r) {
     v.mean_wait_served_s = r.wait(Wait::Queue).mean() / kNs;
     if (f.prefetch != 1) v.mean_wait_served_s += r.wait(Wait::Local).mean() / kNs;  // Erlang C, c = 1
   }
-  v.throughput_per_s = r.measured_s > 0 ? static_cast<double>(r.completed) / r.measured_s : NAN;
+  v.throughput_per_s = r.measured_s > 0 ? static_cast<double>(r.span_completed) / r.measured_s : NAN;
   const QueueResult& q = r.queues.at(static_cast<std::size_t>(f.queue));
   v.mean_ready = q.mean_ready;
   v.mean_unacked = q.mean_unacked;

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/analytic/comparison.hpp"
+#include "experiments/analytic/coverage.hpp"
 #include "experiments/analytic/fit.hpp"
 #include "experiments/analytic/validation.hpp"
 #include "experiments/analytic/values.hpp"
@@ -28,23 +29,42 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       "usage:\n"
       "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
       "  brokersim analytic --validate [--replications R] [--jobs N]\n"
-      "                [--precision REL] [--precision-abs A] [--max-replications N]\n\n"
+      "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
+      "  brokersim analytic --coverage SEEDS [--jobs N] [--replications R | --precision REL ...]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
       "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
       "built-in validation design and prints model | point | exact | simulated (99.9% CI); with\n"
-      "--precision, each point runs replications until its metrics are that precise (column R)");
+      "--precision, each point runs replications until its metrics are that precise (column R).\n"
+      "--coverage measures how often the printed 95% intervals cover the exact values, over seeds 1..SEEDS");
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (JSON)")
       ("json", "print one JSON object")
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key (repeatable)")
       ("validate", "simulate the validation design against the exact values")
+      ("coverage", po::value<std::string>(), "SEEDS: measure the coverage of the 95% intervals on exact models over this many seeds (10 to 100000)")
       ("replications", po::value<int>()->default_value(20), "--validate: replications per point")
       ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication (1000 to 1e8)");
   add_precision_options(opts, false);
   const auto parsed = parse_scenario_command(args, opts, out);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
+  if (vm.count("coverage")) {
+    const std::uint64_t seeds = parse_count("--coverage", vm["coverage"].as<std::string>(), 10);
+    if (seeds > 100000) throw ScenarioError("--coverage", "an integer >= 10 and <= 100000", quote(vm["coverage"].as<std::string>()));
+    const int R = vm["replications"].as<int>();
+    const double jobs = vm["jobs"].defaulted() ? 2000 : vm["jobs"].as<double>();
+    if (!(jobs >= 1000 && jobs <= kMaxValidationJobs))
+      throw ScenarioError("--jobs: expected a number >= 1000 and <= " + fmt(kMaxValidationJobs) + ", got " + fmt(jobs));
+    if (R < 2 || static_cast<std::uint64_t>(R) > kMaxReplications)
+      throw ScenarioError("--replications: expected an integer >= 2 and <= " + std::to_string(kMaxReplications) +
+                          ", got " + std::to_string(R));
+    for (const char* o : {"validate", "scenario", "set", "json"})
+      if (vm.count(o)) throw ScenarioError("analytic --coverage: expected no " + std::string(o) + " beside it (the design is built in), got one");
+    const auto precision = read_precision_options(vm, vm["replications"].defaulted() ? 0 : static_cast<std::uint64_t>(R));
+    print_coverage(out, seeds, jobs, R, precision ? &*precision : nullptr);
+    return 0;
+  }
   if (vm.count("validate")) {
     const int R = vm["replications"].as<int>();
     const double jobs = vm["jobs"].as<double>();
@@ -62,7 +82,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     if (vm.count("set")) throw ScenarioError("analytic --validate: expected no --set (the validation design is built in), got one");
     if (vm.count("json")) throw ScenarioError("analytic --validate: expected no --json (it prints a table only), got --json");
     const auto precision = read_precision_options(
-        vm, vm["replications"].defaulted() ? kMinSequentialReplications : static_cast<std::uint64_t>(R));
+        vm, vm["replications"].defaulted() ? 0 : static_cast<std::uint64_t>(R));
     print_validation(out, R, jobs, precision ? &*precision : nullptr);
     return 0;
   }

@@ -96,7 +96,7 @@ std::optional<PlanOptions> parse_plan_options(const std::vector<std::string>& ar
   o.json = vm.count("json") > 0;
   o.conservative = vm.count("conservative") > 0;
   o.progress = vm.count("progress") > 0;
-  o.precision = read_precision_options(vm, vm.count("replications") ? o.replications : kMinSequentialReplications);
+  o.precision = read_precision_options(vm, vm.count("replications") ? o.replications : 0);
   return o;
 }
 

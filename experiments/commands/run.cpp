@@ -45,22 +45,19 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   std::size_t incomplete = 0;
   TaskRunStats stats;
   const std::vector<const Scenario*> points{&scenario};
-  run_sequential(
+  std::uint64_t needed = 0;
+  run_two_stage(
       points, rule, 1, names,
-      [&](std::size_t, const std::vector<std::vector<double>>& rows) {
-        std::vector<const std::vector<double>*> reps;
-        for (const auto& r : rows) reps.push_back(&r);
-        const Summary s = summarize(reps);
-        return std::all_of(columns.begin(), columns.end(), [&](std::size_t c) { return is_precise(rule, s.mean[c], s.ci95[c]); });
+      [&](std::size_t, const std::vector<std::vector<double>>& first) {
+        return needed = needed_for_columns(rule, first, columns, ratio_columns(names));
       },
       [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
         std::vector<const std::vector<double>*> reps;
         for (const auto& r : rows) reps.push_back(&r);
-        summary = summarize(reps);
+        summary = summarize_two_stage(reps, rule.first, ratio_columns(names));
         used = rows.size();
         incomplete = bad;
-        reached = std::all_of(columns.begin(), columns.end(),
-                              [&](std::size_t c) { return is_precise(rule, summary.mean[c], summary.ci95[c]); });
+        reached = needed <= rule.max_replications;
       },
       &stats);
   std::vector<std::string> checked;
@@ -70,8 +67,8 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
     j["scenario"] = scenario.name;
     j["seed"] = scenario.seed;
     j["replications"] = used;
-    j["precision"] = {{"rel", rule.rel}, {"abs", rule.abs}, {"max_replications", rule.max_replications},
-                      {"metrics", checked}, {"reached", reached}};
+    j["precision"] = {{"rel", rule.rel},           {"abs", rule.abs},         {"first_stage", rule.first},
+                      {"max_replications", rule.max_replications}, {"metrics", checked}, {"reached", reached}};
     j["incomplete_runs"] = incomplete;
     auto& m = j["metrics"];
     m = nlohmann::ordered_json::object();
@@ -139,7 +136,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   Scenario scenario = load_command_scenario(vm, "run");
   if (vm.count("seed")) scenario.seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
   if (vm.count("replication")) scenario.replication = parse_count("--replication", vm["replication"].as<std::string>(), 0);
-  if (const auto rule = read_precision_options(vm, kMinSequentialReplications)) {
+  if (const auto rule = read_precision_options(vm, 0)) {
     // Replications 0..R-1 are chosen by the rule: one trace or series, or one replication
     // number, would describe none of them.
     for (const char* o : {"trace", "timeseries", "replication", "compare-analytic"})

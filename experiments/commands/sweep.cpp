@@ -175,7 +175,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::vector<std::string> checked;
     for (std::size_t c : precision_columns) checked.push_back(names[c]);
     identity["precision"] = {{"rel", precision->rel}, {"abs", precision->abs},
-                             {"first_round", precision->first}, {"max_replications", precision->max_replications},
+                             {"first_stage", precision->first}, {"max_replications", precision->max_replications},
                              {"metrics", checked}};
   }
   // grid index -> row cells after `replications`: NAME_mean,NAME_ci95 per metric, incomplete_runs
@@ -244,8 +244,10 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   progress.update(points_done);
   TaskRunStats stats;
   // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, then incomplete_runs.
+  const std::vector<RatioColumn> ratios = ratio_columns(names);
   const auto row_cells = [&](const std::vector<const std::vector<double>*>& reps, std::size_t incomplete) {
-    const Summary s = summarize(reps);
+    // With --precision the half-width is Stein's, from the first stage (precision.hpp).
+    const Summary s = precision ? summarize_two_stage(reps, precision->first, ratios) : summarize(reps, ratios);
     std::string c;
     for (std::size_t j = 0; j < names.size(); ++j) {
       if (j) c += ',';
@@ -258,17 +260,12 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (precision) {
     std::vector<const Scenario*> points;
     for (std::size_t k : todo) points.push_back(&scenarios[k]);
-    run_sequential(
+    run_two_stage(
         points, *precision, threads, names,
-        [&](std::size_t, const std::vector<std::vector<double>>& rows) {
-          std::vector<const std::vector<double>*> reps;
-          for (const auto& r : rows) reps.push_back(&r);
-          const Summary s = summarize(reps);
-          // A metric this point does not have (another broker kind's reason: every replication
-          // NaN) has nothing to make precise.
-          return std::all_of(precision_columns.begin(), precision_columns.end(), [&](std::size_t c) {
-            return std::isnan(s.mean[c]) || is_precise(*precision, s.mean[c], s.ci95[c]);
-          });
+        // A metric this point does not have (another broker kind's reason: every replication
+        // NaN) needs nothing more (stein_replications).
+        [&](std::size_t, const std::vector<std::vector<double>>& first) {
+          return needed_for_columns(*precision, first, precision_columns, ratios);
         },
         [&](std::size_t k, const std::vector<std::vector<double>>& rows, std::size_t incomplete) {
           std::vector<const std::vector<double>*> reps;

@@ -172,7 +172,7 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   j["replications"] = rep.options.precision ? rep.options.precision->first : rep.options.replications;
   if (rep.options.precision) {
     const PrecisionRule& pr = *rep.options.precision;
-    j["precision"] = {{"rel", pr.rel}, {"abs", pr.abs}, {"first_round", pr.first}, {"max_replications", pr.max_replications}};
+    j["precision"] = {{"rel", pr.rel}, {"abs", pr.abs}, {"first_stage", pr.first}, {"max_replications", pr.max_replications}};
   }
   j["replications_run"] = rep.runner.replications_spent();
   j["targets"] = rep.options.target_texts;

@@ -13,11 +13,11 @@ namespace {
 
 using json = nlohmann::json;
 
-// Student t 95% half-width of a target's margin (lhs - rhs), evaluated per replication: the
-// expression need not be linear in the metrics, so the metrics' own ci95 do not give it.
-double margin_half_width(const Target& t, const std::vector<std::vector<double>>& rows,
-                         const std::map<std::string, std::size_t>& metric_index,
-                         const std::function<double(const std::string&)>& lookup) {
+// A target's margin (lhs - rhs) evaluated per replication: the expression need not be linear in
+// the metrics, so the metrics' own ci95 do not give its interval.
+std::vector<double> margins_of(const Target& t, const std::vector<std::vector<double>>& rows,
+                               const std::map<std::string, std::size_t>& metric_index,
+                               const std::function<double(const std::string&)>& lookup) {
   std::vector<double> margins;
   for (const auto& row : rows) {
     const auto per_rep = [&](const std::string& name) -> double {
@@ -26,18 +26,29 @@ double margin_half_width(const Target& t, const std::vector<std::vector<double>>
     };
     margins.push_back(t.lhs->eval(per_rep) - t.rhs->eval(per_rep));
   }
-  return student_t_interval(margins, 0.95).half_width;
+  return margins;
+}
+
+// The margin's 95% half-width: Student t over all replications, or with a first stage n0 > 0
+// (--precision) Stein's, from the first n0 (precision.hpp).
+double margin_half_width(const std::vector<double>& margins, std::uint64_t n0) {
+  return stein_half_width_of(margins, n0);
 }
 
 // The targets on a point's replication rows: on the means, or (--conservative) on the margin's
 // 95% bound, towards failing. `guarantee` (--precision) also decides each target: met at the
 // bound towards failing, missed at the bound towards passing, else undecided.
 PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<Target>& targets,
-                        const std::vector<std::vector<double>>& rows, bool conservative, bool guarantee = false) {
+                        const std::vector<std::vector<double>>& rows, bool conservative, std::uint64_t first_stage = 0) {
+  const bool guarantee = first_stage > 0;
   std::vector<const std::vector<double>*> reps;
   for (const auto& row : rows) reps.push_back(&row);
   PointResult res;
-  res.summary = summarize(reps);
+  const std::vector<RatioColumn> ratios = ratio_columns(grid.names);
+  res.summary = guarantee ? summarize_two_stage(reps, first_stage, ratios) : summarize(reps, ratios);
+  // Margins per replication on the pooled ratios, so that a target on a fraction is judged on
+  // the fraction of all the replications' jobs (statistics.hpp).
+  const std::vector<std::vector<double>> pooled = pool_ratios(reps, ratios);
   const auto lookup = [&](const std::string& name) -> double {
     if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return res.summary.mean[it->second];
     if (name == "slots_total") return grid.slots_total[p];
@@ -48,7 +59,8 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
     res.lhs.push_back(l);
     res.rhs.push_back(r);
-    const double half_width = rows.size() > 1 ? margin_half_width(t, rows, grid.metric_index, lookup) : NAN;
+    const double half_width =
+        rows.size() > 1 ? margin_half_width(margins_of(t, pooled, grid.metric_index, lookup), first_stage) : NAN;
     res.margin_ci95.push_back(half_width);
     const double slack = (conservative || guarantee) && rows.size() > 1 ? half_width : 0;
     bool ok = false;
@@ -111,14 +123,14 @@ const PointResult& PointRunner::evaluate(std::size_t p) {
   PointResult res;
   if (o_.precision) {
     // Spend replications where the decision is close: a setting clearly on one side of every
-    // target stops after the first round; one that straddles a target runs on.
+    // target stops after the first stage; one that straddles a target gets a second.
     const std::vector<const Scenario*> points{&grid_.scenarios[p]};
     std::size_t incomplete = 0;
-    spent_ += run_sequential(
+    spent_ += run_two_stage(
         points, *o_.precision, o_.threads, grid_.names,
-        [&](std::size_t, const std::vector<std::vector<double>>& rows) { return settled(p, rows); },
+        [&](std::size_t, const std::vector<std::vector<double>>& first) { return needed(p, first); },
         [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
-          res = judge_point(grid_, p, targets_, rows, o_.conservative, true);
+          res = judge_point(grid_, p, targets_, rows, o_.conservative, o_.precision->first);
           incomplete = bad;
         },
         &stats_);
@@ -144,19 +156,34 @@ const PointResult& PointRunner::evaluate(std::size_t p) {
   return results_.emplace(p, std::move(res)).first->second;
 }
 
-bool PointRunner::settled(std::size_t p, const std::vector<std::vector<double>>& rows) const {
-  const PointResult r = judge_point(grid_, p, targets_, rows, o_.conservative, true);
-  if (!r.undecided) return true;
-  for (std::size_t i = 0; i < targets_.size(); ++i) {
-    if (r.decided[i]) continue;
-    std::vector<std::string> used;
-    targets_[i].lhs->names(used);
-    targets_[i].rhs->names(used);
-    for (const auto& u : used)
-      if (const auto it = grid_.metric_index.find(u); it != grid_.metric_index.end())
-        if (!is_precise(*o_.precision, r.summary.mean[it->second], r.summary.ci95[it->second])) return false;
+// Stein's second stage for a setting: each target's margin m0 +- its first-stage spread needs a
+// half-width h small enough to decide it, h = max(|m0| / 2, REL x |rhs|, ABS): a margin far from
+// 0 is decided by the first stage, one that straddles 0 gets replications until the target is
+// known to within REL of its threshold (then, if still straddling, it is reported undecided).
+std::uint64_t PointRunner::needed(std::size_t p, const std::vector<std::vector<double>>& first) const {
+  const PrecisionRule& rule = *o_.precision;
+  const auto n0 = static_cast<std::uint64_t>(first.size());
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& row : first) reps.push_back(&row);
+  const std::vector<std::vector<double>> pooled = pool_ratios(reps, ratio_columns(grid_.names));
+  const Summary s = summarize(reps, ratio_columns(grid_.names));
+  const auto lookup = [&](const std::string& name) -> double {
+    if (const auto it = grid_.metric_index.find(name); it != grid_.metric_index.end()) return s.mean[it->second];
+    if (name == "slots_total") return grid_.slots_total[p];
+    return grid_.axis_number(p, grid_.axis_index.at(name), "--target");
+  };
+  std::uint64_t n = n0;
+  for (const auto& t : targets_) {
+    const std::vector<double> margins = margins_of(t, pooled, grid_.metric_index, lookup);
+    const MeanInterval ci = student_t_interval(margins, 0.95);
+    if (!std::isfinite(ci.mean) || !std::isfinite(ci.half_width)) continue;
+    const double sd = ci.half_width / student_t_quantile(n0 - 1, 0.95) * std::sqrt(static_cast<double>(n0));
+    PrecisionRule decide = rule;
+    decide.rel = 0;
+    decide.abs = std::max({std::fabs(ci.mean) / 2, rule.rel * std::fabs(t.rhs->eval(lookup)), rule.abs});
+    n = std::max(n, stein_replications(decide, n0, 0.0, sd));
   }
-  return true;
+  return n;
 }
 
 std::optional<std::size_t> search_by_bisection(const PlanGrid& grid, std::size_t axis, PointRunner& runner) {

@@ -53,10 +53,10 @@ class PointRunner {
   std::uint64_t replications_spent() const { return spent_; }
 
  private:
-  // --precision: done when the setting is decided (met, or some target missed at its bound), or
-  // when every undecided target's metrics are as precise as asked: more replications would only
-  // resolve a difference smaller than the precision the user cares about.
-  bool settled(std::size_t p, const std::vector<std::vector<double>>& rows) const;
+  // --precision: the replications a setting needs in all after its first stage (Stein's second
+  // stage): enough to decide each target (met, or missed at its bound), or to know it to within
+  // REL of its threshold: more would only resolve a difference smaller than the user cares about.
+  std::uint64_t needed(std::size_t p, const std::vector<std::vector<double>>& first_stage) const;
 
   const PlanGrid& grid_;
   const std::vector<Target>& targets_;

@@ -175,7 +175,7 @@ ShardMeta read_shard_meta(const std::string& name, const std::string& text) {
       const ojson& v = get(p, key);
       if (!v.is_number() || !(v.get<double>() >= 0)) r.bad(std::string("precision.") + key, "a number >= 0", v);
     }
-    r.integer(get(p, "first_round"), "precision.first_round", 1, kMax);
+    r.integer(get(p, "first_stage"), "precision.first_stage", 1, kMax);
     r.integer(get(p, "max_replications"), "precision.max_replications", 1, kMax);
     r.texts(get(p, "metrics"), "precision.metrics");
   }

@@ -60,4 +60,61 @@ Summary summarize(const std::vector<const std::vector<double>*>& reps) {
   return s;
 }
 
+std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names) {
+  std::vector<RatioColumn> out;
+  const auto index = [&](const std::string& n) -> std::ptrdiff_t {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == n) return static_cast<std::ptrdiff_t>(i);
+    return -1;
+  };
+  const std::ptrdiff_t generated = index("outcomes.generated");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
+    if ((n.rfind("fraction.", 0) == 0 || n.rfind("expired_before_start_by_cause.fraction_", 0) == 0) && generated >= 0) {
+      out.push_back({i, static_cast<std::size_t>(generated)});
+    } else if (n.rfind("wait_ms.", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".mean") == 0) {
+      const std::ptrdiff_t count = index(n.substr(0, n.size() - 5) + ".count");
+      if (count >= 0) out.push_back({i, static_cast<std::size_t>(count)});
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector<double>*>& reps,
+                                             const std::vector<RatioColumn>& ratios) {
+  std::vector<std::vector<double>> rows;
+  rows.reserve(reps.size());
+  for (const auto* r : reps) rows.push_back(*r);
+  if (reps.size() < 2) return rows;
+  for (const RatioColumn& c : ratios) {
+    double sum_xw = 0, sum_w = 0;
+    bool all_equal = true;
+    for (const auto* r : reps) {
+      const double w = (*r)[c.weight], x = (*r)[c.column];
+      all_equal = all_equal && x == (*reps[0])[c.column];
+      if (w > 0 && std::isfinite(x)) {
+        sum_xw += x * w;
+        sum_w += w;
+      }
+    }
+    // No samples anywhere (NaN, or a metric this point lacks), or the same value in every
+    // replication (its pooled ratio is that value, exactly): as it is.
+    if (!(sum_w > 0) || all_equal) continue;
+    const double ratio = sum_xw / sum_w, mean_w = sum_w / static_cast<double>(reps.size());
+    for (std::size_t k = 0; k < reps.size(); ++k) {
+      const double w = (*reps[k])[c.weight], x = (*reps[k])[c.column];
+      rows[k][c.column] = ratio + (w > 0 && std::isfinite(x) ? w * (x - ratio) / mean_w : -ratio * 0.0);
+    }
+  }
+  return rows;
+}
+
+Summary summarize(const std::vector<const std::vector<double>*>& reps, const std::vector<RatioColumn>& ratios) {
+  if (ratios.empty()) return summarize(reps);
+  const auto rows = pool_ratios(reps, ratios);
+  std::vector<const std::vector<double>*> pooled;
+  for (const auto& r : rows) pooled.push_back(&r);
+  return summarize(pooled);
+}
+
 }  // namespace brokersim

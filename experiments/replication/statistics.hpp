@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace brokersim {
@@ -26,6 +27,26 @@ MeanInterval student_t_interval_with(const std::vector<double>& x, double t);
 struct Summary {
   std::vector<double> mean, ci95;
 };
+// Columns that are a ratio per replication (a fraction of the jobs generated, a mean over a
+// wait's samples): the column and the column of its denominator (its weight).
+struct RatioColumn {
+  std::size_t column, weight;
+};
+// fraction.* and expired_before_start_by_cause.fraction_* over outcomes.generated, and
+// wait_ms.STAGE.mean over wait_ms.STAGE.count, by name.
+std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names);
+
+// The mean of a ratio over replications is the pooled ratio sum(x_r w_r) / sum(w_r) (the jobs of
+// all replications together), not the average of the per-replication ratios, which is biased by
+// O(1 / jobs per replication): a run of 180 jobs had its abandoned fraction 0.6% low on M/M/4+D.
+// Each ratio column's values are replaced by their linearisation z_r = R + w_r (x_r - R) / mean(w)
+// (the delta method): the mean of z is exactly R and the Student-t interval of z is R's. Rows
+// whose weight is 0 (no samples) count as weight 0.
+std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector<double>*>& replications,
+                                             const std::vector<RatioColumn>& ratios);
+
 Summary summarize(const std::vector<const std::vector<double>*>& replications);
+// The same after pool_ratios.
+Summary summarize(const std::vector<const std::vector<double>*>& replications, const std::vector<RatioColumn>& ratios);
 
 }  // namespace brokersim

@@ -66,10 +66,14 @@ void load_run_keys(const json& doc, Scenario& scenario) {
   if (has(doc, "seed")) scenario.seed = unsigned_integer(doc["seed"], "seed", 0);
 
   const json& stop = object_at(member(doc, "stop"), "stop", "an object with time_ms and/or jobs");
-  check_keys(stop, "stop", {"time_ms", "jobs"});
+  check_keys(stop, "stop", {"time_ms", "jobs", "follow_ms"});
   if (stop.empty()) fail("stop", "at least one of time_ms, jobs", stop);
   if (has(stop, "time_ms")) scenario.stop_time = ms_positive(stop["time_ms"], "stop.time_ms");
   if (has(stop, "jobs")) scenario.stop_jobs = unsigned_integer(stop["jobs"], "stop.jobs", 1);
+  if (has(stop, "follow_ms")) {
+    if (!scenario.stop_time) fail("stop.follow_ms", "stop.time_ms beside it (a run that stops on its jobs follows them all)", stop["follow_ms"]);
+    scenario.stop_follow = ms_non_negative(stop["follow_ms"], "stop.follow_ms");
+  }
 
   if (has(doc, "warmup_ms") && (doc["warmup_ms"].is_string() || doc["warmup_ms"].is_object())) {
     // "auto": chosen from the data (MSER-5 on a pilot run's job-level series); the object form

@@ -313,7 +313,7 @@ void AmazonSqs::retention_due(int q, std::uint32_t gen) {
 
 void AmazonSqs::ready_changed(int q) {
   const Queue& Q = queues_[q];
-  w_.ledger.ready_changed(q, w_.now, Q.level.ready, Q.level.counted, Q.level.counted_bytes);
+  w_.ledger.ready_changed(q, w_.now, Q.level.ready, Q.level.bytes);
 }
 
 }  // namespace brokersim

@@ -354,7 +354,7 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
 
 void AzureServiceBus::ready_changed(int q) {
   const Entity& E = entities_[q];
-  w_.ledger.ready_changed(q, w_.now, E.level.ready, E.level.counted, E.level.counted_bytes);
+  w_.ledger.ready_changed(q, w_.now, E.level.ready, E.level.bytes);
 }
 
 }  // namespace brokersim

@@ -268,7 +268,7 @@ void RabbitMq::give_credit(Consumer& c) {
 
 void RabbitMq::ready_changed(int q) {
   const RabbitQueue& Q = queues_[q];
-  w_.ledger.ready_changed(q, w_.now, Q.ready(), Q.counted_ready(), Q.counted_ready_bytes());
+  w_.ledger.ready_changed(q, w_.now, Q.ready(), Q.ready_bytes());
   quorum_.target_changed(*this, q);
 }
 

@@ -98,7 +98,7 @@ void RabbitMq::declare(int q, bool periodic) {
   }
   if (!periodic) return;
   const Time next = w_.now + *Q.spec().declare_every;
-  if (w_.s.stop_time ? next <= *w_.s.stop_time : !w_.events.empty())
+  if (w_.s.stop_time ? next <= w_.horizon : !w_.events.empty())
     w_.at(next, Ev::Declare, static_cast<std::uint32_t>(q));
 }
 

@@ -15,7 +15,6 @@ void RabbitQueue::requeue(const Message& m) {
       ready_.push_back(back);
     }
     ready_bytes_ += back.bytes;
-    count(back, +1);
     return;
   }
   // Requeued messages are usually older than everything ready, so search from the front.
@@ -23,7 +22,6 @@ void RabbitQueue::requeue(const Message& m) {
                              [](std::uint64_t s, const Message& x) { return s < x.seq; });
   ready_.insert(it, m);
   ready_bytes_ += m.bytes;
-  count(m, +1);
 }
 
 std::optional<Time> RabbitQueue::arm_timer(Time now) {

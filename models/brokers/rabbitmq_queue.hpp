@@ -62,7 +62,6 @@ class RabbitQueue {
     const std::uint64_t seq = next_seq_++;
     ready_.push_back(Message{seq, job, bytes, expiry, counted});
     ready_bytes_ += bytes;
-    count(ready_.back(), +1);
     return seq;
   }
   // A sequence number for a message handed to a consumer without entering the ready list, so
@@ -77,12 +76,10 @@ class RabbitQueue {
     ready_.pop_front();
     if (returns_ > 0) --returns_;
     ready_bytes_ -= m.bytes;
-    count(m, -1);
     return m;
   }
-  // Ready messages of jobs created after the warm-up, and their bytes: what the statistics see.
-  std::uint64_t counted_ready() const { return counted_ready_; }
-  std::uint64_t counted_ready_bytes() const { return counted_ready_bytes_; }
+  // The body bytes of the ready messages (the levels of the statistics count every message).
+  std::uint64_t ready_bytes() const { return ready_bytes_; }
 
   // Would one more message of `bytes` exceed max-length or max-length-bytes? `also_counted`:
   // messages that count toward the length without being ready (a quorum queue's held dead-letters).
@@ -97,7 +94,6 @@ class RabbitQueue {
   // Queue deletion (x-expires): every ready message goes with it.
   std::deque<Message> take_all() {
     ready_bytes_ = 0;
-    counted_ready_ = counted_ready_bytes_ = 0;
     returns_ = 0;
     return std::exchange(ready_, {});
   }
@@ -119,19 +115,12 @@ class RabbitQueue {
   bool deleted = false;
 
  private:
-  void count(const Message& m, int sign) {
-    if (!m.counted) return;
-    counted_ready_ += static_cast<std::uint64_t>(sign);
-    counted_ready_bytes_ += static_cast<std::uint64_t>(sign) * m.bytes;
-  }
-
   const QueueSpec* spec_;
   QueueType type_;
   RequeueTo requeue_to_;
   std::deque<Message> ready_;
   std::size_t returns_ = 0;  // the returns queue: the first returns_ messages of ready_
   std::uint64_t ready_bytes_ = 0;
-  std::uint64_t counted_ready_ = 0, counted_ready_bytes_ = 0;
   std::uint64_t next_seq_ = 0;
   Time timer_at_ = sim::kNever;
   std::uint32_t timer_gen_ = 0;

@@ -19,7 +19,10 @@ class OutcomeBook {
   OutcomeBook(const RunOptions& o, bool per_interval)
       : series_(o.job_series), series_stale_(o.job_series_stale), per_interval_(per_interval) {}
 
-  void job_created() { ++unsettled_; }
+  void job_created(const Job& job) {
+    ++unsettled_;
+    counted_unsettled_ += job.counted;
+  }
   // Every job's outcome (warm-up included: --timeseries shows the state, not the measurement).
   void interval(Outcome o) {
     if (per_interval_) ++interval_[static_cast<std::size_t>(o)];
@@ -46,13 +49,19 @@ class OutcomeBook {
                          job.where == Where::Deferred;
     if (resting != job.settled_resting) {
       job.settled_resting = resting;
-      if (resting) --unsettled_; else ++unsettled_;
+      const std::uint64_t d = resting ? ~std::uint64_t{0} : 1;  // -1 or +1, modulo 2^64
+      unsettled_ += d;
+      if (job.counted) counted_unsettled_ += d;
     }
   }
   void job_left(const Job& job) {
-    if (!job.settled_resting) --unsettled_;
+    if (job.settled_resting) return;
+    --unsettled_;
+    counted_unsettled_ -= job.counted;
   }
   bool settled() const { return unsettled_ == 0; }
+  // Every counted job settled: what a timed run following its jobs past the stop waits for.
+  bool counted_settled() const { return counted_unsettled_ == 0; }
 
  private:
   void record_sample(const Job& job, Outcome o);
@@ -62,6 +71,7 @@ class OutcomeBook {
   bool per_interval_;
   OutcomeCounts interval_{};
   std::uint64_t unsettled_ = 0;  // alive and not resting decided in an unread queue
+  std::uint64_t counted_unsettled_ = 0;  // of them, counted
 };
 
 }  // namespace brokersim

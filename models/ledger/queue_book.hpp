@@ -1,8 +1,8 @@
 // One queue's book: what the ledger counts of it, and the state the time series and the
-// autoscaler read. One rule for every number: it counts jobs created after the warm-up. Counters
-// count their events; levels (ready, unacked, bytes) count their messages, averaged over the time
-// after the warm-up. The state itself (`ready`, `unacked`, what --timeseries shows) counts every
-// message.
+// autoscaler read. Counters (published, delivered, dead-lettered) count the jobs created in the
+// measured span; levels (ready, unacked, bytes) are the state itself, every message, averaged over
+// the measured span: a level that counted only the span's own jobs would start at 0 at the
+// warm-up's end and come out low (measured: M/M/4+D mean_unacked 1% low over 330 s runs).
 #pragma once
 
 #include <algorithm>
@@ -23,35 +23,31 @@ struct QueueBook {
   std::uint64_t deletions = 0;
   std::uint64_t ready = 0, unacked = 0;  // every message: the state
   std::uint64_t publishes = 0;           // every message (an autoscaler's publish rate)
-  std::uint64_t counted_ready = 0, counted_ready_bytes = 0, counted_unacked = 0, counted_unacked_bytes = 0;
+  std::uint64_t ready_bytes = 0, unacked_bytes = 0;
   std::uint64_t max_ready = 0, max_bytes = 0;
   sim::TimeWeighted ready_tw, unacked_tw, bytes_tw;
   bool read = false;  // some consumer group reads it: a job resting here is still in the system
 
   // track_bytes: some producer sends non-empty bodies (otherwise the byte levels stay 0).
-  void ready_changed(Time now, std::uint64_t ready_now, std::uint64_t counted, std::uint64_t counted_bytes,
-                     bool track_bytes) {
+  void ready_changed(Time now, std::uint64_t ready_now, std::uint64_t bytes_now, bool track_bytes) {
     ready = ready_now;
-    counted_ready = counted;
-    counted_ready_bytes = counted_bytes;
-    ready_tw.set(now, static_cast<double>(counted));
-    max_ready = std::max(max_ready, counted);
+    ready_bytes = bytes_now;
+    ready_tw.set(now, static_cast<double>(ready));
+    max_ready = std::max(max_ready, ready);
     if (track_bytes) bytes_changed(now);
   }
   void unacked_changed(Time now, const Job& job, int delta, bool track_bytes) {
     unacked += static_cast<std::uint64_t>(delta);
-    if (!job.counted) return;
-    counted_unacked += static_cast<std::uint64_t>(delta);
-    counted_unacked_bytes += static_cast<std::uint64_t>(delta) * job.bytes;
-    unacked_tw.set(now, static_cast<double>(counted_unacked));
+    unacked_bytes += static_cast<std::uint64_t>(delta) * job.bytes;
+    unacked_tw.set(now, static_cast<double>(unacked));
     if (track_bytes) bytes_changed(now);
   }
   void warmup(Time now) {
     ready_tw.reset(now);
     unacked_tw.reset(now);
     bytes_tw.reset(now);
-    max_ready = counted_ready;
-    max_bytes = counted_ready_bytes + counted_unacked_bytes;
+    max_ready = ready;
+    max_bytes = ready_bytes + unacked_bytes;
   }
   QueueResult result(const std::string& name, Time now) const {
     QueueResult qr;
@@ -72,7 +68,7 @@ struct QueueBook {
 
  private:
   void bytes_changed(Time now) {
-    const std::uint64_t held = counted_ready_bytes + counted_unacked_bytes;
+    const std::uint64_t held = ready_bytes + unacked_bytes;
     bytes_tw.set(now, static_cast<double>(held));
     max_bytes = std::max(max_bytes, held);
   }
