@@ -53,6 +53,7 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
   for (std::size_t q = 0; q < queues_.size(); ++q) r.queues.push_back(queues_[q].result(s_.broker.queues[q].name, now));
   r.windows = windows_.finish(now);
   r.groups = replicas_.finish(now, r.measured_s, s_.consumers);
+  r.peak_replicas_total = replicas_.peak_total();
 
   std::uint64_t sum = 0;
   for (auto n : r.outcomes) sum += n;

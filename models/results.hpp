@@ -166,6 +166,7 @@ struct RunResult : Tally<sim::Histogram> {
   std::vector<ConsumerResult> consumers;
   std::vector<WindowResult> windows;       // observe.window_ms only
   std::vector<GroupFleetResult> groups;    // per consumer group
+  int peak_replicas_total = 0;             // most replicas of all groups at once (the text summary's)
   std::uint64_t events = 0;
   Time end_time = 0;
   std::uint64_t peak_in_system = 0;
