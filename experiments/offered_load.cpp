@@ -14,9 +14,20 @@ struct Rate {
   bool scheduled = false;
 };
 
-// Span a list of arrival times covers: to stop.time_ms when given, else to the last arrival.
-double span_ms(const Scenario& s, double last_ms) {
-  return s.stop_time ? sim::to_ms(*s.stop_time) : last_ms;
+// The span the run measures starts at warmup_ms, as the throughput's does (run.measured_s).
+double measured_from_ms(const Scenario& s) { return sim::to_ms(s.warmup); }
+
+// Arrivals a list of times makes per second over the measured span: those at or after warmup_ms,
+// over [warmup_ms, stop.time_ms] (without stop.time_ms, to the last arrival).
+template <class Times>
+double list_rate(const Scenario& s, std::size_t n, const Times& time_of) {
+  if (n == 0) return 0.0;
+  const double from = measured_from_ms(s);
+  const double end = s.stop_time ? sim::to_ms(*s.stop_time) : time_of(n - 1);
+  std::size_t counted = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (time_of(i) >= from) ++counted;
+  return end > from ? 1000.0 * static_cast<double>(counted) / (end - from) : 0.0;
 }
 
 Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
@@ -24,30 +35,34 @@ Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
   switch (a.kind) {
     case ArrivalSpec::Kind::Poisson: r.mean = a.rate_per_s; break;
     case ArrivalSpec::Kind::Periodic: r.mean = a.every > 0 ? sim::kNsPerSF / static_cast<double>(a.every) : 0.0; break;
-    case ArrivalSpec::Kind::AtTimes: {
-      const double span = a.at.empty() ? 0.0 : span_ms(s, sim::to_ms(a.at.back()));
-      r.mean = span > 0 ? 1000.0 * static_cast<double>(a.at.size()) / span : 0.0;
+    case ArrivalSpec::Kind::AtTimes:
+      r.mean = list_rate(s, a.at.size(), [&](std::size_t i) { return sim::to_ms(a.at[i]); });
       break;
-    }
-    case ArrivalSpec::Kind::Trace: {
-      const double span = a.trace.empty() ? 0.0 : span_ms(s, sim::to_ms(a.trace.back().publish));
-      r.mean = span > 0 ? 1000.0 * static_cast<double>(a.trace.size()) / span : 0.0;
+    case ArrivalSpec::Kind::Trace:
+      r.mean = list_rate(s, a.trace.size(), [&](std::size_t i) { return sim::to_ms(a.trace[i].publish); });
       break;
-    }
     case ArrivalSpec::Kind::RateSchedule: {
       r.scheduled = true;
+      // Time-weighted over [warmup_ms, stop.time_ms]; the peak is the highest step in that span.
+      // Without stop.time_ms (or when it ends by the warm-up) the span is open: every step counts
+      // and the mean is the peak, the load the fleet must be sized for.
+      const double from_ms = measured_from_ms(s);
       const double end = s.stop_time ? sim::to_ms(*s.stop_time) : 0.0;
+      const bool bounded = end > from_ms;
       double area = 0;
       for (std::size_t i = 0; i < a.schedule.size(); ++i) {
-        const double from = sim::to_ms(a.schedule[i].from);
-        const double to = i + 1 < a.schedule.size() ? sim::to_ms(a.schedule[i + 1].from) : end;
-        if (to > from) area += a.schedule[i].rate_per_s * (to - from);
+        const double step_from = sim::to_ms(a.schedule[i].from);
+        const double step_to = i + 1 < a.schedule.size() ? sim::to_ms(a.schedule[i + 1].from) : end;
+        const double lo = bounded ? std::max(step_from, from_ms) : step_from;
+        const double hi = bounded ? std::min(step_to, end) : step_to;
+        if (bounded && hi <= lo) continue;  // wholly in the warm-up or after the stop
+        if (hi > lo) area += a.schedule[i].rate_per_s * (hi - lo);
         if (a.schedule[i].rate_per_s > r.peak) {
           r.peak = a.schedule[i].rate_per_s;
-          r.peak_from_ms = from;
+          r.peak_from_ms = lo;
         }
       }
-      r.mean = end > 0 ? area / end : r.peak;
+      r.mean = bounded ? area / (end - from_ms) : r.peak;
       return r;
     }
   }
@@ -89,10 +104,28 @@ std::vector<QueueLoad> offered_load(const Scenario& s) {
     }
     if (!fed) continue;
     l.mean_service_ms = l.rate_per_s > 0 ? work / l.rate_per_s : 0.0;
-    for (const auto& c : s.consumers)
-      if (c.queue == l.queue) l.slots += c.count * c.slots;
+    for (const auto& c : s.consumers) {
+      if (c.queue != l.queue) continue;
+      // An autoscaled group counts at its ceiling (members(): autoscale.max, or count when larger).
+      l.slots += c.members() * c.slots;
+      if (c.autoscale) l.autoscaled = true;
+    }
     loads.push_back(l);
   }
+  return loads;
+}
+
+bool reports_mean_slots(const Scenario& s, int queue) {
+  for (const auto& c : s.consumers)
+    if (c.queue == queue && (c.autoscale || c.stop || c.fleet_keys)) return true;
+  return false;
+}
+
+std::vector<QueueLoad> offered_load(const Scenario& s, const std::vector<GroupFleetResult>& groups) {
+  std::vector<QueueLoad> loads = offered_load(s);
+  for (QueueLoad& l : loads)
+    for (std::size_t g = 0; g < s.consumers.size() && g < groups.size(); ++g)
+      if (s.consumers[g].queue == l.queue) l.mean_slots += groups[g].mean_replicas * s.consumers[g].slots;
   return loads;
 }
 
@@ -112,10 +145,12 @@ std::vector<std::string> scenario_warnings(const Scenario& s) {
       out.push_back(name + ": producers publish to it but no consumer reads it");
       continue;
     }
-    // A schedule's mean includes its peak; warn only when even the average swamps the fleet.
+    // A schedule's mean includes its peak; warn only when even the average swamps the fleet (an
+    // autoscaled one at its ceiling: below it the autoscaler adds replicas).
     if (l.utilization() > 1.5)
       out.push_back(name + ": the offered load is " + fmt("%.2f", l.erlangs()) + " erlangs on " +
-                    std::to_string(l.slots) + " slots (" + fmt("%.0f", 100 * l.utilization()) +
+                    std::to_string(l.slots) + " slots" + (l.autoscaled ? " at autoscale.max" : "") + " (" +
+                    fmt("%.0f", 100 * l.utilization()) +
                     "% utilisation) for the whole run: the queue grows without bound; check rate_per_s and service_ms");
   }
   return out;

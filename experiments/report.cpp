@@ -181,13 +181,18 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   }
 
   auto& load = j["offered_load"];
-  for (const QueueLoad& l : offered_load(scenario)) {
+  for (const QueueLoad& l : offered_load(scenario, r.groups)) {
     auto& o = load[scenario.broker.queues[l.queue].name];
     o["rate_per_s"] = l.rate_per_s;
     o["mean_service_ms"] = l.mean_service_ms;
     o["erlangs"] = l.erlangs();
     o["slots"] = l.slots;
     o["utilization"] = l.utilization();
+    // What the fleet actually had, beside its ceiling: only where a group's size changes.
+    if (reports_mean_slots(scenario, l.queue)) {
+      o["mean_slots"] = l.mean_slots;
+      o["mean_slots_utilization"] = l.mean_slots_utilization();
+    }
     o["peak_rate_per_s"] = l.peak_rate_per_s;
     o["peak_utilization"] = l.peak_utilization();
   }
@@ -215,6 +220,36 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   return j;
 }
 
+namespace {
+
+// A group scales or leaves (autoscale, stop_ms) or joins late (start_ms): the summary then says
+// what the fleet cost, which a fixed fleet's slot count already says.
+bool fleet_changes(const Scenario& s) {
+  return std::any_of(s.consumers.begin(), s.consumers.end(),
+                     [](const ConsumerSpec& c) { return c.autoscale || c.stop || c.start > 0; });
+}
+
+// Replica time in pod-hours (a replica is a pod), mean and peak replicas, per group and in all.
+void print_fleet_cost(std::ostream& out, const Scenario& s, const RunResult& r) {
+  double seconds = 0, mean = 0;
+  for (const GroupFleetResult& g : r.groups) {
+    seconds += g.consumer_seconds;
+    mean += g.mean_replicas;
+  }
+  out << "Fleet cost over the measured " << fmt("%.0f", r.measured_s) << " s: " << fmt("%.2f", seconds / 3600.0)
+      << " pod-hours, mean " << fmt("%.2f", mean) << " replicas, peak " << r.peak_replicas_total << " at once\n";
+  for (std::size_t g = 0; g < s.consumers.size() && g < r.groups.size(); ++g) {
+    const ConsumerSpec& c = s.consumers[g];
+    out << "  group " << g << " (" << s.broker.queues[static_cast<std::size_t>(c.queue)].name << ", "
+        << (c.autoscale ? "autoscaled " + std::to_string(c.autoscale->min) + ".." + std::to_string(c.autoscale->max)
+                        : std::to_string(c.count) + (c.stop || c.start > 0 ? " for part of the run" : " fixed"))
+        << "): " << fmt("%.2f", r.groups[g].consumer_seconds / 3600.0) << " pod-hours, mean "
+        << fmt("%.2f", r.groups[g].mean_replicas) << " replicas, peak " << r.groups[g].peak_replicas << '\n';
+  }
+}
+
+}  // namespace
+
 void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << s.name << "\", seed " << s.seed
       << ", " << fmt("%.0f", sim::to_ms(r.end_time)) << " ms simulated (stopped: " << stop_reason_name(r.stop_reason)
@@ -229,10 +264,17 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << '\n';
   }
   // What is asked of the fleet, before what it did: a load near or above 100% explains the rest.
-  for (const QueueLoad& l : offered_load(s)) {
+  // Over the measured span, as the throughput below; an autoscaled fleet at its ceiling and at
+  // the replicas it had on average.
+  const bool changes = fleet_changes(s);
+  for (const QueueLoad& l : offered_load(s, r.groups)) {
     out << "Offered load on " << s.broker.queues[l.queue].name << ": " << fmt("%.2f", l.rate_per_s) << " jobs/s x "
         << fmt("%.1f", l.mean_service_ms) << " ms = " << fmt("%.2f", l.erlangs()) << " erlangs on " << l.slots
-        << " slots: " << fmt("%.1f", 100 * l.utilization()) << "% utilisation";
+        << " slots" << (l.autoscaled ? " at autoscale.max" : "") << ": " << fmt("%.1f", 100 * l.utilization())
+        << "% utilisation";
+    if (changes && l.mean_slots > 0)
+      out << "; on the run's mean " << fmt("%.2f", l.mean_slots) << " slots: " << fmt("%.1f", 100 * l.mean_slots_utilization())
+          << "%";
     if (l.scheduled)
       out << "; peak " << fmt("%.2f", l.peak_rate_per_s) << " jobs/s from " << fmt("%.0f", l.peak_from_ms)
           << " ms: " << fmt("%.1f", 100 * l.peak_utilization()) << "%";
@@ -307,6 +349,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << "Redeliveries " << grouped(r.redeliveries) << ", duplicate executions "
         << grouped(r.duplicate_executions) << ", consumer timeouts "
         << grouped(r.consumer_timeouts) << '\n';
+  if (changes) print_fleet_cost(out, s, r);
   out << '\n';
 
   // One dl: column per reason the broker kind gives, named as in dead_lettered_by_reason.

@@ -34,6 +34,7 @@ void Ledger::close_span(Time end) {
   idleness_.finish(end, r);
   for (std::size_t q = 0; q < queues_.size(); ++q) r.queues.push_back(queues_[q].result(s_.broker.queues[q].name, end));
   r.groups = replicas_.finish(end, r.measured_s, s_.consumers);
+  r.peak_replicas_total = replicas_.peak_total();
   // Counters of events of any job (not of the counted jobs' own fates) stop with the span.
   span_counters_ = {r.duplicate_executions, r.redeliveries, r.consumer_timeouts};
 }

@@ -169,6 +169,7 @@ struct RunResult : Tally<sim::Histogram> {
   // Completions (on time, or on time and late) of any job inside the measured span: the rates'
   // numerators (Ledger::count_outcome).
   std::uint64_t span_completed = 0, span_completed_on_time = 0;
+  int peak_replicas_total = 0;             // most replicas of all groups at once (the text summary's)
   std::uint64_t events = 0;
   Time end_time = 0;
   Time followed = 0;  // how long a timed run went on past stop.time_ms following its jobs

@@ -81,13 +81,19 @@ std::optional<double> consumer_default(const Scenario& s, const std::string& pat
 void compute_costs(PlanGrid& grid, const Expr* cost_expr) {
   const std::size_t n = grid.size();
   grid.slots_total.assign(n, 0);
+  grid.slots_min.assign(n, 0);
+  grid.slots_max.assign(n, 0);
   grid.prefetch_total.assign(n, 0);
   grid.cost.assign(n, 0);
   grid.custom_cost = cost_expr != nullptr;
   for (std::size_t p = 0; p < n; ++p) {
     for (const auto& c : grid.scenarios[p].consumers) {
-      grid.slots_total[p] += static_cast<double>(c.count) * c.slots;
+      const double ceiling = static_cast<double>(c.members()) * c.slots;
+      grid.slots_total[p] += ceiling;
+      grid.slots_max[p] += ceiling;
+      grid.slots_min[p] += static_cast<double>(c.autoscale ? c.autoscale->min : c.count) * c.slots;
       grid.prefetch_total[p] += c.prefetch;
+      if (c.autoscale) grid.autoscaled = true;
     }
   }
   if (!cost_expr) {

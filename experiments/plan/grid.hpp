@@ -34,7 +34,11 @@ struct PlanGrid {
   std::vector<Scenario> scenarios;  // one per grid point
   std::vector<std::string> names;   // metric columns of a run
   std::map<std::string, std::size_t> metric_index, axis_index;
-  std::vector<double> slots_total, prefetch_total, cost;
+  // slots_total: count x slots over the groups, an autoscaled group at its ceiling (autoscale.max
+  // x slots, or count when larger): the capacity to reserve. slots_min / slots_max: the range an
+  // autoscaled fleet moves in (autoscale.min .. max); both equal slots_total for a fixed fleet.
+  std::vector<double> slots_total, slots_min, slots_max, prefetch_total, cost;
+  bool autoscaled = false;  // some point's fleet autoscales: settings show their slot range
   bool custom_cost = false;
   // --cost names a metric (fleet.slot_seconds: what an autoscaled fleet cost is only known after
   // the run): every point is run, then costed on its replication means.

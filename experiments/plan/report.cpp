@@ -26,6 +26,10 @@ ojson setting_json(const PlanReport& rep, std::size_t p) {
   s["setting"] = values;
   s["cost"] = grid.cost[p];
   s["slots_total"] = grid.slots_total[p];
+  if (grid.autoscaled) {
+    s["slots_min"] = grid.slots_min[p];
+    s["slots_max"] = grid.slots_max[p];
+  }
   const PointResult& r = rep.result(p);
   s["meets"] = r.meets;
   s["undecided"] = r.undecided;
@@ -76,6 +80,7 @@ void print_setting(std::ostream& out, const PlanReport& rep, std::size_t p) {
   const PlanGrid& grid = rep.grid;
   out << "  " << grid.space.point_label(p) << "  (cost " << fmt(grid.cost[p]);
   if (grid.custom_cost) out << ", slots_total " << fmt(grid.slots_total[p]);
+  if (grid.autoscaled) out << ", slots " << fmt(grid.slots_min[p]) << ".." << fmt(grid.slots_max[p]) << " autoscaled";
   out << ")\n\n";
   out << "  " << pad("metric", 34) << pad("mean", 14) << "ci95\n";
   const PointResult& r = rep.result(p);

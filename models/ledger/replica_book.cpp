@@ -7,6 +7,7 @@ void ReplicaBook::warmup(Time now) {
     tw_[g].reset(now);
     peak_[g] = replicas_[g];
   }
+  peak_total_ = total_;
 }
 
 std::vector<GroupFleetResult> ReplicaBook::finish(Time now, double measured_s, const std::vector<ConsumerSpec>& groups) const {

@@ -24,16 +24,22 @@ class ReplicaBook {
     replicas_[g] += delta;
     tw_[g].set(now, replicas_[g]);
     peak_[g] = std::max(peak_[g], replicas_[g]);
+    total_ += delta;
+    peak_total_ = std::max(peak_total_, total_);
   }
   int replicas(int group) const { return replicas_[static_cast<std::size_t>(group)]; }
 
   void warmup(Time now);
   // Per group, over the measured span of measured_s seconds.
   std::vector<GroupFleetResult> finish(Time now, double measured_s, const std::vector<ConsumerSpec>& groups) const;
+  // The most replicas of all groups at once after the warm-up (not the sum of the groups' peaks,
+  // which may come at different times).
+  int peak_total() const { return peak_total_; }
 
  private:
   std::vector<int> replicas_, peak_;
   std::vector<sim::TimeWeighted> tw_;
+  int total_ = 0, peak_total_ = 0;
 };
 
 }  // namespace brokersim
