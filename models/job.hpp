@@ -52,14 +52,14 @@ enum class DuplicateCause : std::uint8_t {
 inline constexpr std::size_t kDuplicateCauseCount = 7;
 
 // The reasons a job may run again, most recent last: each cut or lapse adds one, each duplicate
-// execution takes the most recent. Packed 4 bits each; beyond 16 the oldest is forgotten (it
-// would only matter to a job started more than 16 times again after that).
+// execution takes the most recent. Packed 4 bits each; beyond 8 the oldest is forgotten (it
+// would only matter to a job started more than 8 times again after that).
 struct PendingCauses {
-  std::uint64_t bits = 0;
+  std::uint32_t bits = 0;
   std::uint8_t n = 0;
   void push(DuplicateCause c) {
-    bits = (bits << 4) | static_cast<std::uint64_t>(c);
-    if (n < 16) ++n;
+    bits = (bits << 4) | static_cast<std::uint32_t>(c);
+    if (n < 8) ++n;
   }
   DuplicateCause pop() {
     if (n == 0) return DuplicateCause::None;
@@ -101,15 +101,15 @@ struct Job {
   bool ghost = false;
   enum class Ack : std::uint8_t { Ack, Reject, Requeue, Defer } ack = Ack::Ack;  // what the consumer sent
   std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
-  // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; its last
-  // start, on which consumer's which connection (-1: none), and when that run's settlement
-  // reaches the broker (a cut before then returns the run); what to blame if the message comes
-  // back with no cut (set when the execution ends: a lapse, or a failed job's retry).
+  // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; what to
+  // blame if the message comes back with no cut (set when the execution ends: a lapse, or a
+  // failed job's retry); its last start, on which consumer's which connection (-1: none), and
+  // when that run's settlement reaches the broker (a cut before then returns the run).
   bool ran_here = false;
+  DuplicateCause unsettled = DuplicateCause::None;
   std::int32_t ran_at = -1;
   std::uint32_t ran_connection = 0;
   Time ran_settles = sim::kNever;
-  DuplicateCause unsettled = DuplicateCause::None;
   PendingCauses again;           // why it may start again (while it has no ghost: JobCopies then)
   std::uint32_t redeliveries = 0;
   std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
@@ -135,11 +135,11 @@ struct Job {
   // to the last delivery (World::sent clears them), so they never precede `delivered`.
   Time published = -1, delivered = -1, received = -1, started = -1, finished = -1, ended = -1;
   Time first_started = -1;       // its first start, by any copy it descends from
-  // Its stages before the last delivery (docs/outcomes.md, the trace's stage_* columns): time at
-  // the broker (queues, dead-letter hops) and in earlier deliveries, from each delivery to the
-  // broker having the message back (`back`, stamped by the ledger when it leaves the unacked
-  // count, through the brokers' const view of the job: hence mutable).
-  Time stage_queue = 0, stage_held = 0;
+  // Its time in earlier deliveries (docs/outcomes.md, the trace's stage_* columns): from each
+  // delivery before the last to the broker having the message back (`back`, stamped by the
+  // ledger when it leaves the unacked count, through the brokers' const view of the job: hence
+  // mutable). The rest of publish -> last delivery was at the broker.
+  Time stage_held = 0;
   mutable Time back = -1;
 };
 

@@ -58,11 +58,7 @@ struct World {
     if (job.delivered >= 0) {
       if (job.back < job.delivered || job.back > now)
         throw InvariantError("job " + std::to_string(job.id) + " was delivered again before the broker had it back");
-      const Time back = job.back;
-      job.stage_held += back - job.delivered;
-      job.stage_queue += now - back;
-    } else {
-      job.stage_queue += now - job.published;
+      job.stage_held += job.back - job.delivered;
     }
     job.back = -1;
     // This copy ran in its last delivery and the message came back: why it may run again.

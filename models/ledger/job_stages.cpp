@@ -17,8 +17,8 @@ JobStages stages_of(const Job& job, Outcome o) {
     return s;
   }
   // Before the last delivery (World::sent keeps these): the broker's time and earlier deliveries.
-  s.queue = job.stage_queue;
   s.held = job.stage_held;
+  s.queue = job.delivered - job.published - job.stage_held;
   const Time delivered = job.delivered;
   if (decided_by_client(o)) {
     // The deciding delivery, stage by stage, until the decision (the end of its execution, or
