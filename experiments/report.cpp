@@ -136,6 +136,37 @@ void fleet_json(nlohmann::ordered_json& j, const Scenario& scenario, const RunRe
   fleet["groups"] = groups;
 }
 
+// "N lapse, M crash": the non-zero causes, in table order.
+std::string duplicate_causes(const RunResult& r) {
+  std::string text;
+  for (const DuplicateCauseMetric& m : kDuplicateCauses) {
+    const std::uint64_t n = r.duplicates_by_cause[index(m.cause)];
+    if (n == 0) continue;
+    if (!text.empty()) text += ", ";
+    text += grouped(n) + " " + std::string(m.said) + " (" + std::string(m.name) + ")";
+  }
+  return text;
+}
+
+// The jobs that ended dead-lettered, and every message a queue dead-lettered by reason (summed
+// over queues, in each broker's words); said only when there are any.
+void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
+  std::string reasons;
+  for (DeathReason why : death_reasons_of(s.broker.kind)) {
+    std::uint64_t n = 0;
+    for (const auto& q : r.queues) n += q.dl(why);
+    if (n == 0) continue;
+    if (!reasons.empty()) reasons += ", ";
+    reasons += grouped(n) + " " + std::string(death_reason_name(why));
+  }
+  const std::uint64_t jobs = r.outcomes[static_cast<std::size_t>(Outcome::DeadLettered)];
+  if (jobs == 0 && reasons.empty()) return;
+  const double pct = r.generated ? 100.0 * static_cast<double>(jobs) / static_cast<double>(r.generated) : 0.0;
+  out << fmt("%.2f", pct) << "% of jobs (" << grouped(jobs) << ") ended dead-lettered";
+  if (!reasons.empty()) out << "; messages dead-lettered by reason: " << reasons;
+  out << ".\n";
+}
+
 }  // namespace
 
 nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r) {
@@ -160,6 +191,10 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     split["fraction_in_local_buffer"] = r.generated ? static_cast<double>(r.stale_in_local_buffer) / g : 0.0;
   }
   for (const CounterMetric& c : kCounters) j[std::string(c.name)] = r.*c.field;
+  {
+    auto& causes = j["duplicate_executions_by_cause"];
+    for (const DuplicateCauseMetric& m : kDuplicateCauses) causes[std::string(m.name)] = r.duplicates_by_cause[index(m.cause)];
+  }
   j["jobs_waited"] = r.generated - std::min(r.generated, r.started_at_once);
 
   auto& queues = j["queues"];
@@ -306,7 +341,12 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << "; the " << grouped(r.wait(Wait::QueueExpired).count()) << " that expired there waited "
         << fmt("%.1f", mean_ms(Wait::QueueExpired)) << " ms";
   out << "), " << fmt("%.1f", mean_ms(Wait::Transit)) << " ms in transit, " << fmt("%.1f", mean_ms(Wait::Local))
-      << " ms in the consumers' local buffers.\n\n";
+      << " ms in the consumers' local buffers.\n";
+  dead_letter_sentence(out, s, r);
+  if (r.duplicate_executions)
+    out << grouped(r.duplicate_executions) << " executions were duplicates (a job started again): "
+        << duplicate_causes(r) << ".\n";
+  out << '\n';
 
   out << "Outcomes                          jobs        %\n";
   for (Outcome o : kReportedOutcomes) {
@@ -345,10 +385,12 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << fmt("%.2f", 100 * r.idle_slots_with_stranded_work) << "% of slot time\n";
   out << "Clock skew: " << grouped(r.admitted_but_expired) << " admitted though already expired, "
       << grouped(r.rejected_but_valid) << " rejected though still valid (true time)\n";
-  if (r.redeliveries || r.duplicate_executions || r.consumer_timeouts)
+  if (r.redeliveries || r.duplicate_executions || r.consumer_timeouts) {
     out << "Redeliveries " << grouped(r.redeliveries) << ", duplicate executions "
         << grouped(r.duplicate_executions) << ", consumer timeouts "
         << grouped(r.consumer_timeouts) << '\n';
+    if (r.duplicate_executions) out << "Duplicate executions by cause: " << duplicate_causes(r) << '\n';
+  }
   if (changes) print_fleet_cost(out, s, r);
   out << '\n';
 

@@ -96,7 +96,13 @@ void Consumer::start(World& w, std::uint32_t j) {
   RunResult& r = w.ledger.r;
   job.where = Where::Executing;
   job.started = w.now;
-  if (w.ledger.started_again(job)) ++r.duplicate_executions;
+  if (job.first_started < 0) job.first_started = w.now;
+  w.ledger.starts(job);  // counts a duplicate execution by its cause
+  job.ran_here = true;
+  job.ran_at = index_;
+  job.ran_connection = connection();
+  job.ran_settles = sim::kNever;
+  job.unsettled = DuplicateCause::None;
   w.ledger.wait(Wait::Local, job, w.now - job.received);
   if (job.counted) {
     if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
@@ -134,7 +140,11 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
       w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
       break;
   }
-  send_ack(w, j, Job::Ack::Ack);
+  job.ran_settles = send_ack(w, j, Job::Ack::Ack);
+  // If the message still comes back with no cut of this connection before the settlement
+  // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
+  // SQS does not delete it), or the lock or visibility lapsed first (or an outage lost it).
+  job.unsettled = result == ExecResult::Failed ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived
   // (they travel ahead of the close on the same connection, so they are not returned).
@@ -162,13 +172,14 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   }
 }
 
-void Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
+Time Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
   Job& job = w.jobs[j];
   job.where = Where::Settling;
   job.ack = what;
   const Time arrives = w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng);
   last_ack_arrival_ = std::max(last_ack_arrival_, arrives);
   w.at(arrives, Ev::AckArrive, j, job.gen);
+  return arrives;
 }
 
 void Consumer::busy_changed(World& w, int delta) {
@@ -192,11 +203,12 @@ void Consumer::stall(World& w, Time duration) {
 
 void Consumer::crash(World& w) {
   if (!attached) return;
-  connection_lost(w);
+  connection_lost(w, DuplicateCause::Crash);
   w.broker->close_connection(*this);
 }
 
-void Consumer::connection_lost(World& w) {
+void Consumer::connection_lost(World& w, DuplicateCause why) {
+  cuts_.push_back(Cut{w.now, why});
   attached = false;
   busy_changed(w, -busy);
   w.ledger.slots_attached(queue(), index_, w.now, -slots());
@@ -246,7 +258,7 @@ void Consumer::schedule_close(World& w, Time at) {
 
 void Consumer::close_for_leave(World& w, std::uint32_t epoch) {
   if (!leaving || epoch != incarnation) return;
-  connection_lost(w);  // retires it
+  connection_lost(w, DuplicateCause::ShutdownGrace);  // retires it
   w.broker->close_connection(*this);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "models/clock.hpp"
 #include "models/events.hpp"
@@ -49,8 +50,21 @@ class Consumer {
   void stall(World& w, Time duration);
   void crash(World& w);                    // the process dies: connection_lost + the broker's part
   // The client's part of losing its connection: its buffer and running work are gone (the
-  // broker takes back what was unsettled). Called by crash() and by a broker closing a channel.
-  void connection_lost(World& w);
+  // broker takes back what was unsettled). Called by crash() and by a broker closing a channel;
+  // `why` is what an execution cut by it will be blamed for if it runs again.
+  void connection_lost(World& w, DuplicateCause why);
+
+  // Each lost connection, in order: when and why. A job remembers the connection it started on
+  // (Job::ran_connection); if that one was cut before its settlement arrived, the cut is why
+  // the job may run again (World::sent). One entry per connection lost.
+  struct Cut {
+    Time at;
+    DuplicateCause why;
+  };
+  std::uint32_t connection() const { return static_cast<std::uint32_t>(cuts_.size()); }
+  const Cut* cut_of(std::uint32_t connection) const {
+    return connection < cuts_.size() ? &cuts_[connection] : nullptr;
+  }
 
   // --- leaving (consumers[].stop_ms, a scale-down): no new deliveries, the executing jobs get
   // shutdown_grace_ms, then the connection closes and the broker takes back the rest.
@@ -85,7 +99,7 @@ class Consumer {
   void start_buffered(World& w);  // fill free slots from the buffer, oldest first
   void start(World& w, std::uint32_t j);
   void reject_locally(World& w, std::uint32_t j);
-  void send_ack(World& w, std::uint32_t j, Job::Ack what);
+  Time send_ack(World& w, std::uint32_t j, Job::Ack what);  // returns when it arrives
   void busy_changed(World& w, int delta);
 
   void retire(World& w);
@@ -96,6 +110,7 @@ class Consumer {
   int group_;
   Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
   std::uint64_t started_ = 0;  // executions started, warm-up included
+  std::vector<Cut> cuts_;
 };
 
 }  // namespace brokersim

@@ -37,6 +37,39 @@ inline constexpr std::size_t kOutcomeCount = 12;
 std::string_view outcome_name(Outcome o);  // the docs/scenario.md key, e.g. "expired_in_queue"
 using OutcomeCounts = std::array<std::uint64_t, kOutcomeCount>;
 
+// Why a job ran again (a duplicate execution, docs/outcomes.md `duplicate_executions_by_cause`):
+// what made an execution not the last, or let two copies run. `None`: no cause known (a run
+// that reports one fails its end-of-run check). Names and order: kDuplicateCauses (metrics.hpp).
+enum class DuplicateCause : std::uint8_t {
+  None,
+  Lapse,            // a Service Bus lock or an SQS visibility timeout lapsed before a settlement took effect
+  ShutdownGrace,    // a leaving consumer's connection closed at the end of its shutdown grace
+  Crash,            // the consumer crashed
+  ConsumerTimeout,  // RabbitMQ's consumer timeout (a closed channel, or 4.3's per-delivery return)
+  BrokerRestart,    // the broker went down and closed every connection (RabbitMQ)
+  FailedRetry,      // the execution failed and the broker offered it again (Service Bus abandon, SQS no delete)
+};
+inline constexpr std::size_t kDuplicateCauseCount = 7;
+
+// The reasons a job may run again, most recent last: each cut or lapse adds one, each duplicate
+// execution takes the most recent. Packed 4 bits each; beyond 8 the oldest is forgotten (it
+// would only matter to a job started more than 8 times again after that).
+struct PendingCauses {
+  std::uint32_t bits = 0;
+  std::uint8_t n = 0;
+  void push(DuplicateCause c) {
+    bits = (bits << 4) | static_cast<std::uint32_t>(c);
+    if (n < 8) ++n;
+  }
+  DuplicateCause pop() {
+    if (n == 0) return DuplicateCause::None;
+    const auto c = static_cast<DuplicateCause>(bits & 0xf);
+    bits >>= 4;
+    --n;
+    return c;
+  }
+};
+
 // Where a job is now; a job is in exactly one place.
 enum class Where : std::uint8_t {
   Created,    // created, not yet published (publish delay)
@@ -68,6 +101,16 @@ struct Job {
   bool ghost = false;
   enum class Ack : std::uint8_t { Ack, Reject, Requeue, Defer } ack = Ack::Ack;  // what the consumer sent
   std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
+  // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; what to
+  // blame if the message comes back with no cut (set when the execution ends: a lapse, or a
+  // failed job's retry); its last start, on which consumer's which connection (-1: none), and
+  // when that run's settlement reaches the broker (a cut before then returns the run).
+  bool ran_here = false;
+  DuplicateCause unsettled = DuplicateCause::None;
+  std::int32_t ran_at = -1;
+  std::uint32_t ran_connection = 0;
+  Time ran_settles = sim::kNever;
+  PendingCauses again;           // why it may start again (while it has no ghost: JobCopies then)
   std::uint32_t redeliveries = 0;
   std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
   std::uint64_t dead_lettered_from = 0;  // bit q: dead-lettered from queue q (cycle detection)
@@ -88,8 +131,16 @@ struct Job {
   Time queue_expiry = sim::kNever;
   Time ready_since = 0;          // entered (or re-entered) the ready list
 
-  // Lifecycle times for the trace, -1 = did not happen (last occurrence).
+  // Lifecycle times for the trace, -1 = did not happen. received, started and finished belong
+  // to the last delivery (World::sent clears them), so they never precede `delivered`.
   Time published = -1, delivered = -1, received = -1, started = -1, finished = -1, ended = -1;
+  Time first_started = -1;       // its first start, by any copy it descends from
+  // Its time in earlier deliveries (docs/outcomes.md, the trace's stage_* columns): from each
+  // delivery before the last to the broker having the message back (`back`, stamped by the
+  // ledger when it leaves the unacked count, through the brokers' const view of the job: hence
+  // mutable). The rest of publish -> last delivery was at the broker.
+  Time stage_held = 0;
+  mutable Time back = -1;
 };
 
 class JobPool {

@@ -76,6 +76,12 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
   if (sum != r.generated)
     throw InvariantError("outcomes add up to " + std::to_string(sum) + " but " +
                          std::to_string(r.generated) + " jobs were generated");
+  // Every duplicate execution has a cause (a start with none is a path the model does not blame).
+  std::uint64_t by_cause = 0;
+  for (const DuplicateCauseMetric& m : kDuplicateCauses) by_cause += r.duplicates_by_cause[index(m.cause)];
+  if (by_cause != r.duplicate_executions)
+    throw InvariantError("duplicate executions by cause add up to " + std::to_string(by_cause) + " but " +
+                         std::to_string(r.duplicate_executions) + " were counted");
   out = std::move(r);
 }
 

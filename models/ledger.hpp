@@ -59,8 +59,11 @@ class Ledger {
     queues_[q].ready_changed(now, ready, ready_bytes, track_bytes_);
     idleness_.ready_changed(q, now, ready != 0);
   }
+  // A delivery leaves the unacked count when the broker has the message back (settled,
+  // returned, lapsed): the end of its delivery's stages (World::sent, ledger/job_stages).
   void unacked_changed(int q, Time now, const Job& job, int delta) {
     queues_[q].unacked_changed(now, job, delta, track_bytes_);
+    if (delta < 0) job.back = now;
   }
   void queue_deleted(int q) { ++queues_[q].deletions; }
 
@@ -95,8 +98,20 @@ class Ledger {
   // --- copies of one job (models/ledger/job_copies.hpp)
   void copy_made(const Job& live) { copies_.made(live); }
   void copy_gone(const Job& job) { copies_.gone(job); }
-  // The job (any copy) starts executing: true when it executed before (a duplicate execution).
-  bool started_again(Job& job) { return copies_.started_again(job); }
+  // The job (any copy) starts executing; a start after its first is a duplicate execution,
+  // counted by its cause: the most recent reason it had to run again, or for a ghost that had not
+  // started when its message was taken back, that take-back (whose reason passes to the other
+  // copy if this one is the first to run).
+  void starts(Job& job) {
+    const bool again = copies_.started_again(job);
+    if (job.ghost && job.unsettled != DuplicateCause::None) {
+      if (again) duplicate(job.unsettled);
+      else copies_.may_run_again(job, job.unsettled);
+    } else if (again) {
+      duplicate(copies_.take_reason(job));
+    }
+  }
+  void may_run_again(Job& job, DuplicateCause why) { copies_.may_run_again(job, why); }
 
   void warmup(Time now);
   // The end of the measured span (stop.time_ms, or the run's end): the time averages, slot
@@ -113,6 +128,13 @@ class Ledger {
   std::uint64_t created_total = 0;     // including warm-up
 
  private:
+  void duplicate(DuplicateCause why) {
+    ++r.duplicate_executions;
+    ++r.duplicates_by_cause[index(why)];
+  }
+  JobAccount account(const Job& job, Outcome o) const {
+    return {copies_.executions(job), copies_.first_started(job), o == Outcome::InSystem ? JobStages{} : stages_of(job, o)};
+  }
   void add_wait(Wait w, const Job& job, Time d) {
     r.wait(w).add(d);
     if (WindowResult* win = windows_.of(job)) win->wait(w).add(d);
@@ -134,7 +156,7 @@ class Ledger {
 
 // Inline: called for every job from the brokers' and clients' translation units.
 inline void Ledger::count_outcome(const Job& job, Outcome o) {
-  if (observer_) observer_->job_ended(job, o);
+  if (observer_) observer_->job_ended(job, o, account(job, o));
   outcomes_.interval(o);
   // Rates count the completions inside the measured span, whichever job they are: in steady
   // state their mean is the completion rate (jobs created before the warm-up finish inside it

@@ -56,4 +56,24 @@ static_assert(waits_in_enum_order(), "kWaits is indexed by Wait: one row per enu
 
 constexpr std::size_t index(Wait w) { return static_cast<std::size_t>(w); }
 
+// The causes of duplicate executions, in output order (`duplicate_executions_by_cause.NAME`, the
+// summary's sentence); they add up to `duplicate_executions` (checked at the end of every run).
+// A new cause costs its DuplicateCause enumerator (job.hpp), its row here, where the model
+// records it, and its line in docs/outcomes.md.
+struct DuplicateCauseMetric {
+  DuplicateCause cause;
+  std::string_view name;  // duplicate_executions_by_cause.NAME
+  std::string_view said;  // in the summary: "N <said>"
+};
+inline constexpr DuplicateCauseMetric kDuplicateCauses[] = {
+    {DuplicateCause::Lapse, "lapse", "after a lock or visibility lapse"},
+    {DuplicateCause::ShutdownGrace, "shutdown_grace", "cut at a leaving consumer's shutdown grace"},
+    {DuplicateCause::Crash, "crash", "after a consumer crash"},
+    {DuplicateCause::ConsumerTimeout, "consumer_timeout", "after a consumer timeout"},
+    {DuplicateCause::BrokerRestart, "broker_restart", "after a broker restart"},
+    {DuplicateCause::FailedRetry, "failed_retry", "retries of failed executions"},
+};
+static_assert(std::size(kDuplicateCauses) == kDuplicateCauseCount - 1, "one row per DuplicateCause but None");
+constexpr std::size_t index(DuplicateCause c) { return static_cast<std::size_t>(c); }
+
 }  // namespace brokersim

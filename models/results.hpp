@@ -157,6 +157,8 @@ struct RunResult : Tally<sim::Histogram> {
   double idle_slots_with_stranded_work = 0;
   std::uint64_t admitted_but_expired = 0, rejected_but_valid = 0;
   std::uint64_t duplicate_executions = 0;
+  // duplicate_executions by cause (kDuplicateCauses, by DuplicateCause; None stays 0 in a sound run)
+  std::array<std::uint64_t, kDuplicateCauseCount> duplicates_by_cause{};
   std::uint64_t redeliveries = 0;
   std::uint64_t consumer_timeouts = 0;  // channels closed by the delivery acknowledgement timeout
   // Jobs that started executing at the instant they were created (no wait anywhere); the

@@ -3,17 +3,28 @@
 // makes no call at all, one with them a virtual call per row written.
 #pragma once
 
+#include <cstdint>
+
 #include "models/job.hpp"
+#include "models/ledger/job_stages.hpp"
 
 namespace brokersim {
 
 struct World;
 
+// What the ledger knows of a job beyond its copy: across all its copies (World::take_back), how
+// often it started and when first; and its stages (all 0 for in_system).
+struct JobAccount {
+  std::uint32_t executions = 0;
+  Time first_started = -1;
+  JobStages stages;
+};
+
 // Every job's final outcome, as it becomes final (not in job order), warm-up jobs included.
 class JobObserver {
  public:
   virtual ~JobObserver() = default;
-  virtual void job_ended(const Job& job, Outcome o) = 0;
+  virtual void job_ended(const Job& job, Outcome o, const JobAccount& account) = 0;
   virtual void run_ended() {}
 };
 

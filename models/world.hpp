@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
 #include <cstdint>
 #include <vector>
 
@@ -66,6 +67,20 @@ struct World {
       ++job.redeliveries;
       ++ledger.r.redeliveries;
     }
+    // The stages before this delivery (docs/outcomes.md): the last one lasted until the broker
+    // had the message back (Job::back), then it was the broker's again.
+    if (job.delivered >= 0) {
+      if (job.back < job.delivered || job.back > now)
+        throw InvariantError("job " + std::to_string(job.id) + " was delivered again before the broker had it back");
+      job.stage_held += job.back - job.delivered;
+    }
+    job.back = -1;
+    // This copy ran in its last delivery and the message came back: why it may run again.
+    if (job.ran_here) {
+      ledger.may_run_again(job, returned_because(job));
+      job.ran_here = false;
+    }
+    job.received = job.started = job.finished = -1;  // this delivery's, when they happen
     job.redelivered = true;
     job.where = Where::Transit;
     job.consumer = ci;
@@ -80,15 +95,32 @@ struct World {
   // times and decision so far); the client goes on with the stale copy at j, now a ghost that
   // runs and settles but is not a job of its own. Pending events for j stay valid: the client's
   // copy keeps its index and gen, which is why the broker's copy is the one that moves.
-  std::uint32_t take_back(std::uint32_t j) {
+  // `why`: the broker's clock that ran out (a lock or visibility lapse, 4.3's consumer timeout),
+  // the cause of a duplicate execution if both copies run.
+  std::uint32_t take_back(std::uint32_t j, DuplicateCause why = DuplicateCause::Lapse) {
     const std::uint32_t live = jobs.allocate();  // may move the pool: no Job& across this
     const std::uint32_t gen = jobs[live].gen;
     jobs[live] = jobs[j];
     jobs[live].gen = gen;
     jobs[live].ghost = false;
+    jobs[live].ran_here = false;  // the client's copy ran (or runs), not the broker's
     jobs[j].ghost = true;
     ledger.copy_made(jobs[live]);
+    // If the client's copy already started, the broker's copy running is the duplicate; if not,
+    // whichever of the two starts second is (Ledger::starts), and the ghost carries the cause.
+    if (jobs[j].ran_here) ledger.may_run_again(jobs[live], why);
+    else jobs[j].unsettled = why;
     return live;
+  }
+  // Why a copy that ran in its last delivery came back: its connection was cut before its
+  // settlement arrived (a crash, a shutdown grace's end, a channel the broker closed), or else
+  // what its execution's end left (Job::unsettled: a failed job's retry, a lapse).
+  DuplicateCause returned_because(const Job& job) const {
+    if (job.ran_at >= 0) {
+      const Consumer::Cut* cut = consumers[static_cast<std::size_t>(job.ran_at)].cut_of(job.ran_connection);
+      if (cut && cut->at < job.ran_settles) return cut->why;
+    }
+    return job.unsettled;
   }
   // The broker is done with a ghost (its settlement arrived, or its client is gone).
   void drop_ghost(std::uint32_t j) {

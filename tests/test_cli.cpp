@@ -129,7 +129,9 @@ TEST_CASE("run --json prints the docs/scenario.md object - outputs are complete 
 
   const std::string trace = read_file(s.path("jobs.csv"));
   CHECK(trace.rfind("job,producer,queue,consumer,created_ms,expires_at_ms,published_ms,delivered_ms,received_ms,"
-                    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings,warmup\n", 0) == 0);
+                    "started_ms,finished_ms,ended_ms,outcome,redeliveries,dead_letterings,warmup,executions,first_started_ms,"
+                    "stage_publish_ms,stage_queue_ms,stage_held_ms,stage_transit_ms,stage_local_ms,stage_service_ms\n",
+                    0) == 0);
   const auto rows = std::count(trace.begin(), trace.end(), '\n') - 1;
   CHECK(rows == j["outcomes"]["generated"].get<long>());
   const std::string series = read_file(s.path("series.csv"));

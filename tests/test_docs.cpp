@@ -246,6 +246,12 @@ TEST_CASE("docs/outcomes.md names every key of run --json and every stop reason"
   }
 }
 
+TEST_CASE("docs/outcomes.md names every column of the trace") {
+  const std::set<std::string> documented = backticked(read_file(kSource + "/docs/outcomes.md"));
+  for (const auto& column : brokersim::test::split_csv_line(brokersim::kTraceHeader))
+    CHECK_MESSAGE(documented.count(column), "docs/outcomes.md does not document the trace column `" << column << "`");
+}
+
 TEST_CASE("README worked scenario is the file it is named after and runs") {
   const std::string readme = read_file(kSource + "/README.md");
   const std::string file = kSource + "/experiments/scenarios/scenario-format-example.json";

@@ -5,7 +5,7 @@
 
 namespace brokersim {
 
-void TraceCsv::job_ended(const Job& job, Outcome o) {
+void TraceCsv::job_ended(const Job& job, Outcome o, const JobAccount& account) {
   std::ostringstream row;
   auto t = [&](Time v) {
     row << ',';
@@ -26,7 +26,13 @@ void TraceCsv::job_ended(const Job& job, Outcome o) {
   t(o == Outcome::InSystem ? -1 : job.ended);
   // warmup = 1: created before warmup_ms, so in no figure of the run (its row is here for
   // the record of what the system held).
-  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << ',' << (job.counted ? 0 : 1) << '\n';
+  row << ',' << outcome_name(o) << ',' << job.redeliveries << ',' << job.deaths << ',' << (job.counted ? 0 : 1) << ','
+      << account.executions;
+  t(account.first_started);
+  // The stages add up to ended - created (docs/outcomes.md); none for a job still in the system.
+  const JobStages& st = account.stages;
+  for (Time v : {st.publish, st.queue, st.held, st.transit, st.local, st.service}) t(o == Outcome::InSystem ? -1 : v);
+  row << '\n';
 
   const std::uint64_t slot = job.id - next_;
   if (pending_.size() <= slot) pending_.resize(slot + 1);

@@ -64,7 +64,7 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
 
 // The broker closes the channel itself: the client loses what it held, as in a crash.
 void RabbitMq::close_channel(Consumer& c, ReturnCause why) {
-  c.connection_lost(w_);
+  c.connection_lost(w_, why == ReturnCause::Timeout ? DuplicateCause::ConsumerTimeout : DuplicateCause::BrokerRestart);
   close_connection(c, why);
 }
 

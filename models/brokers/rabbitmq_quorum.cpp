@@ -51,7 +51,7 @@ void QuorumRules::on_message_lock(RabbitMq& mq, std::uint32_t j, std::uint32_t g
   ch.unhold(w.jobs, j);
   mq.unacked_changed(q, job, -1);
   ++w.ledger.r.consumer_timeouts;
-  const std::uint32_t live = w.take_back(j);  // `job` may dangle from here on
+  const std::uint32_t live = w.take_back(j, DuplicateCause::ConsumerTimeout);  // `job` may dangle from here on
   ghosts_[ci].push_back(j);
   const std::uint32_t returns = returns_of(j);
   returns_of(live) = returns;
