@@ -41,7 +41,15 @@ Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
       for (std::size_t i = 0; i < a.schedule.size(); ++i) {
         const double from = sim::to_ms(a.schedule[i].from);
         const double to = i + 1 < a.schedule.size() ? sim::to_ms(a.schedule[i + 1].from) : end;
-        if (to > from) area += a.schedule[i].rate_per_s * (to - from);
+        if (a.schedule[i].linear) {
+          // A ramp: the trapezoid, cut where the run ends inside it.
+          const double r0 = a.schedule[i].rate_per_s, r1 = a.schedule[i + 1].rate_per_s;
+          const double cut = end > from && end < to ? end : to;
+          const double r_cut = r0 + (r1 - r0) * (cut - from) / (to - from);
+          if (cut > from) area += (r0 + r_cut) / 2 * (cut - from);
+        } else if (to > from) {
+          area += a.schedule[i].rate_per_s * (to - from);
+        }
         if (a.schedule[i].rate_per_s > r.peak) {
           r.peak = a.schedule[i].rate_per_s;
           r.peak_from_ms = from;

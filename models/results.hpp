@@ -166,6 +166,9 @@ struct RunResult : Tally<sim::Histogram> {
   std::vector<ConsumerResult> consumers;
   std::vector<WindowResult> windows;       // observe.window_ms only
   std::vector<GroupFleetResult> groups;    // per consumer group
+  // amazon-sqs: ReceiveMessage responses after the warm-up, by the messages each carried (1..10;
+  // index 0 unused: a long poll is answered when there is something to return).
+  std::array<std::uint64_t, 11> receives_by_size{};
   std::uint64_t events = 0;
   Time end_time = 0;
   std::uint64_t peak_in_system = 0;

@@ -94,6 +94,7 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::QueueTimer:
     case Ev::DeadLetter:
     case Ev::ChannelTick:
+    case Ev::Heartbeat:
     case Ev::Lease:
     case Ev::Activate: broker_->on_event(ev); break;
     case Ev::AckArrive: broker_->settle(ev.target, ev.tag); break;
@@ -155,6 +156,7 @@ void Simulation::handle(const sim::Event& ev) {
   r.events -= samples_;
   RunResult result;
   w_.ledger.finish(w_.now, w_.jobs, result);
+  broker_->report(result);
   for (const Consumer& c : w_.consumers) result.consumers.push_back(c.result(w_.now));
   return result;
 }

@@ -11,7 +11,8 @@
 //    when dead_letter_on_expiration is set.                                dispatch(), expire()
 //  - peek-lock: the lock (lock_duration_ms) starts when the broker sends the message, runs while
 //    it is in transit and in the client's prefetch buffer (the client cannot renew it there), and
-//    is renewed for as long as the handler executes.           deliver(), execution_started()
+//    is renewed while the handler executes, for at most the consumer's MaxAutoLockRenewalDuration
+//    (max_auto_lock_renewal_ms; absent: no limit).             deliver(), execution_started()
 //  - a lapsed lock is an abandon: the message is the broker's again (delivery count + 1, back at
 //    its sequence position, "at or near the front"), while the client keeps a stale copy that it
 //    still executes and whose Complete fails: a duplicate execution.                  lapse()
@@ -147,6 +148,7 @@ class AzureServiceBus final : public Broker {
   void session_back(std::uint32_t j);
   void release_sessions(int ci, int q);
   void lapse(std::uint32_t j);
+  Time renewed_lock_end(std::uint32_t j);
   bool lock_end_valid(const Entity::LockEnd& e);
   void arm_lock_timer(int q);
   void on_lock_timer(int q, std::uint32_t gen);
