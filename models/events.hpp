@@ -45,6 +45,7 @@ enum class Ev : std::uint32_t {
   Leave,        // fleet: a group's stop_ms
   Declare,      // broker
   QueueLease,   // broker
+  SessionIdle,  // broker: a Service Bus session held with nothing to receive reaches its idle timeout
   QueueTimer,   // broker
   DeadLetter,   // broker
   AckArrive,    // broker: a consumer's settlement arrives

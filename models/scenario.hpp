@@ -161,6 +161,9 @@ struct ConsumerSpec {
   // azure-servicebus only: MaxAutoLockRenewalDuration, from the handler's start (nullopt = the
   // renewal never gives up, brokersim's behaviour before the key existed).
   std::optional<Time> max_auto_lock_renewal;
+  // azure-servicebus session queues only: SessionIdleTimeout, how long the session processor keeps
+  // a session with nothing to receive before it closes it (0: at once, as before the key existed).
+  Time session_idle_timeout = 0;
   // The group leaves at `stop` (a deploy, a scale-down): no new deliveries, executing jobs get
   // `shutdown_grace` to finish, then the connection closes (Kubernetes' terminationGracePeriod).
   std::optional<Time> stop;

@@ -91,6 +91,7 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::BrokerUp:
     case Ev::Declare:
     case Ev::QueueLease:
+    case Ev::SessionIdle:
     case Ev::QueueTimer:
     case Ev::DeadLetter:
     case Ev::ChannelTick:

@@ -178,6 +178,36 @@ TEST_CASE("azure-servicebus MaxAutoLockRenewalDuration - a crash ends the renewa
   CHECK(unlimited.trace.at(0).ms("delivered_ms") == 390000);
 }
 
+TEST_CASE("azure-servicebus session_idle_timeout_ms - a session with nothing left is kept that long - its next message goes to it") {
+  // One session at a time (slots 1), 1 s jobs. Session 1 has a message at 0 (and one at 5 s),
+  // session 2 one at 0. Without an idle timeout the client closes session 1 at 1 s and takes
+  // session 2 then; with 10 s it keeps session 1 idle until 11 s.
+  const char* text = R"({
+    "stop": {"time_ms": 60000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"requires_session": true}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1000, "session": 1},
+                  {"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1000, "session": 2}],
+    "consumers": [{"queue": "q", "prefetch": 1}]
+  })";
+  auto at_once = run_scenario(text);
+  CHECK(at_once.trace.at(1).ms("delivered_ms") == 1000);
+  auto idle = run_scenario(text, {"consumers.0.session_idle_timeout_ms=10000"});
+  CHECK(idle.trace.at(0).ms("delivered_ms") == 0);
+  CHECK(idle.trace.at(1).ms("delivered_ms") == 11000);
+  // A message of session 1 at 5 s comes within the timeout: delivered at once to the holder;
+  // the session is then idle from 6 s, so session 2 waits until 16 s.
+  auto again = run_scenario(text, {"consumers.0.session_idle_timeout_ms=10000", "producers.0.arrivals.at_ms=[0, 5000]"});
+  CHECK(again.trace.at(1).ms("delivered_ms") == 5000);
+  CHECK(again.trace.at(2).ms("delivered_ms") == 16000);
+  CHECK(again.trace.at(2)["consumer"] == "0");
+  // Validated: a duration >= 0, and only on a session queue.
+  CHECK(load_error(text, {"consumers.0.session_idle_timeout_ms=-5"}).find("consumers.0.session_idle_timeout_ms: expected") == 0);
+  CHECK(load_error(kSevenMinutes, {"consumers.0.session_idle_timeout_ms=1000"}) ==
+        "consumers.0.session_idle_timeout_ms: a session idle timeout needs a queue with requires_session "
+        "(broker.queues.q.requires_session is false)");
+  CHECK(run_scenario(text, {"consumers.0.session_idle_timeout_ms=null"}).json().dump() == at_once.json().dump());
+}
+
 TEST_CASE("azure-servicebus max_auto_lock_renewal_ms is validated - not negative, not with receive-and-delete, not on other kinds") {
   CHECK(load_error(kSevenMinutes, {"consumers.0.max_auto_lock_renewal_ms=-1"}).find("consumers.0.max_auto_lock_renewal_ms: expected") == 0);
   CHECK(load_error(kSevenMinutes, {"consumers.0.max_auto_lock_renewal_ms=1000", "consumers.0.receive_mode=receive-and-delete"})

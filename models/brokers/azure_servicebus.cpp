@@ -56,6 +56,7 @@ void AzureServiceBus::on_event(const sim::Event& ev) {
       }
       break;
     case Ev::QueueLease: on_idle_end(static_cast<int>(ev.target), ev.tag); break;
+    case Ev::SessionIdle: session_idle_end(static_cast<int>(ev.target), ev.tag); break;
     case Ev::BrokerUp:
       if (down_ && w_.now >= up_at_) up();
       break;
