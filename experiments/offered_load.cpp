@@ -56,7 +56,18 @@ Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
         const double lo = bounded ? std::max(step_from, from_ms) : step_from;
         const double hi = bounded ? std::min(step_to, end) : step_to;
         if (bounded && hi <= lo) continue;  // wholly in the warm-up or after the stop
-        if (hi > lo) area += a.schedule[i].rate_per_s * (hi - lo);
+        if (a.schedule[i].linear) {
+          // A ramp: the trapezoid between where the span cuts it.
+          const double r0 = a.schedule[i].rate_per_s, r1 = a.schedule[i + 1].rate_per_s;
+          const auto rate_at = [&](double t) { return r0 + (r1 - r0) * (t - step_from) / (step_to - step_from); };
+          if (hi > lo) area += (rate_at(lo) + rate_at(hi)) / 2 * (hi - lo);
+          if (rate_at(hi) > r.peak) {
+            r.peak = rate_at(hi);
+            r.peak_from_ms = hi;
+          }
+        } else if (hi > lo) {
+          area += a.schedule[i].rate_per_s * (hi - lo);
+        }
         if (a.schedule[i].rate_per_s > r.peak) {
           r.peak = a.schedule[i].rate_per_s;
           r.peak_from_ms = lo;

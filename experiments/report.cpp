@@ -167,6 +167,22 @@ void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult&
   out << ".\n";
 }
 
+// amazon-sqs: how many messages each ReceiveMessage response carried (a long poll returns what is
+// visible, up to the batch size): the responses, the messages, their mean and the count by size.
+void receives_json(nlohmann::ordered_json& j, const RunResult& r) {
+  std::uint64_t responses = 0, messages = 0;
+  for (std::size_t n = 1; n < r.receives_by_size.size(); ++n) {
+    responses += r.receives_by_size[n];
+    messages += n * r.receives_by_size[n];
+  }
+  auto& o = j["receives"];
+  o["responses"] = responses;
+  o["messages"] = messages;
+  o["mean_per_response"] = responses ? static_cast<double>(messages) / static_cast<double>(responses) : 0.0;
+  auto& by = o["by_size"];
+  for (std::size_t n = 1; n < r.receives_by_size.size(); ++n) by[std::to_string(n)] = r.receives_by_size[n];
+}
+
 }  // namespace
 
 nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r) {
@@ -196,6 +212,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     for (const DuplicateCauseMetric& m : kDuplicateCauses) causes[std::string(m.name)] = r.duplicates_by_cause[index(m.cause)];
   }
   j["jobs_waited"] = r.generated - std::min(r.generated, r.started_at_once);
+  if (scenario.broker.kind == "amazon-sqs") receives_json(j, r);
 
   auto& queues = j["queues"];
   for (const auto& q : r.queues) {
@@ -392,6 +409,18 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     if (r.duplicate_executions) out << "Duplicate executions by cause: " << duplicate_causes(r) << '\n';
   }
   if (changes) print_fleet_cost(out, s, r);
+  if (s.broker.kind == "amazon-sqs") {
+    std::uint64_t responses = 0, messages = 0;
+    std::string sizes;
+    for (std::size_t n = 1; n < r.receives_by_size.size(); ++n) {
+      responses += r.receives_by_size[n];
+      messages += n * r.receives_by_size[n];
+      if (r.receives_by_size[n]) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n) + ": " + grouped(r.receives_by_size[n]);
+    }
+    out << "Receives " << grouped(responses) << " responses carried " << grouped(messages) << " messages, "
+        << fmt("%.2f", responses ? static_cast<double>(messages) / static_cast<double>(responses) : 0.0)
+        << " per response" << (sizes.empty() ? "" : " (by size " + sizes + ")") << '\n';
+  }
   out << '\n';
 
   // One dl: column per reason the broker kind gives, named as in dead_lettered_by_reason.

@@ -31,6 +31,7 @@
 namespace brokersim {
 
 class Consumer;
+struct RunResult;
 struct World;
 
 class Broker {
@@ -68,6 +69,9 @@ class Broker {
 
   // --- faults
   virtual void down(sim::Time duration) = 0;
+
+  // --- the run ended: the broker adds the figures only it knows (SQS's receive sizes).
+  virtual void report(RunResult& /*r*/) const {}
 };
 
 // The broker a scenario names (broker.kind).

@@ -13,6 +13,8 @@
 //  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
 //    before ChannelTick and Lease too: an ack arriving at the tick, or as its lock or visibility
 //    lapses, is in time.
+//  - Heartbeat (an SQS handler extends its message's visibility) before Lease: a heartbeat sent
+//    as the visibility ends is in time, as an ack is.
 //  - Lease (a lock or visibility timeout lapses) before Activate and Publish: the message it
 //    returns was in the queue first.
 //  - Activate (a scheduled or delayed message becomes available) before Publish: it was
@@ -43,10 +45,12 @@ enum class Ev : std::uint32_t {
   Leave,        // fleet: a group's stop_ms
   Declare,      // broker
   QueueLease,   // broker
+  SessionIdle,  // broker: a Service Bus session held with nothing to receive reaches its idle timeout
   QueueTimer,   // broker
   DeadLetter,   // broker
   AckArrive,    // broker: a consumer's settlement arrives
   ChannelTick,  // broker
+  Heartbeat,    // broker: an SQS handler's ChangeMessageVisibility heartbeat (before Lease: in time)
   Lease,        // broker: a lock (Azure Service Bus) or visibility timeout (SQS) lapses
   Activate,     // broker: a scheduled or delayed message becomes available
   Publish,      // producer

@@ -78,7 +78,9 @@ struct ArrivalSpec {
   double rate_per_s = 0;                 // Poisson
   Time every = 0;                        // Periodic
   std::vector<Time> at;                  // AtTimes, sorted ascending
-  struct Step { Time from; double rate_per_s; };
+  // linear: the rate goes in a straight line from rate_per_s at `from` to the next step's rate
+  // at its `from` (a ramp), instead of holding until it.
+  struct Step { Time from; double rate_per_s; bool linear = false; };
   std::vector<Step> schedule;            // RateSchedule, from strictly ascending, first from >= 0 (no arrivals before it)
   struct TraceRow { Time publish; std::optional<Time> deadline; std::optional<Time> service; };
   std::vector<TraceRow> trace;           // Trace, publish ascending
@@ -151,6 +153,17 @@ struct ConsumerSpec {
   bool receive_and_delete = false;
   // amazon-sqs only: messages per ReceiveMessage call (1..10).
   int batch_size = 1;
+  // amazon-sqs only: ReceiveMessage's own VisibilityTimeout (nullopt = the queue's), and the
+  // handler's heartbeat: while a job executes, ChangeMessageVisibility(extend) every `every`
+  // (0 = no heartbeat).
+  std::optional<Time> receive_visibility_timeout;
+  Time heartbeat_every = 0, heartbeat_extend = 0;
+  // azure-servicebus only: MaxAutoLockRenewalDuration, from the handler's start (nullopt = the
+  // renewal never gives up, brokersim's behaviour before the key existed).
+  std::optional<Time> max_auto_lock_renewal;
+  // azure-servicebus session queues only: SessionIdleTimeout, how long the session processor keeps
+  // a session with nothing to receive before it closes it (0: at once, as before the key existed).
+  Time session_idle_timeout = 0;
   // The group leaves at `stop` (a deploy, a scale-down): no new deliveries, executing jobs get
   // `shutdown_grace` to finish, then the connection closes (Kubernetes' terminationGracePeriod).
   std::optional<Time> stop;

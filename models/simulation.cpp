@@ -94,9 +94,11 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::BrokerUp:
     case Ev::Declare:
     case Ev::QueueLease:
+    case Ev::SessionIdle:
     case Ev::QueueTimer:
     case Ev::DeadLetter:
     case Ev::ChannelTick:
+    case Ev::Heartbeat:
     case Ev::Lease:
     case Ev::Activate: broker_->on_event(ev); break;
     case Ev::AckArrive: broker_->settle(ev.target, ev.tag); break;
@@ -166,6 +168,7 @@ void Simulation::handle(const sim::Event& ev) {
   RunResult result;
   w_.ledger.finish(w_.now, w_.jobs, result);
   result.consumers = std::move(consumers_at_span_end_);
+  broker_->report(result);
   return result;
 }
 

@@ -51,6 +51,13 @@ Time Producer::next_arrival() {
         const Time next_step = before_first ? a.schedule[0].from
                                : cursor_ + 1 < a.schedule.size() ? a.schedule[cursor_ + 1].from
                                                                  : sim::kNever;
+        if (!before_first && a.schedule[cursor_].linear) {
+          const Time candidate = ramp_arrival(a.schedule[cursor_], a.schedule[cursor_ + 1], t);
+          if (candidate > sim::kHorizon) return last_ = sim::kNever;
+          if (candidate < next_step) return last_ = candidate;
+          t = next_step;
+          continue;
+        }
         if (rate <= 0) {
           if (next_step == sim::kNever) return sim::kNever;
           t = next_step;
@@ -64,6 +71,27 @@ Time Producer::next_arrival() {
     }
   }
   return sim::kNever;
+}
+
+// A linear ramp from step `from` to step `to`: a non-homogeneous Poisson process of rate
+// lambda(t) = a + b t from t (rates per second, t in seconds after t). The next arrival is at the
+// tau where the integrated rate a tau + b tau^2 / 2 reaches a unit exponential draw E (inversion,
+// as for a homogeneous process): tau = 2E / (a + sqrt(a^2 + 2bE)), the root written so that it
+// holds for b = 0 and loses no precision when b is small. When the rate falls and its integral to
+// zero stays below E (a^2 + 2bE < 0), no arrival comes before the rate would reach 0: kNever here,
+// and the caller restarts at the next step (exact, as for the steps).
+Time Producer::ramp_arrival(const ArrivalSpec::Step& from, const ArrivalSpec::Step& to, Time t) {
+  const double span_s = static_cast<double>(to.from - from.from) / sim::kNsPerSF;
+  const double slope = (to.rate_per_s - from.rate_per_s) / span_s;  // per s^2
+  const double a = from.rate_per_s + slope * static_cast<double>(t - from.from) / sim::kNsPerSF;
+  const double e = arrival_rng_.exponential(1.0);
+  const double disc = a * a + 2.0 * slope * e;
+  if (disc < 0) return sim::kNever;
+  const double denominator = a + std::sqrt(disc);
+  if (denominator <= 0) return sim::kNever;
+  const double tau_ns = 2.0 * e / denominator * sim::kNsPerSF;
+  if (tau_ns > static_cast<double>(sim::kHorizon)) return sim::kNever;
+  return t + to_time(tau_ns);
 }
 
 Producer::JobDraw Producer::draw() {

@@ -32,6 +32,8 @@ class Producer {
   sim::Rng& size_rng() { return size_rng_; }
 
  private:
+  Time ramp_arrival(const ArrivalSpec::Step& from, const ArrivalSpec::Step& to, Time t);
+
   const ProducerSpec* spec_;
   sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_, size_rng_;
   Time clock_offset_ = 0;

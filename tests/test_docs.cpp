@@ -298,3 +298,17 @@ TEST_CASE("README install command and .ci/run install the one package list") {
         CHECK_MESSAGE(!std::regex_search(line, word), ".ci/run names " << p << " outside the list");
   }
 }
+
+TEST_CASE("docs/outcomes.md names the amazon-sqs receive sizes of run --json") {
+  const std::set<std::string> documented = backticked(read_file(kSource + "/docs/outcomes.md"));
+  const auto r = run_cli({"run", kSource + "/experiments/scenarios/cross-broker.json", "--json", "--set",
+                          "broker.kind=amazon-sqs", "--set", "stop.time_ms=60000"});
+  REQUIRE(r.status == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.contains("receives"));
+  for (auto it = j["receives"].begin(); it != j["receives"].end(); ++it) {
+    const std::string path = "receives." + it.key() + (it.value().is_object() ? ".N" : "");
+    CHECK_MESSAGE(documented.count(path), "docs/outcomes.md does not document `" << path << "`");
+  }
+  CHECK(j["receives"]["by_size"].size() == 10);
+}

@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kBrokerKeys[] = {"kind", "delivery_latency_ms", "ack_latency_ms", "queues"};
 constexpr std::string_view kQueueKeys[] = {"dead_letter_to", "visibility_timeout_ms", "retention_ms", "delay_ms",
                                            "max_receive_count"};
-constexpr std::string_view kConsumerKeys[] = {"batch_size"};
+constexpr std::string_view kConsumerKeys[] = {"batch_size", "visibility_timeout_ms", "visibility_heartbeat"};
 
 constexpr double kMaxVisibilityMs = 43'200'000;  // 12 h
 constexpr double kMinRetentionMs = 60'000;       // 60 s
@@ -91,6 +91,21 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
   }
   if (has(v, "batch_size")) {
     consumer.batch_size = static_cast<int>(integer(v["batch_size"], join(path, "batch_size"), 1, 10, "an integer from 1 to 10"));
+  }
+  // ReceiveMessage's VisibilityTimeout: 0 to 43,200 s, as the queue attribute (ReceiveMessage API
+  // reference).
+  if (given(v, "visibility_timeout_ms")) {
+    consumer.receive_visibility_timeout =
+        ms_between(v["visibility_timeout_ms"], join(path, "visibility_timeout_ms"), 0, kMaxVisibilityMs, " (12 h)");
+  }
+  // The handler's ChangeMessageVisibility heartbeat: its period (a periodic tick, at least 1 ms)
+  // and the VisibilityTimeout each call sets (0 to 43,200 s).
+  if (given(v, "visibility_heartbeat")) {
+    const std::string at = join(path, "visibility_heartbeat");
+    const json& h = object_at(v["visibility_heartbeat"], at, "an object {\"every_ms\": d, \"extend_ms\": d}, or null");
+    check_keys(h, at, {"every_ms", "extend_ms"});
+    consumer.heartbeat_every = ms_period(member(h, "every_ms"), join(at, "every_ms"));
+    consumer.heartbeat_extend = ms_between(member(h, "extend_ms"), join(at, "extend_ms"), 0, kMaxVisibilityMs, " (12 h)");
   }
 }
 

@@ -20,7 +20,7 @@ constexpr std::string_view kQueueKeys[] = {"dead_letter_to",    "lock_duration_m
                                            "default_ttl_ms",    "dead_letter_on_expiration", "requires_session",
                                            "auto_delete_on_idle_ms"};
 constexpr std::string_view kProducerKeys[] = {"scheduled_delay_ms", "session"};
-constexpr std::string_view kConsumerKeys[] = {"receive_mode"};
+constexpr std::string_view kConsumerKeys[] = {"receive_mode", "max_auto_lock_renewal_ms", "session_idle_timeout_ms"};
 
 // CreateQueueOptions.LockDuration: at most 5 minutes.
 constexpr double kMaxLockMs = 300'000;
@@ -102,6 +102,27 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
   }
   if (has(v, "receive_mode")) {
     consumer.receive_and_delete = choice(v["receive_mode"], join(path, "receive_mode"), {"peek-lock", "receive-and-delete"}) == 1;
+  }
+  // ServiceBusProcessorOptions.MaxAutoLockRenewalDuration (5 min by default in the .NET SDK; null
+  // or absent here: renewed for as long as the handler runs). A negative TimeSpan is refused by the
+  // SDK; 0 turns renewal off.
+  if (given(v, "max_auto_lock_renewal_ms")) {
+    const std::string at = join(path, "max_auto_lock_renewal_ms");
+    if (consumer.receive_and_delete) {
+      fail_message(at, "receive_mode \"receive-and-delete\" has no lock to renew; give max_auto_lock_renewal_ms only with peek-lock");
+    }
+    consumer.max_auto_lock_renewal = ms_non_negative(v["max_auto_lock_renewal_ms"], at);
+  }
+  // ServiceBusSessionProcessorOptions.SessionIdleTimeout (the SDK's default is its TryTimeout, 60 s;
+  // absent here: 0, a session is closed as soon as it has nothing left). Only a session queue has
+  // sessions to keep.
+  if (given(v, "session_idle_timeout_ms")) {
+    const std::string at = join(path, "session_idle_timeout_ms");
+    if (!session_queues[static_cast<std::size_t>(consumer.queue)]) {
+      fail_message(at, "a session idle timeout needs a queue with requires_session (broker.queues." +
+                           queue_names[static_cast<std::size_t>(consumer.queue)] + ".requires_session is false)");
+    }
+    consumer.session_idle_timeout = ms_non_negative(v["session_idle_timeout_ms"], at);
   }
 }
 

@@ -50,7 +50,7 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
     for (std::size_t i = 0; i < p.size(); ++i) {
       const std::string step_path = join(at, i);
       const json& step = object_at(p[i], step_path, "an object {\"from_ms\": t, \"rate_per_s\": r}");
-      check_keys(step, step_path, {"from_ms", "rate_per_s"});
+      check_keys(step, step_path, {"from_ms", "rate_per_s", "linear"});
       const std::string from_path = join(step_path, "from_ms");
       ArrivalSpec::Step s{};
       if (i == 0) {
@@ -61,6 +61,14 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
         if (s.from <= arrivals.schedule.back().from) fail(from_path, expected, step["from_ms"]);
       }
       s.rate_per_s = rate_per_s(member(step, "rate_per_s"), join(step_path, "rate_per_s"), true);
+      if (has(step, "linear")) {
+        const std::string linear_path = join(step_path, "linear");
+        if (!step["linear"].is_boolean()) fail(linear_path, "true or false", step["linear"]);
+        s.linear = step["linear"].get<bool>();
+        if (s.linear && i + 1 == p.size()) {
+          fail_message(linear_path, "a linear ramp goes to the next step's rate_per_s at its from_ms; the last step has no next step");
+        }
+      }
       arrivals.schedule.push_back(s);
     }
   }

@@ -22,6 +22,7 @@ AmazonSqs::Message& AmazonSqs::msg(std::uint32_t j) {
 void AmazonSqs::on_event(const sim::Event& ev) {
   switch (static_cast<Ev>(ev.kind)) {
     case Ev::Lease: lapses_due(static_cast<int>(ev.target), ev.tag); break;
+    case Ev::Heartbeat: heartbeat(ev.target, ev.tag, ev.aux); break;
     case Ev::Activate: activate(ev.target, ev.aux); break;
     case Ev::QueueTimer: retention_due(static_cast<int>(ev.target), ev.tag); break;
     case Ev::DeadLetter:
@@ -129,24 +130,42 @@ void AmazonSqs::dispatch(int q) {
         ++got;
       }
     }
+    if (got > 0 && w_.now >= w_.s.warmup) ++receives_by_size_[got];
     give_room(c);
   }
   if (took) ready_changed(q);
 }
 
-// The visibility timeout starts now, at the receive on the server.
+// The visibility timeout starts now, at the receive on the server: the receive's own
+// VisibilityTimeout if the consumer sets one, else the queue's.
 void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   Job& job = w_.jobs[j];
   Message& m = set_state(j, State::InFlight);
   const int q = job.queue;
   ++m.receives;
+  m.received_at = w_.now;
+  m.visible_until = sim::add_sat(
+      w_.now, w_.consumers[ci].spec().receive_visibility_timeout.value_or(w_.s.broker.queues[q].visibility_timeout));
   w_.sent(job, q, ci, job.redelivered);
   clients_[ci].hold(w_.jobs, j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
-  Queue& Q = queues_[q];
-  Q.lapses.push_back(Queue::Lapse{sim::add_sat(w_.now, w_.s.broker.queues[q].visibility_timeout), j, m.token});
-  if (!Q.lapse_timer) arm_lapses(q);
+  push_lapse(q, j);
   w_.at(w_.now + latency, Ev::Receive, j, job.gen);
+}
+
+// A new visibility end for in-flight message j (its visible_until); the timer moves earlier if
+// this end is earlier than the one it is armed for.
+void AmazonSqs::push_lapse(int q, std::uint32_t j) {
+  Queue& Q = queues_[q];
+  const Message& m = messages_[j];
+  Q.lapses.push_back(Queue::Lapse{m.visible_until, Q.lapse_seq++, j, m.token});
+  std::push_heap(Q.lapses.begin(), Q.lapses.end(), std::greater<>());
+  if (!Q.lapse_timer || m.visible_until < Q.lapse_at) arm_lapses(q);
+}
+
+void AmazonSqs::pop_lapse(Queue& Q) {
+  std::pop_heap(Q.lapses.begin(), Q.lapses.end(), std::greater<>());
+  Q.lapses.pop_back();
 }
 
 // The redrive policy moves the message to its dead-letter queue (by an Ev::DeadLetter hop, so
@@ -177,14 +196,18 @@ void AmazonSqs::arrive(std::uint32_t j, int q) {
 }
 
 bool AmazonSqs::lapse_stale(const Queue::Lapse& l) const {
-  return messages_[l.job].token != l.token || messages_[l.job].state != State::InFlight;
+  const Message& m = messages_[l.job];
+  return m.token != l.token || m.state != State::InFlight || m.visible_until != l.at;
 }
 
 void AmazonSqs::arm_lapses(int q) {
   Queue& Q = queues_[q];
-  while (!Q.lapses.empty() && lapse_stale(Q.lapses.front())) Q.lapses.pop_front();
+  while (!Q.lapses.empty() && lapse_stale(Q.lapses.front())) pop_lapse(Q);
   Q.lapse_timer = !Q.lapses.empty();
-  if (Q.lapse_timer) w_.at(Q.lapses.front().at, Ev::Lease, static_cast<std::uint32_t>(q), ++Q.lapse_gen);
+  if (Q.lapse_timer) {
+    Q.lapse_at = Q.lapses.front().at;
+    w_.at(Q.lapse_at, Ev::Lease, static_cast<std::uint32_t>(q), ++Q.lapse_gen);
+  }
 }
 
 // The visibility timer: every in-flight message whose visibility ended by now lapses, in receive
@@ -195,8 +218,8 @@ void AmazonSqs::lapses_due(int q, std::uint32_t gen) {
   if (gen != Q.lapse_gen) return;
   while (!Q.lapses.empty() && Q.lapses.front().at <= w_.now) {
     const Queue::Lapse l = Q.lapses.front();
-    Q.lapses.pop_front();
-    lapse(l.job, l.token);
+    pop_lapse(Q);
+    if (!lapse_stale(l)) lapse(l.job, l.token);
   }
   arm_lapses(q);
 }
@@ -258,7 +281,7 @@ void AmazonSqs::gone(std::uint32_t j) {
   m.state = State::None;
   --Q.messages;
   // Keep the visibility deadlines to the messages in flight (the armed timer stays; it re-arms).
-  while (!Q.lapses.empty() && lapse_stale(Q.lapses.front())) Q.lapses.pop_front();
+  while (!Q.lapses.empty() && lapse_stale(Q.lapses.front())) pop_lapse(Q);
 }
 
 bool AmazonSqs::holds(std::uint32_t j, std::uint64_t id, int q) const {

@@ -36,11 +36,26 @@
 //  - A queue's delay_ms hides new messages (not redriven ones) for that long; the retention
 //    clock runs meanwhile. Per-message timers are not a key: a producer's publish_delay_ms gives
 //    the same visibility (see docs/scenario.md).
+//  - A consumer's visibility_timeout_ms is ReceiveMessage's VisibilityTimeout: its receives use it
+//    instead of the queue's. Its visibility_heartbeat is the usual fix for jobs longer than the
+//    timeout: while the handler runs, every `every_ms` from its start, the client calls
+//    ChangeMessageVisibility(extend_ms), which sets the visibility to end extend_ms after the call
+//    (not after the old end). A call that would make the total visibility exceed 12 hours from the
+//    receive is rejected ("you can continue to call ChangeMessageVisibility to extend the
+//    visibility timeout to the maximum allowed time. If you try to extend the visibility timeout
+//    beyond the maximum, your request is rejected": ChangeMessageVisibility API reference), and
+//    the client stops calling. The call's own latency is not modelled (it takes effect as sent);
+//    during an outage it fails and the next one is tried. A stale copy (a ghost) sends none.
+//  - ReceiveMessage responses are counted by size (receives_by_size, run --json `receives`): a
+//    long poll returns as soon as messages are visible, so a response carries what was visible
+//    then, up to min(batch_size, room). Empty responses are not modelled (a waiting client's
+//    long poll is answered when a message comes).
 //  - A consumer crash leaves its in-flight messages invisible until their visibility lapses.
 //  - broker_down: sends are refused, receives return nothing and deletes fail (the message
 //    comes back when its visibility lapses); every clock keeps running.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -58,7 +73,7 @@ class AmazonSqs : public Broker {
  public:
   explicit AmazonSqs(World& w);
 
-  void start() override {}
+  void start() override;
   void publish(std::uint32_t j) override;
   bool open_connection(Consumer& c) override;
   void consume(Consumer& c) override;
@@ -67,8 +82,12 @@ class AmazonSqs : public Broker {
   void settle(std::uint32_t j, std::uint32_t gen) override;
   void on_event(const sim::Event& ev) override;
   void down(Time duration) override;
+  void execution_started(std::uint32_t j) override;
+  void report(RunResult& r) const override;
 
  private:
+  // The longest total visibility of one receive (ChangeMessageVisibility API reference: 12 hours).
+  static constexpr Time kMaxVisibility = Time{43'200'000} * sim::kNsPerMs;
   // Where a message is, as SQS sees it. A ghost (a client's stale copy) is in none of them.
   enum class State : std::uint8_t { None, Delayed, Visible, InFlight };
 
@@ -81,6 +100,8 @@ class AmazonSqs : public Broker {
     std::uint32_t receives = 0;        // ReceiveCount in its current queue
     std::uint32_t live = kNoIndex;     // a ghost: the index its message was taken back to
     std::uint32_t live_token = 0;      // ... and that copy's token then (not received since)
+    Time received_at = 0;              // the last receive, on the server (the 12 h limit counts from it)
+    Time visible_until = 0;            // in flight: when its visibility ends (heartbeats move it)
   };
 
   struct Queue {
@@ -99,15 +120,21 @@ class AmazonSqs : public Broker {
     std::vector<Due> due;
     Time timer_at = sim::kNever;
     std::uint32_t timer_gen = 0;
-    // Visibility deadlines in receive order: one visibility timeout per queue makes them
-    // non-decreasing, so one timer (Lease) for the earliest serves them all, rather than an event
-    // per receive. Entries of deleted messages are stale and skipped.
+    // Visibility deadlines, earliest first (then in push order): one timer (Lease) for the
+    // earliest serves them all, rather than an event per receive. Entries of deleted messages,
+    // and those a heartbeat moved (at != visible_until), are stale and skipped. A min-heap: a
+    // per-receive timeout or a heartbeat can push a deadline earlier than others; with one
+    // timeout per queue and no heartbeat, pushes are in deadline order and it pops like a FIFO.
     struct Lapse {
       Time at;
+      std::uint64_t seq;
       std::uint32_t job, token;
+      bool operator>(const Lapse& o) const { return at != o.at ? at > o.at : seq > o.seq; }
     };
-    std::deque<Lapse> lapses;
+    std::vector<Lapse> lapses;
+    std::uint64_t lapse_seq = 0;
     bool lapse_timer = false;  // a Lease event is pending, or the lapses are being handled now
+    Time lapse_at = 0;         // ... for this time
     std::uint32_t lapse_gen = 0;
   };
 
@@ -132,6 +159,8 @@ class AmazonSqs : public Broker {
   void redrive(std::uint32_t j);
   void arrive(std::uint32_t j, int q);  // the redriven message reaches its dead-letter queue
   void lapses_due(int q, std::uint32_t gen);
+  void push_lapse(int q, std::uint32_t j);
+  void pop_lapse(Queue& Q);
   void arm_lapses(int q);
   bool lapse_stale(const Queue::Lapse& l) const;
   void lapse(std::uint32_t j, std::uint32_t token);
@@ -147,6 +176,7 @@ class AmazonSqs : public Broker {
 
   // amazon_sqs_clients.cpp
   void settle_ghost(std::uint32_t j);
+  void heartbeat(std::uint32_t j, std::uint32_t gen, std::uint32_t token);
 
   World& w_;
   std::vector<Queue> queues_;
@@ -155,6 +185,7 @@ class AmazonSqs : public Broker {
   std::vector<Message> messages_;  // by job pool index, grown on demand
   bool down_ = false;
   Time up_at_ = 0;
+  std::array<std::uint64_t, 11> receives_by_size_{};  // responses after the warm-up, by messages carried
 };
 
 }  // namespace brokersim

@@ -114,6 +114,39 @@ void AmazonSqs::settle_ghost(std::uint32_t j) {
   w_.drop_ghost(j);
 }
 
+// Only a heartbeat needs to hear starts: without one, the visibility runs whatever the client does.
+void AmazonSqs::start() {
+  for (const auto& c : w_.s.consumers) w_.broker_hears_starts = w_.broker_hears_starts || c.heartbeat_every > 0;
+}
+
+// The handler starts: its heartbeat, if the consumer has one, begins (amazon_sqs.hpp).
+void AmazonSqs::execution_started(std::uint32_t j) {
+  const Job& job = w_.jobs[j];
+  const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
+  if (job.ghost || spec.heartbeat_every <= 0 || j >= messages_.size() || messages_[j].state != State::InFlight) return;
+  w_.at(sim::add_sat(w_.now, spec.heartbeat_every), Ev::Heartbeat, j, job.gen, messages_[j].token);
+}
+
+// One heartbeat: ChangeMessageVisibility(extend) while the handler still runs this receive. The
+// visibility then ends extend after now, unless that passes 12 h from the receive: the call is
+// rejected and the client gives up. During an outage the call fails; the next one is tried.
+void AmazonSqs::heartbeat(std::uint32_t j, std::uint32_t gen, std::uint32_t token) {
+  const Job& job = w_.jobs[j];
+  if (job.gen != gen || job.ghost || job.where != Where::Executing || j >= messages_.size()) return;
+  Message& m = messages_[j];
+  if (m.token != token || m.state != State::InFlight) return;
+  const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
+  if (!down_) {
+    const Time until = sim::add_sat(w_.now, spec.heartbeat_extend);
+    if (until - m.received_at > kMaxVisibility) return;
+    m.visible_until = until;
+    push_lapse(job.queue, j);
+  }
+  w_.at(sim::add_sat(w_.now, spec.heartbeat_every), Ev::Heartbeat, j, gen, token);
+}
+
+void AmazonSqs::report(RunResult& r) const { r.receives_by_size = receives_by_size_; }
+
 // A regional outage: sends are refused and receives return nothing until it ends; the timers
 // (visibility, delay, retention) keep running.
 void AmazonSqs::down(Time duration) {

@@ -56,6 +56,7 @@ void AzureServiceBus::on_event(const sim::Event& ev) {
       }
       break;
     case Ev::QueueLease: on_idle_end(static_cast<int>(ev.target), ev.tag); break;
+    case Ev::SessionIdle: session_idle_end(static_cast<int>(ev.target), ev.tag); break;
     case Ev::BrokerUp:
       if (down_ && w_.now >= up_at_) up();
       break;
@@ -195,14 +196,35 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
-// The handler has the message: the client renews its lock for as long as it runs
-// (MaxAutoLockRenewalDuration, 5 min by default, is not modelled: the renewal never gives up).
+// The handler has the message: the processor renews its lock while it runs, for at most the
+// consumer's MaxAutoLockRenewalDuration from the handler's start (5 min by default in the .NET
+// ServiceBusProcessorOptions; absent here: no limit). Renewal is continuous here, so a lock
+// renewed until start + M ends one lock duration later, start + M + lock_duration: the SDK renews
+// a little before each expiry, so the real end is at most that. M = 0: no renewal at all, the
+// lock ends when it would have (the processor with auto-renewal off).
 void AzureServiceBus::execution_started(std::uint32_t j) {
   const Job& job = w_.jobs[j];
-  if (job.ghost || receive_and_delete(w_.consumers[static_cast<std::size_t>(job.consumer)])) return;
+  const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(job.consumer)].spec();
+  if (job.ghost || spec.receive_and_delete) return;
+  if (spec.max_auto_lock_renewal && *spec.max_auto_lock_renewal == 0) return;
   Lock& lock = lock_of(j);
   ++lock.epoch;
   lock.renewed = true;
+  if (spec.max_auto_lock_renewal) {
+    const Time lock_duration = entities_[static_cast<std::size_t>(job.queue)].spec->lock_duration;
+    lock.locked_until = sim::add_sat(sim::add_sat(w_.now, *spec.max_auto_lock_renewal), lock_duration);
+    w_.at(lock.locked_until, Ev::Lease, j, job.gen, lock.epoch);
+  }
+}
+
+// The end of a lock its handler was renewing, if renewal stopped now (the client crashed, or its
+// settlement was lost): one lock duration from now, or the capped end if that is earlier.
+Time AzureServiceBus::renewed_lock_end(std::uint32_t j) {
+  const Job& job = w_.jobs[j];
+  const Lock& lock = lock_of(j);
+  const Time end = sim::add_sat(w_.now, entities_[static_cast<std::size_t>(job.queue)].spec->lock_duration);
+  const auto& cap = w_.consumers[static_cast<std::size_t>(job.consumer)].spec().max_auto_lock_renewal;
+  return cap ? std::min(end, lock.locked_until) : end;
 }
 
 bool AzureServiceBus::lock_end_valid(const Entity::LockEnd& e) {
@@ -322,7 +344,7 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
     w_.leave(j);  // settled when it was sent; the client's decision is its outcome
   } else if (down_) {
     // The settlement cannot reach the broker: the message stays locked until its lock lapses.
-    orphan(j, sim::add_sat(w_.now, entities_[q].spec->lock_duration));
+    orphan(j, lock_of(j).renewed ? renewed_lock_end(j) : sim::add_sat(w_.now, entities_[q].spec->lock_duration));
   } else {
     w_.ledger.unacked_changed(q, w_.now, job, -1);
     session_back(j);

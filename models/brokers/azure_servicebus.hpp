@@ -11,7 +11,8 @@
 //    when dead_letter_on_expiration is set.                                dispatch(), expire()
 //  - peek-lock: the lock (lock_duration_ms) starts when the broker sends the message, runs while
 //    it is in transit and in the client's prefetch buffer (the client cannot renew it there), and
-//    is renewed for as long as the handler executes.           deliver(), execution_started()
+//    is renewed while the handler executes, for at most the consumer's MaxAutoLockRenewalDuration
+//    (max_auto_lock_renewal_ms; absent: no limit).             deliver(), execution_started()
 //  - a lapsed lock is an abandon: the message is the broker's again (delivery count + 1, back at
 //    its sequence position, "at or near the front"), while the client keeps a stale copy that it
 //    still executes and whose Complete fails: a duplicate execution.                  lapse()
@@ -41,7 +42,8 @@
 // Sessions (requires_session): every message carries a session id (the producer's `session`);
 // a client accepts a free session (at most `slots` at once: MaxConcurrentSessions, one call per
 // session) and holds it until the session has nothing left, and a session has at most one
-// message out at a time, so its messages are handled in order by one client. A crashed client's
+// message out at a time, so its messages are handled in order by one client, which keeps a session
+// with nothing left for its SessionIdleTimeout (session_idle_timeout_ms). A crashed client's
 // sessions are free again. When a receive meets an expired message of a session, every waiting
 // message of that session expires with it (seed 004; unverified, docs/semantics.md D6).
 //                                                                      azure_servicebus_sessions.cpp
@@ -94,8 +96,11 @@ class AzureServiceBus final : public Broker {
       std::set<std::pair<std::uint64_t, std::uint32_t>> ready;
       int holder = -1;  // the consumer that accepted it
       bool out = false; // a message of it is with its holder
+      std::uint32_t idle = 0;  // held with nothing to receive: the token of its idle timeout, else 0
     };
     std::map<std::int64_t, Session> sessions;
+    std::map<std::uint32_t, std::int64_t> idle_waits;  // idle timeout token -> session id
+    std::uint32_t next_idle = 0;
     // Lock ends of its deliveries, in delivery order: one lock duration per queue makes them
     // ascending, so one timer per queue (at the oldest end still valid) replaces a timer per
     // delivery; settled and renewed locks are skipped when the timer fires (measured: a timer
@@ -146,7 +151,9 @@ class AzureServiceBus final : public Broker {
   std::uint32_t next_for(int q, int ci);
   void session_back(std::uint32_t j);
   void release_sessions(int ci, int q);
+  void session_idle_end(int q, std::uint32_t token);
   void lapse(std::uint32_t j);
+  Time renewed_lock_end(std::uint32_t j);
   bool lock_end_valid(const Entity::LockEnd& e);
   void arm_lock_timer(int q);
   void on_lock_timer(int q, std::uint32_t gen);

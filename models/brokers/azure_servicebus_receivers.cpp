@@ -60,7 +60,7 @@ void AzureServiceBus::close_connection(Consumer& c) {
       w_.leave(j);
     } else {
       const Lock& lock = lock_of(j);
-      orphan(j, lock.renewed ? sim::add_sat(w_.now, entities_[q].spec->lock_duration) : lock.locked_until);
+      orphan(j, lock.renewed ? renewed_lock_end(j) : lock.locked_until);
     }
   }
   release_sessions(c.index(), q);

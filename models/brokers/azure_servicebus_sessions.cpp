@@ -2,8 +2,13 @@
 // exclusive lock on all its current and future messages, delivered in order. brokersim's client
 // is a session processor with MaxConcurrentSessions = slots and MaxConcurrentCallsPerSession = 1:
 // a session has at most one message out, and the next one waits for its settlement (or its lock
-// lapse). A client holds a session until the session has nothing left (the SDK's session idle
-// timeout, not modelled, would release it later still).
+// lapse). A client holds a session until the session has nothing left and then for its
+// SessionIdleTimeout (session_idle_timeout_ms; 0 by default here: it closes the session at once),
+// waiting for the session's next message: the session keeps one of its MaxConcurrentSessions.
+// A message of that session arriving meanwhile goes to it; at the timeout it closes the session.
+// (ServiceBusSessionProcessorOptions.SessionIdleTimeout: "the maximum amount of time to wait for a
+// message to be received for the currently active session. After this time has elapsed, the
+// processor will close the session and attempt to process another session.")
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -27,10 +32,34 @@ void AzureServiceBus::session_back(std::uint32_t j) {
   if (it == E.sessions.end()) return;
   it->second.out = false;
   if (it->second.ready.empty()) {
+    const int holder = it->second.holder;
+    const Time idle = holder >= 0 ? w_.consumers[static_cast<std::size_t>(holder)].spec().session_idle_timeout : 0;
+    if (idle > 0) {
+      // The client keeps the session, waiting for its next message, until its idle timeout.
+      it->second.idle = ++E.next_idle;
+      E.idle_waits[it->second.idle] = it->first;
+      w_.at(sim::add_sat(w_.now, idle), Ev::SessionIdle, static_cast<std::uint32_t>(q), it->second.idle);
+      return;
+    }
     // Nothing left: the client closes the session.
-    if (it->second.holder >= 0) --receivers_[static_cast<std::size_t>(it->second.holder)].sessions;
+    if (holder >= 0) --receivers_[static_cast<std::size_t>(holder)].sessions;
     E.sessions.erase(it);
   }
+}
+
+// A held session's idle timeout: if nothing was received for it meanwhile, its client closes it
+// and may accept another session.
+void AzureServiceBus::session_idle_end(int q, std::uint32_t token) {
+  Entity& E = entities_[q];
+  const auto wait = E.idle_waits.find(token);
+  if (wait == E.idle_waits.end()) return;
+  const std::int64_t id = wait->second;
+  E.idle_waits.erase(wait);
+  const auto it = E.sessions.find(id);
+  if (it == E.sessions.end() || it->second.idle != token) return;
+  if (it->second.holder >= 0) --receivers_[static_cast<std::size_t>(it->second.holder)].sessions;
+  E.sessions.erase(it);
+  dispatch(q);
 }
 
 // A crashed client's sessions are free for another client (their messages out with it stay locked
@@ -70,6 +99,10 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
     }
     const std::uint32_t j = best->ready.begin()->second;
     best->ready.erase(best->ready.begin());
+    if (best->idle != 0) {
+      E.idle_waits.erase(best->idle);  // its next message came in time
+      best->idle = 0;
+    }
     const Job& job = w_.jobs[j];
     E.level.remove(job);
     if (job.queue_expiry > w_.now) {
