@@ -10,6 +10,8 @@
 //  - QueueTimer before deliveries: a message whose TTL ends at t is not delivered at t.
 //  - DeadLetter: a dead-lettered message reaches its target before new publishes at t. (It is
 //    an event, not a call, so dead-letter chains through TTL-0 queues iterate, not recurse.)
+//  - DlxTimer (the at-least-once dead-letter worker's retry) after DeadLetter: a dead letter
+//    retried at t finds what was dead-lettered at t already in the target.
 //  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
 //    before ChannelTick and Lease too: an ack arriving at the tick, or as its lock or visibility
 //    lapses, is in time.
@@ -45,6 +47,7 @@ enum class Ev : std::uint32_t {
   QueueLease,   // broker
   QueueTimer,   // broker
   DeadLetter,   // broker
+  DlxTimer,     // broker: a quorum queue's dead-letter worker retries what its target refused
   AckArrive,    // broker: a consumer's settlement arrives
   ChannelTick,  // broker
   Lease,        // broker: a lock (Azure Service Bus) or visibility timeout (SQS) lapses

@@ -93,6 +93,7 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::QueueLease:
     case Ev::QueueTimer:
     case Ev::DeadLetter:
+    case Ev::DlxTimer:
     case Ev::ChannelTick:
     case Ev::Lease:
     case Ev::Activate: broker_->on_event(ev); break;
