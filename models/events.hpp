@@ -10,6 +10,8 @@
 //  - QueueTimer before deliveries: a message whose TTL ends at t is not delivered at t.
 //  - DeadLetter: a dead-lettered message reaches its target before new publishes at t. (It is
 //    an event, not a call, so dead-letter chains through TTL-0 queues iterate, not recurse.)
+//  - DlxTimer (the at-least-once dead-letter worker's retry) after DeadLetter: a dead letter
+//    retried at t finds what was dead-lettered at t already in the target.
 //  - AckArrive before Publish: credit returned at t lets a consumer take a message published at t;
 //    before ChannelTick and Lease too: an ack arriving at the tick, or as its lock or visibility
 //    lapses, is in time.
@@ -48,6 +50,7 @@ enum class Ev : std::uint32_t {
   SessionIdle,  // broker: a Service Bus session held with nothing to receive reaches its idle timeout
   QueueTimer,   // broker
   DeadLetter,   // broker
+  DlxTimer,     // broker: a quorum queue's dead-letter worker retries what its target refused
   AckArrive,    // broker: a consumer's settlement arrives
   ChannelTick,  // broker
   Heartbeat,    // broker: an SQS handler's ChangeMessageVisibility heartbeat (before Lease: in time)

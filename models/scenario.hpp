@@ -69,6 +69,9 @@ struct BrokerSpec {
   // Delivery acknowledgement timeout (RabbitMQ consumer_timeout, default 30 min); nullopt = off.
   std::optional<Time> consumer_timeout = Time{1'800'000} * sim::kNsPerMs;
   Distribution expiry_slack;      // added to every head-expiry timer firing, ns (default 0)
+  // rabbitmq-quorum: rabbit's dead_letter_worker_publisher_confirm_timeout, the at-least-once
+  // dead-letter worker's retry period (default 3 min).
+  Time dead_letter_confirm_timeout = Time{180'000} * sim::kNsPerMs;
   std::vector<QueueSpec> queues;  // sorted by name (JSON objects are), so indices are deterministic
 };
 

@@ -97,6 +97,7 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::SessionIdle:
     case Ev::QueueTimer:
     case Ev::DeadLetter:
+    case Ev::DlxTimer:
     case Ev::ChannelTick:
     case Ev::Heartbeat:
     case Ev::Lease:

@@ -680,6 +680,7 @@ TEST_CASE("a key docs/scenario.md gives another broker kind is an error naming t
   const std::vector<Foreign> keys = {
       {"broker.queues.work.delivery_limit", "rabbitmq-quorum"},
       {"broker.queues.work.dead_letter_strategy", "rabbitmq-quorum"},
+      {"broker.dead_letter_confirm_timeout_ms", "rabbitmq-quorum"},
       {"broker.queues.work.lock_duration_ms", "azure-servicebus"},
       {"broker.queues.work.max_delivery_count", "azure-servicebus"},
       {"broker.queues.dlq.default_ttl_ms", "azure-servicebus"},

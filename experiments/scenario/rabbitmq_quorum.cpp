@@ -1,6 +1,8 @@
 // broker.kind "rabbitmq-quorum": RabbitMQ quorum queues. The broker keys and the queue keys of
 // classic queues (rabbitmq_classic.cpp), plus each queue's delivery_limit and
 // dead_letter_strategy; overflow reject-publish-dlx, which quorum queues do not support, is refused.
+// One broker key of its own: dead_letter_confirm_timeout_ms, the at-least-once dead-letter
+// worker's retry period.
 #include <limits>
 #include <vector>
 
@@ -11,6 +13,7 @@ namespace brokersim::loader {
 namespace {
 
 constexpr std::string_view kQuorumQueueKeys[] = {"delivery_limit", "dead_letter_strategy"};
+constexpr std::string_view kQuorumBrokerKeys[] = {"dead_letter_confirm_timeout_ms"};
 
 void load_quorum_keys(const json& q, const std::string& at, QueueSpec& queue) {
   if (queue.overflow == Overflow::RejectPublishDlx) {
@@ -36,11 +39,23 @@ const BrokerKind& kind() {
     keys.insert(keys.end(), std::begin(kQuorumQueueKeys), std::end(kQuorumQueueKeys));
     return keys;
   }();
-  static const BrokerKind k{"rabbitmq-quorum", rabbitmq_broker_keys(), queue_keys, {}, {}, load};
+  static const std::vector<std::string_view> broker_keys = [] {
+    std::vector<std::string_view> keys(rabbitmq_broker_keys().begin(), rabbitmq_broker_keys().end());
+    keys.insert(keys.end(), std::begin(kQuorumBrokerKeys), std::end(kQuorumBrokerKeys));
+    return keys;
+  }();
+  static const BrokerKind k{"rabbitmq-quorum", broker_keys, queue_keys, {}, {}, load};
   return k;
 }
 
-BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, kind(), load_quorum_keys); }
+BrokerSpec load(const json& v, Context& context) {
+  BrokerSpec broker = load_rabbitmq(v, context, kind(), load_quorum_keys);
+  if (has(v, "dead_letter_confirm_timeout_ms")) {
+    broker.dead_letter_confirm_timeout =
+        ms_positive(v["dead_letter_confirm_timeout_ms"], "broker.dead_letter_confirm_timeout_ms");
+  }
+  return broker;
+}
 
 }  // namespace
 

@@ -53,6 +53,7 @@ void RabbitMq::on_event(const sim::Event& ev) {
     case Ev::DeadLetter:
       if (w_.jobs[ev.target].gen == ev.tag) enqueue(ev.target, static_cast<int>(ev.aux), true);
       break;
+    case Ev::DlxTimer: quorum_.on_dlx_timer(*this, q, ev.tag); break;
     default: throw InvariantError("rabbitmq-classic: not a broker event");
   }
 }
@@ -74,7 +75,9 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
   }
   w_.ledger.published(job, q);
 
-  if (spec.overflow != Overflow::DropHead && full_for(q, job.bytes)) {
+  // A dead letter into a quorum queue is never refused by the queue: at-most-once it is an
+  // untracked enqueue, at-least-once its worker was let through (QuorumRules::dead_letter).
+  if (spec.overflow != Overflow::DropHead && !(dead_letter && quorum(q)) && full_for(q, job.bytes)) {
     if (dead_letter) {
       // Dead-letter republishing has no publisher confirms: a refusing target loses the message.
       w_.decide(job, Outcome::Lost);

@@ -163,6 +163,7 @@ void RabbitMq::up() {
     drop_expired(static_cast<int>(q));
     restart_lease(static_cast<int>(q));
   }
+  quorum_.broker_up(*this);
   reconnect_waiting(channels_, w_.consumers, w_);
   for (std::size_t q = 0; q < queues_.size(); ++q) dispatch(static_cast<int>(q));
 }

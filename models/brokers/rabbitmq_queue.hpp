@@ -47,6 +47,7 @@ class RabbitQueue {
   const QueueSpec& spec() const { return *spec_; }
   QueueType type() const { return type_; }
   std::size_t ready() const { return ready_.size(); }
+  std::uint64_t ready_bytes() const { return ready_bytes_; }
   bool empty() const { return ready_.empty(); }
   const Message& head() const { return ready_.front(); }
 

@@ -19,6 +19,14 @@ QuorumRules::QuorumRules(const BrokerSpec& broker, std::size_t consumers, bool i
   if (!in_use) return;
   for (const auto& spec : broker.queues) limits_.push_back(delivery_limit(spec, broker.version));
   held_from_.resize(broker.queues.size(), 0);
+  workers_.resize(broker.queues.size());
+  writers_.resize(broker.queues.size());
+  for (std::size_t q = 0; q < broker.queues.size(); ++q) {
+    if (!holds_dead_letters(broker.queues[q])) continue;
+    writers_[static_cast<std::size_t>(broker.queues[q].dead_letter_index)].push_back(static_cast<int>(q));
+    has_workers_ = true;
+  }
+  retry_ = broker.dead_letter_confirm_timeout;
   // The consumer timeout: <= 4.2 the channel enforces it as for classic queues (the core's
   // channel tick); 4.3 the queue does, per delivery (on_message_lock).
   v43_ = broker.version == "4.3";
@@ -92,64 +100,6 @@ bool QuorumRules::returned_past_limit(RabbitMq& mq, std::uint32_t j, ReturnCause
   mq.w_.decide(job, mq.queues_[q].spec().dead_letter_index >= 0 ? Outcome::DeadLettered : Outcome::Lost);
   mq.dead_letter(j, q, DeathReason::DeliveryLimit);
   return true;
-}
-
-void QuorumRules::queue_deleted(World& w, int q) {
-  if (held_from_[q] == 0) return;
-  std::erase_if(held_, [&](const Held& h) {
-    if (h.source != q) return false;
-    w.decide(w.jobs[h.job], Outcome::Lost);
-    w.leave(h.job);
-    return true;
-  });
-  held_from_[q] = 0;
-  held_changed();
-}
-
-// At-least-once: a message its target cannot take now (full with reject-publish, deleted, broker
-// down) stays in the source queue, counting toward its limit, until the target has room.
-void QuorumRules::dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason why) {
-  World& w = mq.w_;
-  const int target = mq.queues_[q].spec().dead_letter_index;
-  const RabbitQueue& T = mq.queues_[target];
-  const bool refused = mq.down_ || T.deleted || (T.spec().overflow != Overflow::DropHead && mq.full_for(target, w.jobs[j].bytes));
-  if (refused) {
-    ++held_from_[q];
-    held_.push_back(Held{j, q, why});
-    held_changed();
-    Job& job = w.jobs[j];
-    job.queue = q;
-    job.where = Where::DeadLettering;
-    w.ledger.update_resting(job);
-    return;
-  }
-  // Into the target now, not by a later hop: the next message of the same pass must see it
-  // there (the target's confirm is what lets the source forget it).
-  const bool was = std::exchange(at_once_, true);
-  mq.move_to_dead_letter(j, q, why);
-  at_once_ = was;
-}
-
-// The dead-letter worker republishes held messages once their target has room, oldest first.
-void QuorumRules::release_held(RabbitMq& mq, int target) {
-  releasing_ = true;
-  held_changed();
-  const bool was = std::exchange(at_once_, true);
-  for (std::size_t i = 0; i < held_.size();) {
-    const Held h = held_[i];
-    const RabbitQueue& T = mq.queues_[target];
-    if (mq.queues_[h.source].spec().dead_letter_index != target) {
-      ++i;
-      continue;
-    }
-    if (mq.down_ || T.deleted || mq.full_for(target, mq.w_.jobs[h.job].bytes)) break;
-    held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
-    --held_from_[h.source];
-    mq.move_to_dead_letter(h.job, h.source, h.why);
-  }
-  at_once_ = was;
-  releasing_ = false;
-  held_changed();
 }
 
 }  // namespace brokersim

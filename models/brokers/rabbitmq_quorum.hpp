@@ -70,7 +70,8 @@ class QuorumRules {
   // The client's connection is gone: its stale copies die with it.
   void drop_ghosts(World& w, int ci);
 
-  // --- at-least-once dead-lettering
+  // --- at-least-once dead-lettering (rabbitmq_quorum_dlx.cpp): rabbit_fifo_dlx_worker, one per
+  // source queue, republishing with publisher confirms and retrying on its settle timer.
   // at-least-once needs reject-publish on the source (with drop-head the broker falls back to
   // at-most-once) and a target.
   static bool holds_dead_letters(const QueueSpec& source) {
@@ -82,13 +83,19 @@ class QuorumRules {
   // While the dead-letter worker republishes, a dead-letter goes into its target at once rather
   // than by a later hop (the next message of the same pass must see it there).
   bool dead_letters_at_once() const { return at_once_; }
-  // Queue `target`'s length changed: held dead-letters for it may go now. (Asked at every change
-  // of every queue's length, so one flag answers whether there is anything to do.)
+  // Queue `target`'s length changed: the queue tells its enqueuers (the workers publishing to it)
+  // to stop when over its limit and to go on when below 80% of it. (Asked at every change of
+  // every queue's length, so one flag answers whether there is anything to do.)
   void target_changed(RabbitMq& mq, int target) {
-    if (may_release_) release_held(mq, target);
+    if (has_workers_) enqueuer_status(mq, target);
   }
-  // Queue q was deleted: its unconfirmed dead-letters go with it.
+  // The worker's settle timer (Ev::DlxTimer) fired.
+  void on_dlx_timer(RabbitMq& mq, int source, std::uint32_t gen);
+  // Queue q was deleted: its unconfirmed dead-letters go with it, and the workers publishing to
+  // it forget it (a re-declared q is a new queue to them).
   void queue_deleted(World& w, int q);
+  // The broker is back: every worker starts again and republishes what it holds at once.
+  void broker_up(RabbitMq& mq);
 
  private:
   // rabbit_quorum_queue's ?TICK_INTERVAL: x-expires is checked on this tick.
@@ -99,24 +106,46 @@ class QuorumRules {
     if (returns_.size() <= j) returns_.resize(std::max<std::size_t>(j + 1, returns_.size() * 2), 0);
     return returns_[j];
   }
-  void release_held(RabbitMq& mq, int target);
-  void held_changed() { may_release_ = !held_.empty() && !releasing_; }
+  // The dead-letter worker's publishing state toward its source's target (rabbit_fifo_client's
+  // queue_status): not yet registered as an enqueuer, go, or told to stop (reject_publish).
+  enum class Enqueuer : std::uint8_t { Unregistered, Go, Blocked };
+  struct Worker {
+    Enqueuer status = Enqueuer::Unregistered;
+    Time blocked_at = sim::kNever;  // a reject_publish notice on its way (effective after this instant)
+    Time timer_at = sim::kNever;    // the settle timer, armed while it holds anything
+    std::uint32_t timer_gen = 0;
+    std::uint32_t checked_out = 0;  // held messages delivered to it (at most its prefetch)
+  };
+  // A dead-letter its target has not accepted: (job, source queue, reason, when the worker last
+  // published it: kNever = never, no target to route to; whether the worker has it yet).
+  struct Held {
+    std::uint32_t job;
+    int source;
+    DeathReason why;
+    Time published;
+    bool checked_out;
+  };
+  // rabbit_fifo_dlx_worker's defaults (rabbit's app env): dead_letter_worker_consumer_prefetch.
+  static constexpr std::uint32_t kWorkerPrefetch = 32;
+
+  bool try_publish(RabbitMq& mq, Held& h);
+  bool accepts(RabbitMq& mq, Worker& wk, int target);
+  void redeliver(RabbitMq& mq, int source);
+  void arm_timer(RabbitMq& mq, int source);
+  void enqueuer_status(RabbitMq& mq, int target);
+  void reset_worker(Worker& wk);
 
   std::vector<std::int64_t> limits_;    // by queue, -1 = none
   std::vector<std::uint32_t> returns_;  // by job index: returns that counted toward the limit
   bool v43_ = false;
   Time message_lock_ = sim::kNever;
   std::vector<std::vector<std::uint32_t>> ghosts_;  // by consumer index, with a message lock only
-  // At-least-once dead-letters their target refused: (job, source queue, reason), oldest first.
-  struct Held {
-    std::uint32_t job;
-    int source;
-    DeathReason why;
-  };
-  std::vector<Held> held_;
+  std::vector<Held> held_;                // oldest first
   std::vector<std::uint64_t> held_from_;  // by source queue, with at-least-once queues only
-  bool releasing_ = false;
-  bool may_release_ = false;  // held_ is not empty and no release pass is running
+  std::vector<Worker> workers_;           // by source queue (used for at-least-once sources)
+  std::vector<std::vector<int>> writers_;  // by target queue: the at-least-once sources into it
+  bool has_workers_ = false;              // some queue dead-letters at least once
+  Time retry_ = 0;                        // dead_letter_worker_publisher_confirm_timeout
   bool at_once_ = false;
 };
 

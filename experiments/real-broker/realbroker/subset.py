@@ -86,6 +86,13 @@ def check_subset(scn):
                 raise Unsupported("broker.queues.%s.%s: not supported by the harness on %s" % (name, k, kind))
         if name != work and name in read:
             raise Unsupported("broker.queues.%s: a consumed dead-letter queue is not supported" % name)
+        if name != work and any(o.get("dead_letter_to") == name for o in queues.values()):
+            for k in ("max_length", "expires_ms"):
+                if q.get(k) is not None:
+                    # the dead-letter observer consumes it from time zero: on the broker it never
+                    # fills and never expires, while brokersim (no reader) fills or deletes it
+                    raise Unsupported("broker.queues.%s.%s: not on a dead-letter queue (the harness's observer reads "
+                                      "it from time zero, so the broker never reaches it)" % (name, k))
         overflow = q.get("overflow", "drop-head")
         if kind == "rabbitmq-quorum" and overflow == "reject-publish-dlx":
             raise Unsupported("broker.queues.%s.overflow: quorum queues do not support reject-publish-dlx" % name)

@@ -56,6 +56,10 @@ class Subset(unittest.TestCase):
         bad = grid_scenario(2, 1, 0.8)
         bad["broker"]["queues"]["work"]["delivery_limit"] = 3
         self.assertEqual(refusal(bad), "broker.queues.work.delivery_limit", "delivery_limit on classic")
+        for k, v in (("max_length", 1), ("expires_ms", 1000)):
+            bad = copy.deepcopy(q)
+            bad["broker"]["queues"]["dlq"] = {k: v, "overflow": "reject-publish"}
+            self.assertEqual(refusal(bad), "broker.queues.dlq.%s" % k, "%s on the observed dead-letter queue" % k)
         bad = copy.deepcopy(q)
         bad["consumers"][0]["on_expired"] = "drop"
         self.assertEqual(refusal(bad), "consumers.0.on_expired", "on_expired drop")
