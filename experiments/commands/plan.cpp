@@ -10,6 +10,7 @@
 //
 // The parts: plan/expression (targets and cost), plan/grid (validated, costed points and the
 // bisection axis), plan/search (running and judging points, the searches), plan/report.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "experiments/plan/expression.hpp"
 #include "experiments/plan/grid.hpp"
 #include "experiments/plan/report.hpp"
+#include "experiments/plan/run_fraction.hpp"
 #include "experiments/plan/search.hpp"
 #include "experiments/replication/pool.hpp"
 #include "experiments/replication/precision.hpp"
@@ -55,7 +57,13 @@ constexpr const char* kPlanHelp =
     "and rejected only when a bound misses it; a setting whose interval straddles a target gets more\n"
     "replications (rounds 3, 4, 6, 9, ...) until it is decided, its target metrics are within REL of\n"
     "their means (or --precision-abs), or --max-replications is reached: then it is undecided, and\n"
-    "not accepted.\n";
+    "not accepted.\n"
+    "With several targets each bound is at 1 - 0.05/k (Bonferroni: all k hold together at 95%).\n"
+    "A target 'EXPR<=VALUE in P% of runs' is judged per replication (one run: a day, an hour): the\n"
+    "Clopper-Pearson lower bound on the fraction of runs meeting it must be at least P (59 runs at\n"
+    "least for 95%). windows.K.METRIC names one window's figure (run --json's windows list). A cost\n"
+    "over metrics gets its interval; settings whose cost intervals overlap the cheapest's are tied,\n"
+    "and the one with the safest worst target margin at its bound is chosen.\n";
 
 po::options_description plan_option_descriptions() {
   po::options_description opts("options");
@@ -63,7 +71,7 @@ po::options_description plan_option_descriptions() {
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (JSON)")
       ("vary", po::value<std::vector<std::string>>()->composing(), "PATH=LIST: a grid axis (repeatable), as in sweep")
-      ("target", po::value<std::vector<std::string>>()->composing(), "EXPR CMP EXPR on replication means (repeatable; all must hold)")
+      ("target", po::value<std::vector<std::string>>()->composing(), "EXPR CMP EXPR on replication means, or EXPR CMP EXPR in P% of runs (repeatable; all must hold)")
       ("cost", po::value<std::string>(), "cost expression over slots_total, the varied paths and numeric scenario paths (default: slots_total, then prefetch sum)")
       ("bisect", po::value<std::string>(), "PATH to bisect along, or none (default: chosen automatically)")
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key first (repeatable)")
@@ -104,11 +112,24 @@ std::optional<PlanOptions> parse_plan_options(const std::vector<std::string>& ar
 }  // namespace
 
 int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const std::optional<PlanOptions> options = parse_plan_options(args, out);
+  std::optional<PlanOptions> options = parse_plan_options(args, out);
   if (!options) return 0;
-  const PlanOptions& o = *options;
+  PlanOptions& o = *options;
   std::vector<Target> targets;
   for (const auto& t : o.target_texts) targets.push_back(parse_target(t));
+  // A target over runs needs enough runs that n met out of n could show it: refused up front
+  // without --precision, else the first stage is made that long.
+  const std::uint64_t runs_required = runs_needed_of(targets);
+  if (runs_required > 0) {
+    if (!o.precision && o.replications < runs_required)
+      throw ScenarioError("--replications: expected at least " + std::to_string(runs_required) +
+                          " for a target 'in P% of runs' (fewer runs can never show it at 95% confidence, "
+                          "even if every run meets it), got " + std::to_string(o.replications));
+    if (o.precision && o.precision->max_replications < runs_required)
+      throw ScenarioError("--max-replications: expected at least " + std::to_string(runs_required) +
+                          " for a target 'in P% of runs', got " + std::to_string(o.precision->max_replications));
+    if (o.precision) o.precision->first = std::max(o.precision->first, runs_required);
+  }
   std::shared_ptr<Expr> cost_expr;
   if (o.cost) cost_expr = parse_cost(*o.cost);
 
@@ -118,13 +139,15 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
   const bool show = o.progress || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
   PointRunner runner(grid, targets, o, show ? &err : nullptr);
-  const std::optional<std::size_t> best = grid.cost_from_metrics ? search_by_measured_cost(grid, *cost_expr, runner)
-                                          : bisect ? search_by_bisection(grid, *bisect, runner)
-                                                   : search_in_cost_order(grid, runner);
+  const std::uint64_t first_stage = o.precision ? o.precision->first : 0;
+  std::optional<std::size_t> best = grid.cost_from_metrics ? search_by_measured_cost(grid, *cost_expr, runner, first_stage)
+                                    : bisect ? search_by_bisection(grid, *bisect, runner)
+                                             : search_in_cost_order(grid, runner);
   runner.finish();
+  std::vector<std::size_t> tied = resolve_cost_ties(grid, runner, best);
 
   PlanReport rep{o, grid, targets, runner, bisect, best, std::nullopt, shown_metrics(grid, targets),
-                 o.cost ? *o.cost : "slots_total, then the prefetch sum"};
+                 o.cost ? *o.cost : "slots_total, then the prefetch sum", std::move(tied)};
   if (!best) rep.closest = closest_tried(grid, runner);
   if (o.json)
     print_plan_json(out, rep);

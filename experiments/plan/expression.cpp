@@ -1,5 +1,6 @@
 #include "experiments/plan/expression.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <optional>
@@ -45,6 +46,27 @@ class ExprParser {
     return std::nullopt;
   }
 
+  // ` in P% of runs` after a target: P a decimal percentage above 0 and below 100 (100% can never
+  // be shown by a finite number of runs). nullopt when the text does not go on with `in`.
+  std::optional<double> runs_clause() {
+    skip();
+    if (!word("in")) return std::nullopt;
+    skip();
+    const char* start = text_.c_str() + pos_;
+    double percent = 0;
+    const auto r = std::from_chars(start, text_.c_str() + text_.size(), percent, std::chars_format::fixed);
+    if (r.ec != std::errc() || !(percent > 0 && percent < 100)) fail("a percentage above 0 and below 100 after 'in'");
+    pos_ += static_cast<std::size_t>(r.ptr - start);
+    skip();
+    if (!peek('%')) fail("'%' after the percentage");
+    ++pos_;
+    skip();
+    if (!word("of")) fail("'of runs' after the percentage");
+    skip();
+    if (!word("runs")) fail("'runs' after 'of'");
+    return percent / 100;
+  }
+
   bool at_end() {
     skip();
     return pos_ == text_.size();
@@ -61,6 +83,16 @@ class ExprParser {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
   }
   bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+  // The word w at pos_, whole (not the start of a longer name): consumed.
+  bool word(const char* w) {
+    const std::string s(w);
+    if (text_.compare(pos_, s.size(), s) != 0) return false;
+    const std::size_t end = pos_ + s.size();
+    if (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_' || text_[end] == '.'))
+      return false;
+    pos_ = end;
+    return true;
+  }
 
   std::shared_ptr<Expr> term() {
     auto left = factor();
@@ -147,7 +179,8 @@ Target parse_target(const std::string& text) {
   if (!cmp) p.fail("one of <= < >= >");
   t.cmp = *cmp;
   t.rhs = p.expression();
-  if (!p.at_end()) p.fail("the end of the target");
+  t.in_runs = p.runs_clause();
+  if (!p.at_end()) p.fail(t.in_runs ? "the end of the target" : "the end of the target or 'in P% of runs'");
   return t;
 }
 

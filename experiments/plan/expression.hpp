@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,13 @@ struct Target {
   std::string text;
   std::shared_ptr<Expr> lhs, rhs;
   Cmp cmp = Cmp::Le;
+  // `EXPR<=VALUE in P% of runs`: the comparison is made per replication (one run: a day, an
+  // hour) and must hold in at least P of them (the fraction, in (0, 1)), judged by the exact
+  // Clopper-Pearson lower bound (plan/run_fraction.hpp); nullopt: judged on the means.
+  std::optional<double> in_runs;
 };
 
-// --target TEXT: EXPR CMP EXPR; a ScenarioError names the character where the text goes wrong.
+// --target TEXT: EXPR CMP EXPR [in P% of runs]; a ScenarioError names the character where the text goes wrong.
 Target parse_target(const std::string& text);
 // --cost TEXT: one expression.
 std::shared_ptr<Expr> parse_cost(const std::string& text);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "experiments/cli_options.hpp"
+#include "experiments/plan/window_names.hpp"
 #include "experiments/replication/metrics.hpp"
 #include "experiments/text.hpp"
 
@@ -36,13 +37,18 @@ std::vector<std::string> target_names(const PlanGrid& grid) {
   return names;
 }
 
-void check_target_names(const PlanGrid& grid, const std::vector<Target>& targets) {
+void check_target_names(PlanGrid& grid, const std::vector<Target>& targets) {
   for (const auto& t : targets) {
     std::vector<std::string> used;
     t.lhs->names(used);
     t.rhs->names(used);
     for (const auto& u : used)
-      if (!grid.metric_index.count(u) && !grid.axis_index.count(u) && u != "slots_total")
+      if (is_window_name(u) && !grid.metric_index.count(u)) {
+        // windows.K.METRIC: checked, then a column of its own that the runs fill (pool.cpp).
+        check_window_name(u, grid.scenarios);
+        grid.metric_index[u] = grid.names.size();
+        grid.names.push_back(u);
+      } else if (!grid.metric_index.count(u) && !grid.axis_index.count(u) && u != "slots_total")
         throw ScenarioError("--target: expected metric names (as in sweep's CSV, without _mean: "
                             "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u) +
                             did_you_mean(u, target_names(grid)) + "; `brokersim metrics SCENARIO.json` lists them all");

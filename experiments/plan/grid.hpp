@@ -43,6 +43,9 @@ struct PlanGrid {
   // --cost names a metric (fleet.slot_seconds: what an autoscaled fleet cost is only known after
   // the run): every point is run, then costed on its replication means.
   bool cost_from_metrics = false;
+  // With cost_from_metrics: each point's cost per replication, its 95% half-width (Student t, or
+  // Stein's with --precision; NaN until run or with 1 replication).
+  std::vector<double> cost_ci95;
 
   std::size_t size() const { return scenarios.size(); }
 

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/plan/assurance.hpp"
+#include "experiments/plan/run_fraction.hpp"
 #include "experiments/text.hpp"
 
 namespace brokersim {
@@ -25,6 +27,8 @@ ojson setting_json(const PlanReport& rep, std::size_t p) {
     values[grid.space.axes[a].path] = ojson::parse(grid.space.axes[a].values[coords[a]].dump());
   s["setting"] = values;
   s["cost"] = grid.cost[p];
+  if (grid.cost_from_metrics)
+    s["cost_ci95"] = p < grid.cost_ci95.size() && !std::isnan(grid.cost_ci95[p]) ? ojson(grid.cost_ci95[p]) : ojson(nullptr);
   s["slots_total"] = grid.slots_total[p];
   if (grid.autoscaled) {
     s["slots_min"] = grid.slots_min[p];
@@ -35,6 +39,8 @@ ojson setting_json(const PlanReport& rep, std::size_t p) {
   s["undecided"] = r.undecided;
   s["replications"] = r.replications;
   s["targets"] = r.lhs;
+  s["target_checks"] = target_checks_json(rep, p);
+  s["runs_missed"] = r.runs_missed;
   ojson metrics = ojson::object();
   for (const auto& m : rep.shown) {
     const std::size_t i = grid.metric_index.at(m);
@@ -60,6 +66,9 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
   else
     out << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
   for (std::size_t i = 0; i < rep.targets.size(); ++i) out << "target " << i + 1 << ": " << rep.targets[i].text << '\n';
+  if (const std::uint64_t n = runs_needed_of(rep.targets))
+    out << "targets over runs need at least " << n << " replications per setting (n met out of n must give a"
+        << " Clopper-Pearson lower bound at least P)\n";
   if (rep.options.conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
   out << "cost: " << rep.cost_text << '\n';
   out << "searched " << grid.size() << " grid points, ran " << rep.runner.tried().size();
@@ -79,6 +88,8 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
 void print_setting(std::ostream& out, const PlanReport& rep, std::size_t p) {
   const PlanGrid& grid = rep.grid;
   out << "  " << grid.space.point_label(p) << "  (cost " << fmt(grid.cost[p]);
+  if (grid.cost_from_metrics && p < grid.cost_ci95.size() && !std::isnan(grid.cost_ci95[p]))
+    out << " ± " << fmt(grid.cost_ci95[p]);
   if (grid.custom_cost) out << ", slots_total " << fmt(grid.slots_total[p]);
   if (grid.autoscaled) out << ", slots " << fmt(grid.slots_min[p]) << ".." << fmt(grid.slots_max[p]) << " autoscaled";
   out << ")\n\n";
@@ -117,6 +128,13 @@ void print_tried_table(std::ostream& out, const PlanReport& rep) {
 }
 
 }  // namespace
+
+std::uint64_t runs_needed_of(const std::vector<Target>& targets) {
+  std::uint64_t n = 0;
+  for (const auto& t : targets)
+    if (t.in_runs) n = std::max(n, runs_needed(*t.in_runs, bonferroni(0.95, targets.size())));
+  return n;
+}
 
 std::vector<std::string> shown_metrics(const PlanGrid& grid, const std::vector<Target>& targets) {
   std::vector<std::string> shown;
@@ -188,6 +206,19 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   j["bisect"] = rep.bisect ? ojson(grid.space.axes[*rep.bisect].path) : ojson(nullptr);
   j["met"] = rep.best.has_value();
   j["best"] = rep.best ? setting_json(rep, *rep.best) : ojson(nullptr);
+  j["risk"] = rep.best ? assurance_json(assurance_of(rep, *rep.best)) : ojson(nullptr);
+  const std::uint64_t runs_needed = runs_needed_of(rep.targets);
+  j["runs_needed"] = runs_needed ? ojson(runs_needed) : ojson(nullptr);
+  j["tied"] = ojson::array();
+  for (std::size_t p : rep.tied) {
+    ojson t;
+    t["point"] = p;
+    t["label"] = grid.space.point_label(p);
+    t["cost"] = grid.cost[p];
+    t["cost_ci95"] = std::isnan(grid.cost_ci95[p]) ? ojson(nullptr) : ojson(grid.cost_ci95[p]);
+    t["worst_safety"] = rep.result(p).worst_safety();
+    j["tied"].push_back(t);
+  }
   if (!rep.best) j["closest"] = rep.closest ? setting_json(rep, *rep.closest) : ojson(nullptr);
   if (!rep.best) j["reason"] = unmet_reason(rep);
   j["undecided"] = ojson::array();
@@ -212,6 +243,15 @@ void print_plan_text(std::ostream& out, const PlanReport& rep) {
   if (rep.best) {
     out << "Cheapest setting that meets the target:\n";
     print_setting(out, rep, *rep.best);
+    out << "How sure: " << assurance_of(rep, *rep.best).statement << "\n\n";
+    if (rep.tied.size() > 1) {
+      out << "Tied on cost (their cost intervals overlap the cheapest's), chosen by the safest worst target margin at its bound:\n";
+      for (std::size_t p : rep.tied)
+        out << "  " << rep.grid.space.point_label(p) << "  cost " << fmt(rep.grid.cost[p]) << " ± "
+            << fmt(rep.grid.cost_ci95[p]) << ", worst margin at bound " << fmt(100 * rep.result(p).worst_safety(), 4)
+            << "% of its threshold" << (p == *rep.best ? "  <- chosen" : "") << '\n';
+      out << '\n';
+    }
   } else {
     out << "no setting in the grid meets the target\n\n";
     if (rep.closest) {

@@ -23,6 +23,9 @@ struct PlanReport {
   std::optional<std::size_t> bisect, best, closest;
   std::vector<std::string> shown;  // metrics to show: those in the targets, then the standard few
   std::string cost_text;
+  // A measured cost: the settings that meet the targets tied on cost with the cheapest (their
+  // intervals overlap), in cost order; `best` is the one with the safest bound among them.
+  std::vector<std::size_t> tied;
 
   const PointResult& result(std::size_t p) const { return runner.results().at(p); }
 };
@@ -43,6 +46,10 @@ std::vector<Caveat> caveats_of(const PlanReport& rep);
 
 // Why nothing was chosen, in one sentence: which targets the closest setting tried misses.
 std::string unmet_reason(const PlanReport& rep);
+
+// The replications the most demanding target over runs needs (0: none is over runs), each
+// target at its Bonferroni-corrected confidence.
+std::uint64_t runs_needed_of(const std::vector<Target>& targets);
 
 void print_plan_json(std::ostream& out, const PlanReport& rep);
 void print_plan_text(std::ostream& out, const PlanReport& rep);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 
+#include "experiments/plan/run_fraction.hpp"
 #include "experiments/replication/precision.hpp"
 
 namespace brokersim {
@@ -31,8 +32,19 @@ std::vector<double> margins_of(const Target& t, const std::vector<std::vector<do
 
 // The margin's 95% half-width: Student t over all replications, or with a first stage n0 > 0
 // (--precision) Stein's, from the first n0 (precision.hpp).
-double margin_half_width(const std::vector<double>& margins, std::uint64_t n0) {
-  return stein_half_width_of(margins, n0);
+double margin_half_width(const std::vector<double>& margins, std::uint64_t n0, double confidence = 0.95) {
+  return stein_half_width_of(margins, n0, confidence);
+}
+
+// Whether a margin (lhs - rhs) satisfies the comparison: per replication for a target over runs.
+bool margin_holds(Cmp cmp, double m) {
+  switch (cmp) {
+    case Cmp::Le: return m <= 0;
+    case Cmp::Lt: return m < 0;
+    case Cmp::Ge: return m >= 0;
+    case Cmp::Gt: return m > 0;
+  }
+  return false;
 }
 
 // The targets on a point's replication rows: on the means, or (--conservative) on the margin's
@@ -55,13 +67,50 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     return grid.axis_number(p, grid.axis_index.at(name), "--target");
   };
   res.meets = true;
+  // Bonferroni: every target at 1 - 0.05/k, so that all k hold together at 95% (one target: 95%).
+  const double each = bonferroni(0.95, targets.size());
+  std::vector<bool> run_ok(rows.size(), true);  // each replication: every target held on its own figures
   for (const auto& t : targets) {
     const double l = t.lhs->eval(lookup), r = t.rhs->eval(lookup);
     res.lhs.push_back(l);
     res.rhs.push_back(r);
-    const double half_width =
-        rows.size() > 1 ? margin_half_width(margins_of(t, pooled, grid.metric_index, lookup), first_stage) : NAN;
-    res.margin_ci95.push_back(half_width);
+    // Whether each run met it: its own figures. The interval of the mean margin: the pooled ratios.
+    const std::vector<double> run_margins = margins_of(t, rows, grid.metric_index, lookup);
+    const std::vector<double> margins = margins_of(t, pooled, grid.metric_index, lookup);
+    std::uint64_t met = 0;
+    for (std::size_t i = 0; i < run_margins.size(); ++i) {
+      const bool held = margin_holds(t.cmp, run_margins[i]);
+      met += held;
+      run_ok[i] = run_ok[i] && held;
+    }
+    res.runs_met.push_back(met);
+    if (t.in_runs) {
+      // Over runs: the exact lower bound on the fraction of runs meeting it must reach P; it is
+      // missed when even the upper bound falls short (--precision: decided either way).
+      const double p_req = *t.in_runs, n = static_cast<double>(rows.size());
+      const double lower = clopper_pearson_lower(met, rows.size(), each);
+      const bool ok = lower >= p_req;
+      res.margin_ci95.push_back(NAN);
+      res.margin_bound.push_back(NAN);
+      res.fraction_bound.push_back(lower);
+      res.safety.push_back((lower - p_req) / p_req);
+      res.holds.push_back(ok);
+      if (guarantee) res.decided.push_back(ok || clopper_pearson_upper(met, rows.size(), each) < p_req);
+      if (!ok) {
+        res.meets = false;
+        res.violation += (p_req - lower) / p_req + 1e-12;
+      }
+      if (std::isnan(l) || std::isnan(r) || n == 0) res.violation = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    res.fraction_bound.push_back(NAN);
+    const double ci95 = rows.size() > 1 ? margin_half_width(margins, first_stage) : NAN;
+    const double half_width = rows.size() > 1 ? margin_half_width(margins, first_stage, each) : NAN;
+    res.margin_ci95.push_back(ci95);
+    res.margin_bound.push_back(half_width);
+    const double hw0 = std::isnan(half_width) ? 0 : half_width;
+    const double scale = std::max(std::fabs(r), 1e-12);
+    res.safety.push_back(t.cmp == Cmp::Le || t.cmp == Cmp::Lt ? (r - (l + hw0)) / scale : ((l - hw0) - r) / scale);
     const double slack = (conservative || guarantee) && rows.size() > 1 ? half_width : 0;
     bool ok = false;
     double shortfall = 0;
@@ -88,6 +137,8 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     }
     if (std::isnan(l) || std::isnan(r)) res.violation = std::numeric_limits<double>::infinity();
   }
+  for (bool ok : run_ok) res.runs_missed += !ok;
+  res.rows = rows;
   res.replications = rows.size();
   if (guarantee && !res.meets) {
     bool any_missed = false, all_decided = true;
@@ -174,6 +225,7 @@ std::uint64_t PointRunner::needed(std::size_t p, const std::vector<std::vector<d
   };
   std::uint64_t n = n0;
   for (const auto& t : targets_) {
+    if (t.in_runs) continue;  // decided by its count of runs, its first stage already long enough (plan.cpp)
     const std::vector<double> margins = margins_of(t, pooled, grid_.metric_index, lookup);
     const MeanInterval ci = student_t_interval(margins, 0.95);
     if (!std::isfinite(ci.mean) || !std::isfinite(ci.half_width)) continue;
@@ -218,22 +270,57 @@ std::optional<std::size_t> search_in_cost_order(const PlanGrid& grid, PointRunne
   return std::nullopt;
 }
 
-std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner) {
+std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner,
+                                                   std::uint64_t first_stage) {
+  grid.cost_ci95.assign(grid.size(), NAN);
   for (std::size_t p = 0; p < grid.size(); ++p) {
     const PointResult& res = runner.evaluate(p);
     const json doc = grid.space.point_doc(p);
-    grid.cost[p] = cost_expr.eval([&](const std::string& name) -> double {
-      if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return res.summary.mean[it->second];
-      if (name == "slots_total") return grid.slots_total[p];
-      if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
-        return grid.axis_number(p, it->second, "--cost");
-      std::string got;
-      if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
-      bad_cost_name(grid, doc, name, got);
-    });
+    const auto cost_on = [&](const std::vector<double>& metrics) {
+      return cost_expr.eval([&](const std::string& name) -> double {
+        if (const auto it = grid.metric_index.find(name); it != grid.metric_index.end()) return metrics[it->second];
+        if (name == "slots_total") return grid.slots_total[p];
+        if (const auto it = grid.axis_index.find(name); it != grid.axis_index.end())
+          return grid.axis_number(p, it->second, "--cost");
+        std::string got;
+        if (const auto v = scenario_number(doc, grid.scenarios[p], name, &got)) return *v;
+        bad_cost_name(grid, doc, name, got);
+      });
+    };
+    grid.cost[p] = cost_on(res.summary.mean);
     check_cost_value(grid, p);
+    // The cost per replication (it need not be linear in the metrics), and its interval as for a
+    // target's margin: Student t, or Stein's from the first stage with --precision.
+    if (res.rows.size() > 1) {
+      std::vector<double> per_run;
+      for (const auto& row : res.rows) per_run.push_back(cost_on(row));
+      grid.cost_ci95[p] = stein_half_width_of(per_run, first_stage);
+    }
   }
   return search_in_cost_order(grid, runner);
+}
+
+std::vector<std::size_t> resolve_cost_ties(const PlanGrid& grid, const PointRunner& runner,
+                                           std::optional<std::size_t>& best) {
+  if (!best) return {};
+  if (!grid.cost_from_metrics || grid.cost_ci95.size() != grid.size()) return {};  // a cost known exactly: no ties
+  const auto overlaps = [&](std::size_t x, std::size_t y) {
+    const double hx = std::isnan(grid.cost_ci95[x]) ? 0 : grid.cost_ci95[x];
+    const double hy = std::isnan(grid.cost_ci95[y]) ? 0 : grid.cost_ci95[y];
+    return grid.cost[x] - hx <= grid.cost[y] + hy && grid.cost[y] - hy <= grid.cost[x] + hx;
+  };
+  const std::size_t cheapest = *best;
+  std::vector<std::size_t> tied;
+  for (std::size_t p : runner.tried()) {
+    const PointResult& r = runner.results().at(p);
+    if (r.meets && overlaps(p, cheapest)) tied.push_back(p);
+  }
+  std::sort(tied.begin(), tied.end(), [&](std::size_t x, std::size_t y) { return grid.cheaper(x, y); });
+  for (std::size_t p : tied) {
+    const double s = runner.results().at(p).worst_safety(), b = runner.results().at(*best).worst_safety();
+    if (s > b) best = p;  // in cost order: a cheaper one keeps it on equal safety
+  }
+  return tied;
 }
 
 std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner) {

@@ -3,9 +3,12 @@
 // search: bisection along a cost-monotone axis, cost order, and every point when the cost is measured.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -32,6 +35,25 @@ struct PointResult {
   std::uint64_t replications = 0;   // replications run for this setting
   double violation = 0;     // sum of relative shortfalls, 0 when the target is met
   std::size_t incomplete = 0;  // replications stopped by a limit or that measured nothing: never met
+  // Each target's half-width at its Bonferroni-corrected bound (95% jointly over k targets: each
+  // at 1 - 0.05/k; = margin_ci95 for one target); NaN for a target over runs.
+  std::vector<double> margin_bound;
+  // Each target, the replications in which it held on that replication's own figures (a target
+  // over runs is judged on these; for the others they are what a single run would see).
+  std::vector<std::uint64_t> runs_met;
+  // A target over runs: the Clopper-Pearson lower bound on the fraction of runs in which it
+  // holds, at the target's corrected confidence; NaN for the others.
+  std::vector<double> fraction_bound;
+  // Each target's relative margin at its bound, positive when safe: (rhs - (lhs + half-width)) /
+  // |rhs| for <=, (bound - P) / P over runs. The smallest is how close the setting came to missing.
+  std::vector<double> safety;
+  std::uint64_t runs_missed = 0;  // replications in which some target failed on its own figures
+  std::vector<std::vector<double>> rows;  // the replication rows (a measured cost is evaluated on them)
+  double worst_safety() const {
+    double w = std::numeric_limits<double>::infinity();
+    for (double s : safety) w = std::min(w, std::isnan(s) ? -std::numeric_limits<double>::infinity() : s);
+    return w;
+  }
 };
 
 // Runs each point at most once (R replications over the pool) and remembers the order run.
@@ -75,9 +97,18 @@ std::optional<std::size_t> search_by_bisection(const PlanGrid& grid, std::size_t
 // The points in cost order, up to the first that meets the targets.
 std::optional<std::size_t> search_in_cost_order(const PlanGrid& grid, PointRunner& runner);
 
-// A cost that names metrics: run every point, cost it on its means, then take the cheapest that
-// meets the targets (no bisection: the cost's order is unknown before the runs).
-std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner);
+// A cost that names metrics: run every point, cost it on its means (and per replication, for its
+// interval: grid.cost_ci95; first_stage as in judge_point, 0 without --precision), then take the
+// cheapest that meets the targets (no bisection: the cost's order is unknown before the runs).
+std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& cost_expr, PointRunner& runner,
+                                                   std::uint64_t first_stage);
+
+// A measured cost is noisy: the settings that meet the targets and whose cost interval overlaps
+// the cheapest one's are tied with it (in cost order, the cheapest first), and `best` becomes the
+// one among them with the safest worst target margin at its bound (the cheaper on equal safety).
+// Returns the tied settings (just `best` when none is tied; none without a best or a measured cost).
+std::vector<std::size_t> resolve_cost_ties(const PlanGrid& grid, const PointRunner& runner,
+                                           std::optional<std::size_t>& best);
 
 // The setting tried that misses the targets by the least (relative shortfall), cheaper first on ties.
 std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner);

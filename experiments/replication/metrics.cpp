@@ -30,8 +30,26 @@ void flatten(const nlohmann::ordered_json& j, const std::string& prefix, bool to
 }  // namespace
 
 void run_metrics(const Scenario& scenario, const RunResult& result, std::vector<std::string>* names,
-                 std::vector<double>* values) {
-  flatten(result_json(scenario, result), "", true, names, values);
+                 std::vector<double>* values, bool with_windows) {
+  const nlohmann::ordered_json j = result_json(scenario, result);
+  flatten(j, "", true, names, values);
+  if (!with_windows || !j.contains("windows")) return;
+  const auto& windows = j["windows"];
+  for (std::size_t k = 0; k < windows.size(); ++k) flatten(windows[k], "windows." + std::to_string(k), false, names, values);
+}
+
+std::vector<std::string> window_metric_names(const Scenario& scenario) {
+  if (!scenario.observe_window) return {};
+  RunResult r;
+  for (const auto& q : scenario.broker.queues) {
+    QueueResult qr;
+    qr.name = q.name;
+    r.queues.push_back(qr);
+  }
+  r.windows.emplace_back();
+  std::vector<std::string> names;
+  flatten(result_json(scenario, r)["windows"][0], "", false, &names, nullptr);
+  return names;
 }
 
 std::vector<std::string> metric_names(const Scenario& scenario) {

@@ -29,6 +29,9 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
   if (stats) stats->incomplete.assign(tasks.size(), std::string());
   std::unordered_map<std::string, std::size_t> column_of;  // for points with fewer metrics than the grid
   for (std::size_t k = 0; k < names.size(); ++k) column_of.emplace(names[k], k);
+  // plan's per-window targets (windows.K.NAME) ask for window figures; only those asked are kept.
+  const bool with_windows =
+      std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("windows.", 0) == 0; });
 
   const auto work = [&] {
     std::vector<std::string> got;
@@ -43,13 +46,14 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         got.clear();
         std::vector<double> values;
         values.reserve(names.size());
-        run_metrics(s, r, &got, &values);
+        run_metrics(s, r, &got, &values, with_windows);
         if (got != names) {
           // A point with fewer metrics than the grid (another broker kind's reasons): its
           // missing ones are NaN, written as empty cells.
           std::vector<double> full(names.size(), std::numeric_limits<double>::quiet_NaN());
           for (std::size_t g = 0; g < got.size(); ++g) {
             const auto k = column_of.find(got[g]);
+            if (k == column_of.end() && with_windows && got[g].rfind("windows.", 0) == 0) continue;
             if (k == column_of.end()) throw InvariantError("sweep: a run reported a metric the grid does not have: " + got[g]);
             full[k->second] = values[g];
           }
