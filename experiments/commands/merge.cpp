@@ -67,6 +67,31 @@ std::optional<std::vector<std::string>> csv_cells(const std::string& line) {
   return cells;
 }
 
+// After the grid paths: replications, then per metric NAME_mean, NAME_ci95 (and, when the
+// metadata says spread, NAME_p05, NAME_p95), then incomplete_runs: a header that does not match
+// its metadata (a --spread CSV beside plain metadata, or the reverse) is refused naming the column.
+void check_metric_columns(const std::vector<std::string>& header, std::size_t axes, bool spread, const std::string& at) {
+  const std::vector<std::string> suffixes = spread ? std::vector<std::string>{"_mean", "_ci95", "_p05", "_p95"}
+                                                   : std::vector<std::string>{"_mean", "_ci95"};
+  const auto fail = [&](std::size_t c, const std::string& expected) {
+    throw ScenarioError(at + "column " + std::to_string(c + 1) + " is " + quote(header[c]) + ", expected " + expected +
+                        (spread ? " (the metadata has spread)" : " (the metadata has no spread)"));
+  };
+  if (header[axes] != "replications") fail(axes, "replications");
+  if (header.back() != "incomplete_runs") fail(header.size() - 1, "incomplete_runs");
+  std::string base;
+  for (std::size_t c = axes + 1; c + 1 < header.size(); ++c) {
+    const std::size_t k = (c - axes - 1) % suffixes.size();
+    const std::string& suffix = suffixes[k];
+    const std::string& cell = header[c];
+    const bool ends = cell.size() > suffix.size() && cell.compare(cell.size() - suffix.size(), suffix.size(), suffix) == 0;
+    if (!ends || (k > 0 && cell.substr(0, cell.size() - suffix.size()) != base))
+      fail(c, k == 0 ? "a NAME" + suffix + " column" : quote(base + suffix));
+    if (k == 0) base = cell.substr(0, cell.size() - suffix.size());
+  }
+  if ((header.size() - axes - 2) % suffixes.size() != 0) fail(header.size() - 2, quote(base + suffixes.back()));
+}
+
 }  // namespace
 
 int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
@@ -144,6 +169,7 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
       if ((*header_cells)[a] != meta.paths[a])
         throw ScenarioError(at(1) + "column " + std::to_string(a + 1) + " is " + quote((*header_cells)[a]) +
                             ", the metadata's grid path is " + quote(meta.paths[a]));
+    check_metric_columns(*header_cells, axes, meta.spread, at(1));
     if (meta.csv_rows != rows.size() - 1)
       throw ScenarioError("merge: " + file + " has " + std::to_string(rows.size() - 1) + " rows, its metadata lists " +
                           std::to_string(meta.csv_rows));

@@ -67,7 +67,7 @@ ojson sweep_identity(const SweepSpace& space, std::uint64_t replications, const 
   return m;
 }
 
-std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std::string>& names) {
+std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std::string>& names, bool spread) {
   std::string h;
   for (const auto& a : axes) {
     h += csv_cell(a.path);
@@ -79,6 +79,7 @@ std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std
     h += csv_cell(n + "_mean");
     h += ',';
     h += csv_cell(n + "_ci95");
+    if (spread) h += "," + csv_cell(n + "_p05") + "," + csv_cell(n + "_p95");
   }
   h += ",incomplete_runs\n";
   return h;
@@ -89,12 +90,13 @@ constexpr const char* kSweepHelp =
     "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
     "                [--resume] [--progress] [--precision REL] [--precision-abs A]\n"
-    "                [--precision-metric NAME ...] [--max-replications N]\n"
+    "                [--precision-metric NAME ...] [--max-replications N] [--spread]\n"
     "\n"
     "Runs every point of the grid (the cartesian product of the --vary lists, the first varying\n"
     "slowest; without --vary, the scenario's \"sweep\" block, paths in sorted order) and prints one\n"
     "CSV row per point: the varied values, replications, then NAME_mean and NAME_ci95 for every\n"
-    "numeric metric of `run --json`. LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
+    "numeric metric of `run --json` (--spread: also NAME_p05 and NAME_p95, the 5% and 95% quantiles\n"
+    "across the point's replications, linearly interpolated). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
     "With --precision REL each point runs replications in rounds (3, 4, 6, 9, ...; the first at least\n"
     "--replications) until the 95% half-width of every --precision-metric is within REL of its mean or\n"
     "within --precision-abs, or --max-replications is reached; `replications` is then the count used.\n";
@@ -115,7 +117,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("shard", po::value<std::string>(), "K/N: run only the points with index % N == K")
       ("shard-count", po::value<std::string>(), "N: shard count when the shard index comes from JOB_COMPLETION_INDEX")
       ("resume", "continue an interrupted sweep from OUT.journal")
-      ("progress", "report progress on stderr even when it is not a terminal");
+      ("progress", "report progress on stderr even when it is not a terminal")
+      ("spread", "add NAME_p05 and NAME_p95: each metric's 5% and 95% quantiles across the point's replications");
   add_precision_options(opts, true);
   const auto parsed = parse_scenario_command(args, opts, out, kSweepHelp);
   if (!parsed) return 0;
@@ -127,6 +130,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const unsigned threads =
       thread_count(vm.count("threads") ? std::optional<std::string>(vm["threads"].as<std::string>()) : std::nullopt);
   const bool resume = vm.count("resume") > 0;
+  const bool spread = vm.count("spread") > 0;
   const std::optional<std::string> out_path =
       vm.count("out") ? std::optional<std::string>(vm["out"].as<std::string>()) : std::nullopt;
   if (resume && !out_path) throw ScenarioError("--resume", "--out FILE (the journal is kept beside it)", "no --out");
@@ -178,7 +182,10 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                              {"first_stage", precision->first}, {"max_replications", precision->max_replications},
                              {"metrics", checked}};
   }
-  // grid index -> row cells after `replications`: NAME_mean,NAME_ci95 per metric, incomplete_runs
+  // Absent without --spread, so that metadata is as it was; a merge or resume must agree on it.
+  if (spread) identity["spread"] = {{"quantiles", {0.05, 0.95}}, {"interpolation", "linear (type 7)"}};
+  // grid index -> row cells after `replications`: NAME_mean,NAME_ci95 (and with --spread
+  // NAME_p05,NAME_p95) per metric, incomplete_runs
   std::map<std::size_t, std::string> cells;
   std::optional<Journal> journal;
   if (out_is_file) {
@@ -192,7 +199,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                         std::to_string(shard.count) + "|" + names_joined) +
                                "\n";
     journal.emplace(*out_path + ".journal", header);
-    cells = journal->open(resume, 2 * names.size() + 1 + (precision ? 1 : 0));
+    cells = journal->open(resume, (spread ? 4 : 2) * names.size() + 1 + (precision ? 1 : 0));
   }
   // Every output is checked before any point runs, not found unwritable after the whole sweep: a
   // regular file's partial file is created in its folder and removed again (nothing is left behind
@@ -252,6 +259,12 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (std::size_t j = 0; j < names.size(); ++j) {
       if (j) c += ',';
       c += format_number(s.mean[j]) + "," + format_number(s.ci95[j]);
+      if (spread) {
+        std::vector<double> x;
+        for (const auto* r : reps) x.push_back((*r)[j]);
+        const double p05 = empirical_quantile(x, 0.05), p95 = empirical_quantile(std::move(x), 0.95);
+        c += "," + format_number(p05) + "," + format_number(p95);
+      }
     }
     c += ',';
     c += std::to_string(incomplete);
@@ -303,7 +316,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   progress.finish();
 
-  std::string csv = csv_header(space.axes, names);
+  std::string csv = csv_header(space.axes, names, spread);
   for (std::size_t p : mine) {
     const auto coords = grid_coords(space.axes, p);
     for (std::size_t a = 0; a < space.axes.size(); ++a) csv += csv_cell(space.axes[a].labels[coords[a]]) + ",";

@@ -179,6 +179,16 @@ ShardMeta read_shard_meta(const std::string& name, const std::string& text) {
     r.integer(get(p, "max_replications"), "precision.max_replications", 1, kMax);
     r.texts(get(p, "metrics"), "precision.metrics");
   }
+  if (doc.contains("spread")) {
+    // sweep --spread: the quantiles of its NAME_p05 / NAME_p95 columns and how they are taken.
+    const ojson& sp = doc["spread"];
+    if (!sp.is_object()) r.bad("spread", "an object with quantiles and interpolation", sp);
+    const ojson& q = get(sp, "quantiles");
+    if (q != ojson::array({0.05, 0.95})) r.bad("spread.quantiles", "[0.05, 0.95]", q);
+    if (r.text(get(sp, "interpolation"), "spread.interpolation") != "linear (type 7)")
+      r.bad("spread.interpolation", "\"linear (type 7)\"", get(sp, "interpolation"));
+    m.spread = true;
+  }
   const ojson& shard = get(doc, "shard");
   if (!shard.is_object()) r.bad("shard", "an object with index and count", shard);
   m.shard.count = r.integer(get(shard, "count"), "shard.count", 1, m.points);

@@ -40,6 +40,7 @@ struct ShardMeta {
   std::vector<std::size_t> rows;
   std::size_t csv_rows = 0;
   std::string csv_fnv1a64;
+  bool spread = false;  // sweep --spread: NAME_p05 and NAME_p95 follow each NAME_mean, NAME_ci95
 };
 
 // ScenarioError "NAME: KEY: expected ..., got ..." (NAME is how messages name the file) on

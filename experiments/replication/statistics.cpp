@@ -1,5 +1,6 @@
 #include "experiments/replication/statistics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -115,6 +116,15 @@ Summary summarize(const std::vector<const std::vector<double>*>& reps, const std
   std::vector<const std::vector<double>*> pooled;
   for (const auto& r : rows) pooled.push_back(&r);
   return summarize(pooled);
+
+double empirical_quantile(std::vector<double> x, double q) {
+  x.erase(std::remove_if(x.begin(), x.end(), [](double v) { return std::isnan(v); }), x.end());
+  if (x.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(x.begin(), x.end());
+  const double h = static_cast<double>(x.size() - 1) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  if (lo + 1 >= x.size()) return x.back();
+  return x[lo] + (h - static_cast<double>(lo)) * (x[lo + 1] - x[lo]);
 }
 
 }  // namespace brokersim

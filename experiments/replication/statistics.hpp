@@ -49,4 +49,9 @@ Summary summarize(const std::vector<const std::vector<double>*>& replications);
 // The same after pool_ratios.
 Summary summarize(const std::vector<const std::vector<double>*>& replications, const std::vector<RatioColumn>& ratios);
 
+// The empirical q-quantile of `x` (NaN values left out; NaN when none is left): linear
+// interpolation between order statistics, h = (n - 1) q, x(floor h) + (h - floor h) (x(floor h + 1)
+// - x(floor h)) over the sorted values from 0 (Hyndman and Fan's type 7, the default of R and NumPy).
+double empirical_quantile(std::vector<double> x, double q);
+
 }  // namespace brokersim
