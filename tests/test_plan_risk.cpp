@@ -313,3 +313,26 @@ TEST_CASE("sweep --spread: NAME_p05 and NAME_p95 are the replications' 5% and 95
   CHECK(refused.status == 2);
   CHECK(refused.err.find("(the metadata has no spread)") != std::string::npos);
 }
+
+TEST_CASE("docs: every key plan --json gives about its risk, ties and target checks is named in docs/scenario.md") {
+  RiskDir d;
+  const std::string doc = read_file(std::string(BROKERSIM_SOURCE_DIR) + "/docs/scenario.md");
+  const auto documented = [&](const std::string& key) { return doc.find("`" + key + "`") != std::string::npos; };
+  const auto r = run_cli({"plan", d.noisy, "--vary", "consumers.0.count=4:6:1", "--target",
+                          "fraction.expired_before_start<=0.05", "--target", "goodput_per_s>=30 in 90% of runs",
+                          "--cost", "throughput_per_s", "--replications", "36", "--json"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["runs_needed"] == 36);  // 90% at 97.5% (Bonferroni over 2 targets): 0.025^(1/36) >= 0.9
+  for (const char* key : {"risk", "runs_needed", "tied"}) CHECK_MESSAGE(documented(key), key);
+  for (auto it = j["risk"].begin(); it != j["risk"].end(); ++it) CHECK_MESSAGE(documented(it.key()), it.key());
+  REQUIRE(j["tied"].size() >= 1);
+  for (auto it = j["tied"][0].begin(); it != j["tied"][0].end(); ++it) CHECK_MESSAGE(documented(it.key()), it.key());
+  for (const auto& check : j["best"]["target_checks"])
+    for (auto it = check.begin(); it != check.end(); ++it) CHECK_MESSAGE(documented(it.key()), it.key());
+  for (const char* key : {"target_checks", "runs_missed", "cost_ci95"}) CHECK(j["best"].contains(key));
+  for (const char* key : {"target_checks", "runs_missed", "cost_ci95"}) CHECK_MESSAGE(documented(key), key);
+  // The sweep's spread columns and metadata are in docs/outcomes.md.
+  const std::string outcomes = read_file(std::string(BROKERSIM_SOURCE_DIR) + "/docs/outcomes.md");
+  for (const char* name : {"`NAME_p05`", "`NAME_p95`", "`spread`"}) CHECK_MESSAGE(outcomes.find(name) != std::string::npos, name);
+}
