@@ -79,7 +79,12 @@ std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std
     h += csv_cell(n + "_mean");
     h += ',';
     h += csv_cell(n + "_ci95");
-    if (spread) h += "," + csv_cell(n + "_p05") + "," + csv_cell(n + "_p95");
+    if (spread) {
+      h += ',';
+      h += csv_cell(n + "_p05");
+      h += ',';
+      h += csv_cell(n + "_p95");
+    }
   }
   h += ",incomplete_runs\n";
   return h;
@@ -263,7 +268,10 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
         std::vector<double> x;
         for (const auto* r : reps) x.push_back((*r)[j]);
         const double p05 = empirical_quantile(x, 0.05), p95 = empirical_quantile(std::move(x), 0.95);
-        c += "," + format_number(p05) + "," + format_number(p95);
+        c += ',';
+        c += format_number(p05);
+        c += ',';
+        c += format_number(p95);
       }
     }
     c += ',';

@@ -70,6 +70,9 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
     out << "targets over runs need at least " << n << " replications per setting (n met out of n must give a"
         << " Clopper-Pearson lower bound at least P)\n";
   if (rep.options.conservative) out << "conservative: each target must hold at its 95% confidence bound, not just on the mean\n";
+  if ((rep.options.conservative || rep.options.precision) && rep.targets.size() > 1)
+    out << "bounds: Bonferroni over " << rep.targets.size() << " targets, each at " << fmt(100 * bonferroni(0.95, rep.targets.size()), 4)
+        << "% so that all hold together at 95%\n";
   out << "cost: " << rep.cost_text << '\n';
   out << "searched " << grid.size() << " grid points, ran " << rep.runner.tried().size();
   if (rep.options.precision) out << " (" << rep.runner.replications_spent() << " replications in all)";
