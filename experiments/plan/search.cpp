@@ -230,10 +230,13 @@ std::uint64_t PointRunner::needed(std::size_t p, const std::vector<std::vector<d
     const MeanInterval ci = student_t_interval(margins, 0.95);
     if (!std::isfinite(ci.mean) || !std::isfinite(ci.half_width)) continue;
     const double sd = ci.half_width / student_t_quantile(n0 - 1, 0.95) * std::sqrt(static_cast<double>(n0));
+    // With k targets each is judged at 1 - 0.05/k (Bonferroni, judge_point): plan the second
+    // stage for that wider bound (stein_replications uses the 95% quantile); 1 for one target.
+    const double widen = student_t_quantile(n0 - 1, bonferroni(0.95, targets_.size())) / student_t_quantile(n0 - 1, 0.95);
     PrecisionRule decide = rule;
     decide.rel = 0;
     decide.abs = std::max({std::fabs(ci.mean) / 2, rule.rel * std::fabs(t.rhs->eval(lookup)), rule.abs});
-    n = std::max(n, stein_replications(decide, n0, 0.0, sd));
+    n = std::max(n, stein_replications(decide, n0, 0.0, sd * widen));
   }
   return n;
 }
