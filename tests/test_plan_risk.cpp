@@ -163,6 +163,7 @@ TEST_CASE("plan: a target that fails in about 10% of runs is rejected, with the 
   CHECK(check["fraction_lower_bound"].get<double>() ==
         doctest::Approx(brokersim::clopper_pearson_lower(met, 59, 0.95)).epsilon(1e-12));
   CHECK(check["fraction_lower_bound"].get<double>() < 0.95);
+  CHECK(r.err.find("held in " + std::to_string(met) + " of 59 runs, lower bound ") != std::string::npos);
   // The same threshold on the mean is met: the target over runs is the stricter question.
   const auto on_mean = run_cli({"plan", d.noisy, "--vary", "consumers.0.count=2", "--target",
                                 "fraction.expired_before_start<=" + brokersim::format_number(threshold),

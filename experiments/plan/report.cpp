@@ -182,6 +182,13 @@ std::string unmet_reason(const PlanReport& rep) {
   bool first = true;
   for (std::size_t i = 0; i < rep.targets.size(); ++i) {
     if (r.holds[i]) continue;
+    if (rep.targets[i].in_runs) {
+      reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text + ": held in " +
+                std::to_string(r.runs_met[i]) + " of " + std::to_string(r.replications) + " runs, lower bound " +
+                fmt(100 * r.fraction_bound[i], 4) + "% of runs)";
+      first = false;
+      continue;
+    }
     reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text +
               ": the left-hand side is " + fmt(r.lhs[i]) +
               (std::isnan(r.margin_ci95[i]) ? std::string() : " ± " + fmt(r.margin_ci95[i])) + ")";
