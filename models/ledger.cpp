@@ -37,6 +37,7 @@ void Ledger::close_span(Time end) {
   r.peak_replicas_total = replicas_.peak_total();
   // Counters of events of any job (not of the counted jobs' own fates) stop with the span.
   span_counters_ = {r.duplicate_executions, r.redeliveries, r.consumer_timeouts};
+  span_duplicates_by_cause_ = r.duplicates_by_cause;
 }
 
 void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
@@ -70,6 +71,7 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
   r.duplicate_executions = span_counters_[0];
   r.redeliveries = span_counters_[1];
   r.consumer_timeouts = span_counters_[2];
+  r.duplicates_by_cause = span_duplicates_by_cause_;
 
   std::uint64_t sum = 0;
   for (auto n : r.outcomes) sum += n;

@@ -26,8 +26,9 @@ std::string load_error(const std::string& text, const std::vector<std::string>& 
 
 // One 90 s job on a queue with a 30 s visibility; consumer 1 (attached at 1 s) is there to
 // receive it again if its visibility lapses.
+// follow_ms 0: the state at the stop (a job never deleted would be followed on).
 constexpr const char* kLongJob = R"({
-  "stop": {"time_ms": 400000},
+  "stop": {"time_ms": 400000, "follow_ms": 0},
   "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 30000}}},
   "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 90000}],
   "consumers": [{"queue": "q", "prefetch": 1}, {"queue": "q", "prefetch": 1, "start_ms": 1000}]
@@ -89,7 +90,7 @@ TEST_CASE("amazon-sqs heartbeat - the total visibility of one receive stops at 1
   // the receive: rejected, and the client stops calling. The call at 10 h had set 12 h: the
   // message is received again at exactly 12 h.
   const char* text = R"({
-    "stop": {"time_ms": 43201000},
+    "stop": {"time_ms": 43201000, "follow_ms": 0},
     "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 3600000}}},
     "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 46800000}],
     "consumers": [{"queue": "q", "prefetch": 1, "visibility_heartbeat": {"every_ms": 3600000, "extend_ms": 7200000}},

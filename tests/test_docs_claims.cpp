@@ -248,7 +248,7 @@ std::vector<Situation> situations() {
              brokersim::stopped_by_limit(brokersim::StopReason::ZeroTimeLoop) ? 3 : 0};
        }},
       {"success", std::regex("^0 success"), [&](const ScratchDir& d) { return std::vector<int>{status({"run", small(d)})}; }},
-      {"invalid input", std::regex("invalid|validated|what was expected", std::regex::icase),
+      {"invalid input", std::regex("invalid|validated|what was expected|refused", std::regex::icase),
        [&](const ScratchDir& d) {
          return std::vector<int>{
              status({"run", small(d), "--set", "consumers.0.prefetch=-1"}),
@@ -356,7 +356,8 @@ void paths_of(const nlohmann::json& v, const std::string& path, std::map<std::st
   for (auto it = v.begin(); it != v.end(); ++it) paths_of(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
 }
 
-// A documented name as a pattern: NAME a queue, STAGE a wait, OUTCOME an outcome, G a group;
+// A documented name as a pattern: NAME a queue, STAGE a wait, OUTCOME an outcome, G a group, N a
+// number (receives.by_size.N);
 // "window_min...." the names under window_min.
 std::regex name_pattern(std::string name) {
   bool prefix = false;
@@ -369,7 +370,7 @@ std::regex name_pattern(std::string name) {
   std::string step;
   while (std::getline(steps, step, '.')) {
     if (!re.empty()) re += R"(\.)";
-    if (step == "NAME" || step == "STAGE" || step == "OUTCOME" || step == "G") re += R"([^.]+)";
+    if (step == "NAME" || step == "STAGE" || step == "OUTCOME" || step == "G" || step == "N") re += R"([^.]+)";
     else re += std::regex_replace(step, std::regex(R"([\[\]().*+?^$|])"), R"(\$&)");
   }
   return std::regex("^" + re + (prefix ? R"((\..+)?$)" : "$"));

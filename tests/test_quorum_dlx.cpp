@@ -81,7 +81,7 @@ TEST_CASE("quorum reject-publish target takes dead letters past its limit - the 
   CHECK(fast.trace.at(2).ms("delivered_ms") == 1120);
   CHECK(fast.trace.at(3).ms("delivered_ms") == 2120);
   // dlq never read: it stays over its limit, the worker stays stopped and C, D stay in q.
-  auto unread = run_scenario(kFullTarget, {"consumers.0.start_ms=390000", R"(stop={"time_ms": 389000})"});
+  auto unread = run_scenario(kFullTarget, {"consumers.0.start_ms=390000", R"(stop={"time_ms": 389000, "follow_ms": 0})"});
   CHECK(unread.trace.at(2).empty("delivered_ms"));
   CHECK(unread.queue("dlq").delivered == 0);
   CHECK(unread.queue("q").dl(brokersim::DeathReason::Expired) == 2);  // A and B only

@@ -116,6 +116,7 @@ Summary summarize(const std::vector<const std::vector<double>*>& reps, const std
   std::vector<const std::vector<double>*> pooled;
   for (const auto& r : rows) pooled.push_back(&r);
   return summarize(pooled);
+}
 
 double empirical_quantile(std::vector<double> x, double q) {
   x.erase(std::remove_if(x.begin(), x.end(), [](double v) { return std::isnan(v); }), x.end());

@@ -79,8 +79,6 @@ class RabbitQueue {
     ready_bytes_ -= m.bytes;
     return m;
   }
-  // The body bytes of the ready messages (the levels of the statistics count every message).
-  std::uint64_t ready_bytes() const { return ready_bytes_; }
 
   // Would one more message of `bytes` exceed max-length or max-length-bytes? `also_counted`:
   // messages that count toward the length without being ready (a quorum queue's held dead-letters).
