@@ -102,9 +102,10 @@ constexpr const char* kSweepHelp =
     "CSV row per point: the varied values, replications, then NAME_mean and NAME_ci95 for every\n"
     "numeric metric of `run --json` (--spread: also NAME_p05 and NAME_p95, the 5% and 95% quantiles\n"
     "across the point's replications, linearly interpolated). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
-    "With --precision REL each point runs replications in rounds (3, 4, 6, 9, ...; the first at least\n"
-    "--replications) until the 95% half-width of every --precision-metric is within REL of its mean or\n"
-    "within --precision-abs, or --max-replications is reached; `replications` is then the count used.\n";
+    "With --precision REL each point runs Stein's two stages: a first stage of 10 replications (or\n"
+    "--replications), then as many as that stage's spread says every --precision-metric needs for a 95%\n"
+    "half-width within REL of its mean or within --precision-abs, at most --max-replications;\n"
+    "`replications` is then the count used.\n";
 
 }  // namespace
 
