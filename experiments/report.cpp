@@ -161,6 +161,12 @@ void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult&
   }
   const std::uint64_t jobs = r.outcomes[static_cast<std::size_t>(Outcome::DeadLettered)];
   if (jobs == 0 && reasons.empty()) return;
+  if (jobs == 0) {
+    // Dead-lettering by itself decides nothing (a consumer's rejection of a stale job stays
+    // expired_before_start in the dead-letter queue): say so rather than "0% dead-lettered".
+    out << "Messages dead-lettered by reason: " << reasons << " (their jobs keep the outcome decided before, above).\n";
+    return;
+  }
   const double pct = r.generated ? 100.0 * static_cast<double>(jobs) / static_cast<double>(r.generated) : 0.0;
   out << fmt("%.2f", pct) << "% of jobs (" << grouped(jobs) << ") ended dead-lettered";
   if (!reasons.empty()) out << "; messages dead-lettered by reason: " << reasons;
