@@ -153,10 +153,13 @@ void guard_standard_streams() {
       ::close(held);
     }
   }
-  static FdStreamBuf buf;
-  buf.attach(1);
-  g_stdout_buf = &buf;
-  std::cout.rdbuf(&buf);
+  // Never destroyed: std::cout still points at it when the library flushes the standard streams
+  // after main returns (ios_base::Init's destructor), which a function-local static would not
+  // outlive (AddressSanitizer: a flush through a destroyed buffer at exit).
+  static FdStreamBuf* const buf = new FdStreamBuf;
+  buf->attach(1);
+  g_stdout_buf = buf;
+  std::cout.rdbuf(buf);
 }
 
 std::string finish_standard_output() {
