@@ -1,5 +1,5 @@
 """The built-in cases: seed 000's prefetch boundary, the capacity grid on classic and quorum queues,
-and the delivery-limit cases; --write-grid-scenarios writes the generated ones to scenarios/."""
+the delivery-limit cases and the dead-lettering cases of issue 21 items 10 and 11; --write-grid-scenarios writes the generated ones to scenarios/."""
 
 import copy
 import json
@@ -109,14 +109,75 @@ def qlimit_scenarios():
     return [stall, load, order]
 
 
+# The dead-letter worker's retry period the issue 21 cases run with, on both sides: the node's
+# dead_letter_worker_publisher_confirm_timeout (advanced.config) and brokersim's
+# broker.dead_letter_confirm_timeout_ms (the default, 180 s, would make each case minutes long).
+DLX_RETRY_MS = 10000
+
+
+def dlx_scenarios():
+    """Issue 21 items 10 and 11: quorum dead-lettering into a target that cannot take the message,
+    replayed with the consumers reading the dead-letter target from their start_ms (the harness's
+    dead-letter reader), so the target can fill or be deleted first.  The shapes are brokersim's own
+    tests (tests/test_quorum_dlx.cpp), at a 10 s retry period and with the instants spread 100 ms
+    apart (a real broker's notices take milliseconds)."""
+    def base(name, stop_ms, queues, producers, start_ms):
+        return {
+            "name": name,
+            "seed": 21,
+            # follow_ms 0: brokersim's outcomes at stop.time_ms, a snapshot, as the harness classifies
+            "stop": {"time_ms": stop_ms, "follow_ms": 0},
+            "broker": {"kind": "rabbitmq-quorum", "version": "3.13", "delivery_latency_ms": 0.3,
+                       "ack_latency_ms": 0.3, "dead_letter_confirm_timeout_ms": DLX_RETRY_MS, "queues": queues},
+            "producers": producers,
+            "consumers": [{"queue": "dlq", "count": 1, "prefetch": 1, "slots": 1, "start_ms": start_ms}],
+        }
+    alo = {"dead_letter_to": "dlq", "dead_letter_strategy": "at-least-once", "overflow": "reject-publish"}
+    # item 10: one message expiring at 6000 into dlq, which x-expires (1 s, checked on the quorum
+    # queue's 5 s tick) has deleted; a client declares dlq again at 20000 and its reader attaches at
+    # 21000.  The worker holds the dead letter from 6000, its timer finds no dlq at 16000, and
+    # delivers it at 26000: not at the re-declare, not when the reader attaches.
+    deleted = base("qdlx-deleted-target", 30000,
+                   {"q": dict(alo), "dlq": {"expires_ms": 1000, "declare_at_ms": [20000]}},
+                   [{"queue": "q", "arrivals": {"at_ms": [0]}, "expiration_ms": 6000, "service_ms": 10}], 21000)
+    # item 11: four messages expiring at 1000, 1100, 1200 and 1300 into dlq (max_length 1,
+    # reject-publish), read from 5000; three more published into q (max_length 4) at 2000.
+    # at-least-once: the first two get in (the second puts dlq over its limit), the third and
+    # fourth are refused and held in q (counting toward its max_length), the timer republishes them
+    # 10 s after their refusal, one firing apart.
+    full_q = dict(alo, max_length=4)
+    full_producers = [
+        {"queue": "q", "arrivals": {"at_ms": [0, 100, 200, 300]}, "expiration_ms": 1000, "service_ms": 10},
+        {"queue": "q", "arrivals": {"at_ms": [2000, 2000, 2000]}, "service_ms": 10},
+    ]
+    full = base("qdlx-full-target-alo", 25000, {"q": full_q, "dlq": {"max_length": 1, "overflow": "reject-publish"}},
+                full_producers, 5000)
+    # at-most-once: untracked enqueues, never refused: all four get in past the limit of 1
+    most = copy.deepcopy(full)
+    most["name"] = "qdlx-full-target-amo"
+    most["broker"]["queues"]["q"]["dead_letter_strategy"] = "at-most-once"
+    # at-least-once, the four messages published (and so expiring) together: brokersim's "dead
+    # letters of one instant all get in"; on the broker the instant is the few ms the four
+    # confirmed publishes take
+    batch = copy.deepcopy(full)
+    batch["name"] = "qdlx-full-target-batch"
+    batch["producers"][0]["arrivals"] = {"at_ms": [0, 0, 0, 0]}
+    return [deleted, full, most, batch]
+
+
+def generated_scenarios():
+    """Every scenario in scenarios/, as --write-grid-scenarios writes it."""
+    return [grid_scenario(c, p, u) for c, p, u in GRID] + [qgrid_scenario(c, p, u) for c, p, u in GRID] + \
+        qlimit_scenarios() + dlx_scenarios()
+
+
 def all_cases():
     seed = os.path.join(REPO, "experiments", "scenarios", "prefetch-boundary.json")
     cases = [
         ("prefetch-boundary-p1", seed, ["consumers.0.prefetch=1"]),
         ("prefetch-boundary-p3", seed, ["consumers.0.prefetch=3"]),
     ]
-    names = [grid_name(c, p, u) for c, p, u in GRID] + [qgrid_name(c, p, u) for c, p, u in GRID] + \
-        [s["name"] for s in qlimit_scenarios()]
+    names = [s["name"] for s in generated_scenarios()]
     for name in names:
         cases.append((name, os.path.join(HERE, "scenarios", name + ".json"), []))
     return cases
@@ -125,9 +186,7 @@ def all_cases():
 def write_grid_scenarios():
     d = os.path.join(HERE, "scenarios")
     os.makedirs(d, exist_ok=True)
-    scenarios = [grid_scenario(c, p, u) for c, p, u in GRID] + [qgrid_scenario(c, p, u) for c, p, u in GRID] + \
-        qlimit_scenarios()
-    for scn in scenarios:
+    for scn in generated_scenarios():
         path = os.path.join(d, scn["name"] + ".json")
         with open(path, "w") as f:
             json.dump(scn, f, indent=2)

@@ -15,7 +15,7 @@ from .cases import all_cases, write_grid_scenarios
 from .client import need_pika
 from .node import PrivateBroker
 from .results import print_table, repredict_case, run_case
-from .subset import Unsupported, apply_set, check_subset
+from .subset import Unsupported, apply_set, check_subset, node_settings
 
 
 def latency_pair(text):
@@ -119,6 +119,7 @@ def main(description=__doc__):
         return 0
     if not os.access(args.rabbitmq_server, os.X_OK):
         ap.error("--rabbitmq-server %s: not found (apt-get install -y rabbitmq-server)" % args.rabbitmq_server)
+    groups = []  # [(node settings, [cases])]: one node per distinct setting, in the cases' order
     for n, p, s in chosen:  # validate everything before starting a broker
         try:
             with open(p) as f:
@@ -126,6 +127,13 @@ def main(description=__doc__):
             for a in s:
                 apply_set(scn, a)
             check_subset(scn)
+            settings = node_settings(scn)
+            for g in groups:
+                if g[0] == settings:
+                    g[1].append((n, p, s))
+                    break
+            else:
+                groups.append((settings, [(n, p, s)]))
         except Unsupported as e:  # an input error, as brokersim's: exit status 2
             print("compare.py: case %s: %s" % (n, e), file=sys.stderr)
             return 2
@@ -135,26 +143,32 @@ def main(description=__doc__):
                   % (n, p, type(e).__name__, e), file=sys.stderr)
             return 2
 
-    broker = PrivateBroker(args.rabbitmq_server, keep_dir=args.keep_broker_dir)
-
     def on_signal(signum, frame):
         raise KeyboardInterrupt("signal %d" % signum)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     failed = 0
+    broker = None
     try:
-        broker.start()
-        for n, p, s in chosen:
-            try:
-                run_case(n, p, s, args, broker)
-            except (Unsupported, RuntimeError, subprocess.SubprocessError, pika.exceptions.AMQPError) as e:
-                failed += 1
-                print("case %s FAILED: %s" % (n, e), file=sys.stderr, flush=True)
+        # the node's settings are the scenario's (broker.dead_letter_confirm_timeout_ms): one node per
+        # distinct setting, one after the other
+        for settings, group in groups:
+            broker = PrivateBroker(args.rabbitmq_server, keep_dir=args.keep_broker_dir, settings=settings)
+            broker.start()
+            for n, p, s in group:
+                try:
+                    run_case(n, p, s, args, broker)
+                except (Unsupported, RuntimeError, subprocess.SubprocessError, pika.exceptions.AMQPError) as e:
+                    failed += 1
+                    print("case %s FAILED: %s" % (n, e), file=sys.stderr, flush=True)
+            broker.stop()
+            broker = None
     except KeyboardInterrupt as e:
         print("interrupted (%s): stopping the broker" % (str(e) or "Ctrl-C"), file=sys.stderr)
         failed = 130
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # let the clean-up finish
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        broker.stop()
+        if broker is not None:
+            broker.stop()
     return 1 if failed and failed != 130 else failed

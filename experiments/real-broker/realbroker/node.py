@@ -38,11 +38,23 @@ def pid_alive(pid):
         return False
 
 
+def advanced_config(settings):
+    """advanced.config for the rabbit application settings (integers; the schema of rabbitmq.conf
+    does not know dead_letter_worker_publisher_confirm_timeout on 3.10)."""
+    for k, v in settings.items():
+        if not (k.replace("_", "").isalnum() and k[0].isalpha() and k.islower()) or isinstance(v, bool) \
+                or not isinstance(v, int):
+            raise ValueError("node setting %r=%r: an Erlang atom and an integer expected" % (k, v))
+    return "[{rabbit, [%s]}].\n" % ", ".join("{%s, %d}" % (k, v) for k, v in sorted(settings.items()))
+
+
 class PrivateBroker:
     """A private RabbitMQ node: own node name, ports, epmd, data/log dirs, cookie (HOME)."""
 
-    def __init__(self, server_script, keep_dir=False, start_timeout_s=120.0):
+    def __init__(self, server_script, keep_dir=False, start_timeout_s=120.0, settings=None):
         self.server_script = server_script
+        # rabbit application settings for this node (subset.node_settings), in advanced.config
+        self.settings = dict(settings or {})
         self.keep_dir = keep_dir
         self.start_timeout_s = start_timeout_s
         self.proc = None
@@ -66,6 +78,8 @@ class PrivateBroker:
             f.write("loopback_users.guest = true\n")
             f.write("log.console = false\n")
             f.write("log.file.level = info\n")
+        with open(os.path.join(d, "advanced.config"), "w") as f:
+            f.write(advanced_config(self.settings))
         with open(os.path.join(d, "enabled_plugins"), "w") as f:
             f.write("[].\n")
         open(os.path.join(d, "rabbitmq-env.conf"), "w").close()  # do not read /etc/rabbitmq/rabbitmq-env.conf
@@ -80,6 +94,7 @@ class PrivateBroker:
             "RABBITMQ_MNESIA_BASE": os.path.join(d, "mnesia"),
             "RABBITMQ_LOG_BASE": os.path.join(d, "log"),
             "RABBITMQ_CONFIG_FILE": os.path.join(d, "rabbitmq.conf"),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": os.path.join(d, "advanced.config"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": os.path.join(d, "enabled_plugins"),
             "RABBITMQ_PLUGINS_EXPAND_DIR": os.path.join(d, "plugins-expand"),
             "RABBITMQ_PID_FILE": os.path.join(d, "rabbitmq.pid"),
@@ -118,8 +133,9 @@ class PrivateBroker:
                     self.version = v.decode() if isinstance(v, bytes) else str(v)
                     c.close()
                     self._read_pid()
-                    print("  RabbitMQ %s ready after %.1f s (beam pid %s)"
-                          % (self.version, time.monotonic() - t_start, self.beam_pid), flush=True)
+                    print("  RabbitMQ %s ready after %.1f s (beam pid %s)%s"
+                          % (self.version, time.monotonic() - t_start, self.beam_pid,
+                             ", settings %s" % self.settings if self.settings else ""), flush=True)
                     return
                 except Exception as e:  # not ready yet
                     last_err = e

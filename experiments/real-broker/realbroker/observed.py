@@ -48,11 +48,56 @@ def classify(r, T):
     # a job requeued by a consumer (on_expired requeue) is back in the queue: the broker decides next
     back_in_queue = r.get("received") is None or r.get("requeues")
     for d in dl:
+        if d.get("by"):  # seen by a consumer reading the dead-letter target: decided above, by it
+            continue
         if d["reason"] == "expired" and d["t"] <= T and back_in_queue:
             return "expired_in_queue", d["t"]
         if d["reason"] in ("maxlen", "delivery_limit") and d["t"] <= T and back_in_queue:
             return "dead_lettered", d["t"]
     return "in_system", None
+
+
+def absent_intervals(monitor):
+    """Per queue, the [first, last] sample times (ms) of each run of samples in which the queue did not
+    exist (the monitor's passive declare found none): when x-expires had deleted it."""
+    out = {}
+    for name, samples in monitor.items():
+        runs, cur = [], None
+        for t, n in samples:
+            if n is None:
+                cur = [round(t, 1), round(t, 1)] if cur is None else [cur[0], round(t, 1)]
+            elif cur is not None:
+                runs.append(cur)
+                cur = None
+        if cur is not None:
+            runs.append(cur)
+        if runs:
+            out[name] = runs
+    return out
+
+
+SMALL_RUN_JOBS = 50
+
+
+def observed_jobs(raw):
+    """For a run of at most SMALL_RUN_JOBS jobs, each job's times (ms) and outcome at T: the per-job
+    comparison with brokersim's --trace (predict.predicted_jobs), matched by (producer, index)."""
+    if len(raw["jobs"]) > SMALL_RUN_JOBS:
+        return None
+    T = raw["stop_ms"]
+    out, seen = [], {}
+    def r3(x):
+        return None if x is None else round(x, 1)
+    for r in raw["jobs"]:
+        k = seen[r["producer"]] = seen.get(r["producer"], -1) + 1
+        o, t = classify(r, T)
+        out.append({"producer": r["producer"], "index": k, "created": r3(r["created"]),
+                    "published": r3(r.get("published")), "refused_at_publish": r3(r.get("refused_at_publish")),
+                    "dead_letters": [{"reason": d["reason"], "from": d["from"], "to": d["to"], "t": r3(d["t"])}
+                                     for d in r.get("dead_letters", [])],
+                    "received": r3(r.get("received")), "started": r3(r.get("started")),
+                    "finished": r3(r.get("finished")), "outcome": o, "ended": r3(t)})
+    return out
 
 
 def write_observed_trace(path, scn, raw):
@@ -76,12 +121,14 @@ def observed_metrics(scn, raw):
     T = raw["stop_ms"]  # as brokersim: outcomes and averages judged at stop.time_ms, also when drained
     warm = float(scn.get("warmup_ms", 0))
     work = raw["work"]
+    source = raw.get("source", work)  # the producers' queue (a dead-letter reader: not the consumed one)
+    scn_queues = scn["broker"].get("queues", {})
     quorum = scn["broker"].get("kind") == "rabbitmq-quorum"
     jobs = [r for r in raw["jobs"] if r["created"] >= warm]
     out = {k: 0 for k in OUTCOMES}
     waits = {"queue": [], "local": [], "service": [], "sojourn": []}
     reasons = ("expired", "rejected", "maxlen") + (("delivery_limit",) if quorum else ())
-    dl_by_reason = {k: 0 for k in reasons}
+    dl_by_reason = {name: {k: 0 for k in reasons} for name in scn_queues}
     published = delivered = redeliveries = abe = rbv = 0
     busy = unacked = 0.0
     ttl_lateness = []
@@ -114,10 +161,11 @@ def observed_metrics(scn, raw):
                 abe += 1
         rbv += sum(1 for t in r.get("rejected_but_valid", []) if t <= T)
         for d in r.get("dead_letters", []):
-            if d["from"] == work and d["t"] <= T and d["reason"] in dl_by_reason:
-                dl_by_reason[d["reason"]] += 1
-            if d["reason"] == "expired" and r.get("published") is not None:
-                ttls = [x for x in (r.get("msg_ttl"), scn["broker"]["queues"][work].get("message_ttl_ms")) if x is not None]
+            if d["t"] <= T and d["reason"] in dl_by_reason.get(d["from"], {}):
+                dl_by_reason[d["from"]][d["reason"]] += 1
+            if d["reason"] == "expired" and r.get("published") is not None and d.get("by") is None:
+                ttls = [x for x in (r.get("msg_ttl"), scn_queues.get(d["from"], {}).get("message_ttl_ms"))
+                        if x is not None]
                 if ttls:
                     ttl_lateness.append(d["t"] - (r["published"] + min(ttls)))
     out["generated"] = len(jobs)
@@ -125,16 +173,21 @@ def observed_metrics(scn, raw):
     slots = sum(int(c.get("count", 1)) * int(c.get("slots", 1)) for c in scn["consumers"])
     queues = {}
     for name in sorted(scn["broker"].get("queues", {})):
-        samples = [n for (t, n) in raw["monitor"].get(name, []) if warm <= t <= T]
-        q = {"published": 0, "delivered": 0, "dead_lettered_by_reason": {k: 0 for k in reasons},
+        # None: the queue did not exist at that sample (x-expires deleted it)
+        samples = [n for (t, n) in raw["monitor"].get(name, []) if warm <= t <= T and n is not None]
+        q = {"published": 0, "delivered": 0, "dead_lettered_by_reason": dl_by_reason[name],
              "max_ready": max(samples) if samples else 0,
              "mean_ready": round(statistics.fmean(samples), 3) if samples else 0.0}
+        into = sum(1 for r in jobs for d in r.get("dead_letters", []) if d["to"] == name and d["t"] <= T)
+        if name == source:
+            q["published"] = published
         if name == work:
-            q.update(published=published, delivered=delivered, dead_lettered_by_reason=dl_by_reason,
-                     mean_unacked=round(unacked / (T - warm), 3))
-        else:
-            q["published"] = sum(1 for r in jobs for d in r.get("dead_letters", []) if d["to"] == name and d["t"] <= T)
-            q["delivered_to_observer"] = q["published"]
+            q.update(delivered=delivered, mean_unacked=round(unacked / (T - warm), 3))
+            if work != source:  # dead letters the consumers received from it by T
+                q["published"] = into
+        if name not in (work, source):
+            q["published"] = into
+            q["delivered_to_observer"] = into
         queues[name] = q
     # per consumer: receipt of the next delivery - settle of the previous, when the next one was
     # already in the broker (published) before the previous was settled: the prefetch-window gap
@@ -170,6 +223,8 @@ def observed_metrics(scn, raw):
             "settle_to_next_receipt_ms": summary(gaps),
             "consumers": raw["consumers"],
             "client_errors": raw["errors"],
+            "queue_absent_ms": absent_intervals(raw["monitor"]),
+            "declares": raw.get("declares", []),
             "notes": [
                 "wait_ms.queue is publish -> receipt by the consumer's pika callback (brokersim's queue + transit)",
                 "expired_in_queue times are when the dead-letter observer received the dead letter",

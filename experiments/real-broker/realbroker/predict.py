@@ -1,6 +1,7 @@
 """brokersim's predictions: `brokersim run --json` on exactly the replayed jobs (as written and
 with the calibrated latencies), and with its own random streams over replications (the band)."""
 
+import csv
 import json
 import os
 import shutil
@@ -8,13 +9,15 @@ import statistics
 import subprocess
 import tempfile
 
-from .observed import OUTCOMES, quantile
+from .observed import OUTCOMES, SMALL_RUN_JOBS, quantile
 from .workload import write_trace
 
 
-def predict(brokersim, scenario_path, sets, replications):
+def predict(brokersim, scenario_path, sets, replications, trace=None):
     def run(rep):
         cmd = [brokersim, "run", scenario_path, "--json"] + sum((["--set", s] for s in sets), [])
+        if trace and not rep:
+            cmd += ["--trace", trace]
         if rep:
             cmd += ["--replication", str(rep)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -79,10 +82,32 @@ def same_jobs_predictions(scenario_path, sets, scn, schedules, args):
             path = os.path.join(tracedir, "producer-%d.csv" % i)
             write_trace(path, sch)
             trace_sets.append("producers.%d.arrivals=%s" % (i, json.dumps({"trace_csv": path})))
-        predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1)
+        small = sum(len(sch) for sch in schedules) <= SMALL_RUN_JOBS
+        job_trace = os.path.join(tracedir, "jobs.csv") if small else None
+        predicted, _ = predict(args.brokersim, scenario_path, sets + trace_sets, 1, trace=job_trace)
+        if small:
+            predicted["jobs"] = predicted_jobs(job_trace)
         calibrated = None
         if calibration_sets(args, scn):
             calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args, scn), 1)
     finally:
         shutil.rmtree(tracedir, ignore_errors=True)
     return predicted, calibrated
+
+
+def predicted_jobs(path):
+    """brokersim's --trace of a small run, per job: the columns the per-job comparison uses (ms),
+    numbered (producer, index) as observed.observed_jobs numbers the replayed ones."""
+    def num(x):
+        return None if x in ("", None) else round(float(x), 1)
+    out, seen = [], {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            p = int(row["producer"])
+            k = seen[p] = seen.get(p, -1) + 1
+            out.append({"producer": p, "index": k, "queue": row["queue"], "created": num(row["created_ms"]),
+                        "published": num(row["published_ms"]), "delivered": num(row["delivered_ms"]),
+                        "received": num(row["received_ms"]), "started": num(row["started_ms"]),
+                        "finished": num(row["finished_ms"]), "outcome": row["outcome"],
+                        "ended": num(row["ended_ms"]), "dead_letterings": int(row.get("dead_letterings") or 0)})
+    return out

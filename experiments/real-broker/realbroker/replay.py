@@ -6,8 +6,8 @@ import threading
 import time
 
 from .client import need_pika
-from .subset import check_subset, queue_arguments
-from .workers import Clock, DeadLetterObserver, Monitor, Producer, RealConsumer
+from .subset import check_subset, declare_times, queue_arguments, source_queue
+from .workers import Clock, DeadLetterObserver, Declarer, Monitor, Producer, RealConsumer
 from .workload import dist_sampler
 
 
@@ -19,7 +19,11 @@ def replay(scn, broker, schedules):
     queues = scn["broker"].get("queues", {})
     stop_ms = float(scn["stop"]["time_ms"])
     seed = int(scn.get("seed", 1))
-    dl_targets = sorted({q.get("dead_letter_to") for q in queues.values() if q.get("dead_letter_to")})
+    source = source_queue(scn, work)
+    # the observer reads the dead-letter queues no consumer reads (from time zero); a dead-letter
+    # target the consumers read (a dead-letter reader, source != work) is theirs, from their start_ms
+    dl_targets = sorted({q.get("dead_letter_to") for q in queues.values() if q.get("dead_letter_to")} - {work})
+    durable = kind == "rabbitmq-quorum"
 
     conn = pika.BlockingConnection(broker.params())
     ch = conn.channel()
@@ -48,13 +52,19 @@ def replay(scn, broker, schedules):
                 offset = off_rng.gauss(float(off_spec["normal"]["mean"]), float(off_spec["normal"]["sd"]))
             else:
                 offset = dist_sampler(off_spec, off_rng, "consumers.%d.clock_offset_ms" % g)()
-            consumers.append(RealConsumer(k, cspec, broker, clock, jobs, stop_clients, stalls, offset, go))
+            declare = None
+            if queues.get(cspec["queue"], {}).get("expires_ms") is not None:
+                declare = (durable, queue_arguments(queues[cspec["queue"]], kind, version))
+            consumers.append(RealConsumer(k, cspec, broker, clock, jobs, stop_clients, stalls, offset, go, declare))
             k += 1
     producers = [Producer(i, p, schedules[i], broker, clock, jobs, jobs_lock, stop_clients, go,
                           confirm=queues.get(p["queue"], {}).get("overflow") == "reject-publish")
                  for i, p in enumerate(scn["producers"])]
     observer = DeadLetterObserver(broker, clock, jobs, dl_targets, stop_observers) if dl_targets else None
     monitor = Monitor(broker, clock, sorted(queues), stop_observers)
+    plan = [(t, name, durable, queue_arguments(queues[name], kind, version))
+            for name in sorted(queues) for t in declare_times(queues[name], stop_ms)]
+    declarer = Declarer(broker, clock, plan, stop_clients) if plan else None
 
     try:
         if observer:
@@ -80,6 +90,8 @@ def replay(scn, broker, schedules):
         if late > 0:
             print("  warning: consumers attached %.1f ms after t0" % late)
         monitor.start()
+        if declarer:
+            declarer.start()
         # run until stop.time_ms, or earlier once everything is settled (brokersim: "drained")
         stop_reason = "time"
         while clock.now_ms() < stop_ms:
@@ -102,13 +114,15 @@ def replay(scn, broker, schedules):
             with c.cond:
                 c.cond.notify_all()
         stop_observers.set()
-        for t in producers + ([observer] if observer else []) + [monitor]:
+        for t in producers + ([observer] if observer else []) + [monitor] + ([declarer] if declarer else []):
             if t.is_alive() or t.ident:
                 t.join(10)
         for c in consumers:
             c.join(10)
-    errors = [repr(x.error) for x in consumers + producers + [monitor] + ([observer] if observer else []) if x.error]
+    errors = [repr(x.error) for x in consumers + producers + [monitor] + ([observer] if observer else []) +
+              ([declarer] if declarer else []) if x.error]
     raw = {"jobs": jobs, "stop_ms": stop_ms, "t_end": t_end, "stop_reason": stop_reason, "work": work,
+           "source": source, "declares": declarer.done if declarer else [],
            "monitor": monitor.samples, "dlq_received": observer.received if observer else {},
            "consumers": [{"index": c.index, "clock_offset_ms": c.offset} for c in consumers],
            "errors": errors}
@@ -117,4 +131,5 @@ def replay(scn, broker, schedules):
 
 def settled(r):
     return ("finished" in r or "rejected" in r or "rejected_at_publish" in r or "refused_at_publish" in r
-            or any(d["reason"] in ("expired", "delivery_limit", "maxlen") for d in r.get("dead_letters", [])))
+            or any(d["reason"] in ("expired", "delivery_limit", "maxlen") and d.get("by") is None
+                   for d in r.get("dead_letters", [])))

@@ -10,7 +10,7 @@ import subprocess
 from . import REPO
 from .cases import all_cases
 from .client import need_pika
-from .observed import OUTCOMES, observed_metrics, write_observed_trace
+from .observed import OUTCOMES, observed_jobs, observed_metrics, write_observed_trace
 from .predict import calibration_record, calibration_sets, predict, same_jobs_predictions
 from .replay import replay
 from .subset import apply_set, brokersim_version_for, check_subset
@@ -77,6 +77,9 @@ def run_case(name, scenario_path, sets, args, broker):
     raw = replay(scn, broker, schedules)
     load_after = os.getloadavg()
     observed = observed_metrics(scn, raw)
+    per_job = observed_jobs(raw)
+    if per_job is not None:
+        observed["jobs"] = per_job
     if args.traces:
         os.makedirs(args.traces, exist_ok=True)
         write_observed_trace(os.path.join(args.traces, name + ".observed.csv"), scn, raw)
@@ -86,7 +89,7 @@ def run_case(name, scenario_path, sets, args, broker):
         "set": sets,
         "scenario_resolved": scn,
         "when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "environment": {"rabbitmq": broker.version, "brokersim_version_for_node": matching,
+        "environment": {"rabbitmq": broker.version, "node_settings": broker.settings, "brokersim_version_for_node": matching,
                         "scenario_broker_version": scenario_version, "pika": need_pika().__version__,
                         "python": platform.python_version(), "host_cpus": os.cpu_count(),
                         "loadavg_1min_before_after": [round(load_before[0], 2), round(load_after[0], 2)],

@@ -112,8 +112,11 @@ class RealConsumer:
     """One consumer: its own connection/channel, basic_qos(prefetch), a local FIFO and `slots`
     worker threads.  Acks go through the connection's thread (add_callback_threadsafe)."""
 
-    def __init__(self, index, spec, broker, clock, jobs, stop, stalls, clock_offset, go):
+    def __init__(self, index, spec, broker, clock, jobs, stop, stalls, clock_offset, go, declare=None):
         self.index, self.spec, self.broker, self.clock, self.jobs = index, spec, broker, clock, jobs
+        # (durable, arguments): declare the queue before consuming from it, as brokersim's consumer
+        # attaching re-declares a queue with x-expires (None: the queue is declared up front only)
+        self.declare = declare
         self.stop, self.stalls, self.offset, self.go = stop, stalls, clock_offset, go
         self.local = deque()
         self.cond = threading.Condition()
@@ -153,6 +156,8 @@ class RealConsumer:
             start_ms = float(self.spec.get("start_ms", 0))
             if start_ms > 0 and not sleep_until(self.clock, start_ms, self.stop):
                 return  # start_ms 0: attach at once, before t0
+            if self.declare is not None:
+                self.ch.queue_declare(queue=self.spec["queue"], durable=self.declare[0], arguments=self.declare[1])
             args = {"x-priority": int(self.spec["priority"])} if self.spec.get("priority") else None
             self.ch.basic_consume(queue=self.spec["queue"], on_message_callback=self._on_message,
                                   auto_ack=False, arguments=args)
@@ -180,6 +185,9 @@ class RealConsumer:
         # per delivery, as brokersim's queue wait: from (re-)entering the queue to this receipt
         rec.setdefault("queue_waits", []).append((t, t - rec.get("requeued_last", rec["published"])))
         rec["consumer"] = self.index
+        death = dead_letter_record(props, self.spec["queue"], t, by="consumer")
+        if death is not None:  # a dead-letter reader: what brought the job here, seen at receipt
+            rec.setdefault("dead_letters", []).append(death)
         if self.admission == "check-at-receive-and-start" and not self._admits(props.headers, t):
             self._reject_locally(rec, method.delivery_tag, t, t)
             return
@@ -308,19 +316,31 @@ class DeadLetterObserver(threading.Thread):
     def _on_message(self, qname, ch, method, props, body):
         t = self.clock.now_ms()
         h = props.headers or {}
-        deaths = h.get("x-death") or []
-        d = deaths[0] if deaths else {}
-        reason = d.get("reason", b"?")
-        reason = reason.decode() if isinstance(reason, bytes) else str(reason)
-        src = d.get("queue", b"?")
-        src = src.decode() if isinstance(src, bytes) else str(src)
         self.received[qname] += 1
         job = h.get("job")
         if job is None:
             return
         rec = self.jobs[int(job)]
-        rec.setdefault("dead_letters", []).append({"t": t, "reason": reason, "from": src, "to": qname,
-                                                   "expiration_prop": props.expiration})
+        rec.setdefault("dead_letters", []).append(dead_letter_record(props, qname, t))
+
+
+def text(x):
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def dead_letter_record(props, qname, t, by="observer"):
+    """The latest x-death of a message received from qname at t (None if it has none); `by`
+    tells the observer's records (the job rests there: decided) from a reader consumer's (the job
+    is being decided again)."""
+    deaths = (props.headers or {}).get("x-death") or []
+    if not deaths and by != "observer":
+        return None
+    d = deaths[0] if deaths else {}
+    out = {"t": t, "reason": text(d.get("reason", b"?")), "from": text(d.get("queue", b"?")), "to": qname,
+           "expiration_prop": props.expiration}
+    if by != "observer":
+        out["by"] = by
+    return out
 
 
 class Monitor(threading.Thread):
@@ -344,10 +364,64 @@ class Monitor(threading.Thread):
             while not self.stop.is_set():
                 t = self.clock.now_ms()
                 for q in self.queues:
-                    m = ch.queue_declare(queue=q, passive=True).method
-                    self.samples[q].append((t, m.message_count))
+                    try:
+                        m = ch.queue_declare(queue=q, passive=True).method
+                        self.samples[q].append((t, m.message_count))
+                    except pika.exceptions.ChannelClosedByBroker as e:
+                        if e.reply_code != 404:
+                            raise
+                        # the queue does not exist (x-expires deleted it): None, and a new channel
+                        self.samples[q].append((t, None))
+                        ch = conn.channel()
                 k += 1
                 sleep_until(self.clock, k * self.every, self.stop)
+        except Exception as e:
+            if not self.stop.is_set():
+                self.error = e
+                traceback.print_exc()
+        finally:
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception:
+                    pass
+
+
+class Declarer(threading.Thread):
+    """Declares queues at stated times (brokersim's declare_at_ms / declare_every_ms), with the
+    queue's own arguments: a client re-creating a queue that x-expires deleted.  Records, per
+    declare, whether the queue existed just before (a passive declare)."""
+
+    def __init__(self, broker, clock, plan, stop):
+        super().__init__(daemon=True, name="declarer")
+        # plan: [(time_ms, queue, durable, arguments)]
+        self.broker, self.clock, self.plan, self.stop = broker, clock, sorted(plan, key=lambda x: x[0]), stop
+        self.done = []
+        self.error = None
+
+    def run(self):
+        pika = need_pika()
+        conn = None
+        try:
+            conn = pika.BlockingConnection(self.broker.params())
+            ch = conn.channel()
+            while self.clock.t0 is None and not self.stop.is_set():
+                time.sleep(0.01)
+            for at, q, durable, args in self.plan:
+                if not sleep_until(self.clock, at, self.stop):
+                    break
+                t = self.clock.now_ms()
+                try:
+                    ch.queue_declare(queue=q, passive=True)
+                    existed = True
+                except pika.exceptions.ChannelClosedByBroker as e:
+                    if e.reply_code != 404:
+                        raise
+                    existed = False
+                    ch = conn.channel()
+                ch.queue_declare(queue=q, durable=durable, arguments=args)
+                self.done.append({"at_ms": at, "t": t, "declared": self.clock.now_ms(), "queue": q,
+                                  "existed": existed})
         except Exception as e:
             if not self.stop.is_set():
                 self.error = e
