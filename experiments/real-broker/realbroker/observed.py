@@ -100,6 +100,22 @@ def observed_jobs(raw):
     return out
 
 
+def observed_schedules(jobs, schedules):
+    """The producers' jobs at the times the broker got them: each job's observed publish time (its
+    creation if it was never published) with its service demand, per producer, from observed_jobs.
+    brokersim on these (predicted_at_observed_times) leaves out the harness's publish lag, which a
+    publisher in confirm mode makes milliseconds long (each publish waits for its confirm)."""
+    out = [list(s) for s in schedules]
+    for j in jobs:
+        t = j["published"] if j["published"] is not None else j["created"]
+        out[j["producer"]][j["index"]] = (t, schedules[j["producer"]][j["index"]][1])
+    for s in out:
+        for k in range(1, len(s)):  # a trace is in time order
+            if s[k][0] < s[k - 1][0]:
+                s[k] = (s[k - 1][0], s[k][1])
+    return out
+
+
 def write_observed_trace(path, scn, raw):
     """Per-job CSV in brokersim's --trace column order (observed times; delivered_ms is not seen)."""
     T = raw["stop_ms"]

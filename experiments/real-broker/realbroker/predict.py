@@ -73,7 +73,7 @@ def calibration_record(args, scn):
     return {"delivery": pair[0], "ack": pair[1]} if pair else None
 
 
-def same_jobs_predictions(scenario_path, sets, scn, schedules, args):
+def same_jobs_predictions(scenario_path, sets, scn, schedules, args, calibrate=True):
     """brokersim on exactly the replayed jobs (as written, and with the calibration overrides)."""
     tracedir = tempfile.mkdtemp(prefix="brokersim-cmp-trace-")
     try:
@@ -88,7 +88,7 @@ def same_jobs_predictions(scenario_path, sets, scn, schedules, args):
         if small:
             predicted["jobs"] = predicted_jobs(job_trace)
         calibrated = None
-        if calibration_sets(args, scn):
+        if calibrate and calibration_sets(args, scn):
             calibrated, _ = predict(args.brokersim, scenario_path, sets + trace_sets + calibration_sets(args, scn), 1)
     finally:
         shutil.rmtree(tracedir, ignore_errors=True)

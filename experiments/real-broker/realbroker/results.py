@@ -10,7 +10,7 @@ import subprocess
 from . import REPO
 from .cases import all_cases
 from .client import need_pika
-from .observed import OUTCOMES, observed_jobs, observed_metrics, write_observed_trace
+from .observed import OUTCOMES, SMALL_RUN_JOBS, observed_jobs, observed_metrics, observed_schedules, write_observed_trace
 from .predict import calibration_record, calibration_sets, predict, same_jobs_predictions
 from .replay import replay
 from .subset import apply_set, brokersim_version_for, check_subset
@@ -44,6 +44,10 @@ def repredict_case(name, args):
     scn = result["scenario_resolved"]
     predicted, calibrated = same_jobs_predictions(scenario_path, result["set"], scn, schedules_of(scn), args)
     result["predicted"], result["predicted_calibrated"] = predicted, calibrated
+    if result["observed"].get("jobs") is not None:
+        result["predicted_at_observed_times"], _ = same_jobs_predictions(
+            scenario_path, result["set"], scn, observed_schedules(result["observed"]["jobs"], schedules_of(scn)), args,
+            calibrate=False)
     result["predicted_calibrated_latency_ms"] = calibration_record(args, scn)
     result["predicted_calibrated_set"] = calibration_sets(args, scn)
     result["repredicted"] = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -78,8 +82,11 @@ def run_case(name, scenario_path, sets, args, broker):
     load_after = os.getloadavg()
     observed = observed_metrics(scn, raw)
     per_job = observed_jobs(raw)
+    at_observed = None
     if per_job is not None:
         observed["jobs"] = per_job
+        at_observed, _ = same_jobs_predictions(scenario_path, sets, scn, observed_schedules(per_job, schedules),
+                                               args, calibrate=False)
     if args.traces:
         os.makedirs(args.traces, exist_ok=True)
         write_observed_trace(os.path.join(args.traces, name + ".observed.csv"), scn, raw)
@@ -100,6 +107,7 @@ def run_case(name, scenario_path, sets, args, broker):
         "predicted_calibrated": calibrated,
         "predicted_calibrated_latency_ms": calibration_record(args, scn),
         "predicted_calibrated_set": calibration_sets(args, scn),
+        "predicted_at_observed_times": at_observed,
         "predicted_own_streams": {k: own[k] for k in ("outcomes", "fraction", "wait_ms", "throughput_per_s",
                                                       "goodput_per_s", "slot_utilization") if k in own},
         "predicted_spread": spread,
@@ -107,6 +115,8 @@ def run_case(name, scenario_path, sets, args, broker):
                 "service demands, given to brokersim as producers.I.arrivals.trace_csv)",
                 "predicted_calibrated: the same, with broker.delivery_latency_ms / ack_latency_ms set to the "
                 "values measured for this harness (--calibrated-latency-ms)",
+                "predicted_at_observed_times (runs of at most %d jobs): the same jobs at the times the broker got "
+                "them (each job's observed publish time), without the harness's publish lag" % SMALL_RUN_JOBS,
                 "predicted_own_streams: brokersim with its own random streams (scenario as written), replication 0",
                 "predicted_spread: mean and 2.5/97.5 percentiles over that many brokersim replications of the "
                 "scenario as written: the sampling noise of one run of this length"],

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The real-broker harness's own rules, checked without a broker, brokersim or pika: the refusals of
 the scenario subset, the queue arguments, the version mapping, how a returned job is classified and
-what is counted per delivery; and that none of it (nor --help, --list) needs the broker client.
+what is counted per delivery, the dead-letter reader (issue 21 items 10 and 11: the consumers read
+the dead-letter target from their start_ms, declares at stated times, the node's retry period);
+and that none of it (nor --help, --list) needs the broker client.
 
 Run: python3 experiments/real-broker/tests/test_harness.py (ctest runs it with a stand-in pika
 that fails to import, tests/stand-ins/pika), or compare.py --self-test."""
@@ -21,9 +23,12 @@ sys.path.insert(0, HERE)
 
 import realbroker  # noqa: E402 (after the path)
 from realbroker import cases, client  # noqa: E402
-from realbroker.cases import grid_scenario, qgrid_scenario, qlimit_scenarios  # noqa: E402
-from realbroker.observed import classify, observed_metrics  # noqa: E402
-from realbroker.subset import Unsupported, brokersim_version_for, check_subset, queue_arguments  # noqa: E402
+from realbroker.cases import dlx_scenarios, generated_scenarios, grid_scenario, qgrid_scenario, qlimit_scenarios  # noqa: E402,E501
+from realbroker.node import advanced_config  # noqa: E402
+from realbroker.observed import absent_intervals, classify, observed_metrics, observed_schedules  # noqa: E402
+from realbroker.replay import settled  # noqa: E402
+from realbroker.subset import (Unsupported, brokersim_version_for, check_subset, declare_times,  # noqa: E402
+                               node_settings, queue_arguments, source_queue)
 
 
 def refusal(scn):
@@ -131,10 +136,130 @@ class PerDelivery(unittest.TestCase):
                       "delivery_limit reason kept on quorum")
 
 
+def dlx(name):
+    return copy.deepcopy(next(s for s in dlx_scenarios() if s["name"] == name))
+
+
+class DeadLetterReader(unittest.TestCase):
+    """Issue 21 items 10 and 11: the consumers read the dead-letter target of the producers' queue."""
+
+    def test_cases_accepted_and_the_queues_they_read(self):
+        for scn in dlx_scenarios():
+            self.assertIsNone(refusal(scn), "%s accepted" % scn["name"])
+            self.assertEqual(check_subset(scn), "dlq", "%s: the consumers read dlq" % scn["name"])
+            self.assertEqual(source_queue(scn, "dlq"), "q", "%s: the producers publish to q" % scn["name"])
+        q = qgrid_scenario(2, 1, 0.8)
+        self.assertEqual(source_queue(q, "work"), "work", "the grid: producers and consumers on one queue")
+
+    def test_refusals_name_the_key(self):
+        bad = dlx("qdlx-deleted-target")
+        bad["broker"]["queues"]["q"]["dead_letter_strategy"] = "at-most-once"
+        self.assertEqual(refusal(bad), "broker.queues.dlq.expires_ms",
+                         "a deleted target under at-most-once: the dead letter is dropped unseen")
+        bad = dlx("qdlx-deleted-target")
+        bad["broker"]["queues"]["q"]["overflow"] = "drop-head"
+        self.assertEqual(refusal(bad), "broker.queues.dlq.expires_ms", "at-least-once needs reject-publish")
+        bad = dlx("qdlx-full-target-alo")
+        bad["broker"]["kind"] = "rabbitmq-classic"
+        for k in ("dead_letter_strategy",):
+            bad["broker"]["queues"]["q"].pop(k)
+        bad["broker"].pop("dead_letter_confirm_timeout_ms")
+        self.assertEqual(refusal(bad), "broker.queues.dlq.max_length", "a full classic target drops unseen")
+        bad = dlx("qdlx-deleted-target")
+        del bad["broker"]["queues"]["dlq"]["expires_ms"]
+        self.assertEqual(refusal(bad), "broker.queues.dlq.declare_at_ms", "a declare without expires_ms")
+        bad = dlx("qdlx-deleted-target")
+        bad["broker"]["queues"]["dlq"]["declare_at_ms"] = [-1]
+        self.assertEqual(refusal(bad), "broker.queues.dlq.declare_at_ms", "a negative declare time")
+        bad = dlx("qdlx-deleted-target")
+        bad["broker"]["queues"]["dlq"]["declare_every_ms"] = 0
+        self.assertEqual(refusal(bad), "broker.queues.dlq.declare_every_ms", "declare_every_ms 0")
+        for v in (0, 2.5, "10 s", True):
+            bad = dlx("qdlx-deleted-target")
+            bad["broker"]["dead_letter_confirm_timeout_ms"] = v
+            self.assertEqual(refusal(bad), "broker.dead_letter_confirm_timeout_ms", "retry period %r" % (v,))
+        bad = dlx("qdlx-full-target-alo")
+        bad["broker"]["queues"]["dlq"]["dead_letter_to"] = "q"
+        self.assertEqual(refusal(bad), "broker.queues.dlq.dead_letter_to", "a consumed target dead-lettering on")
+        bad = dlx("qdlx-full-target-alo")
+        bad["broker"]["queues"]["other"] = {}
+        bad["producers"][1]["queue"] = "other"
+        self.assertEqual(refusal(bad), "producers.0.queue", "producers to two queues")
+        bad = dlx("qdlx-full-target-alo")
+        bad["broker"]["queues"]["q"]["dead_letter_to"] = "elsewhere"
+        bad["broker"]["queues"]["elsewhere"] = {}
+        self.assertEqual(refusal(bad), "producers.0.queue", "q does not dead-letter into the consumed queue")
+
+    def test_declare_times_and_node_settings(self):
+        self.assertEqual(declare_times({"declare_at_ms": [20000, 5000, 40000]}, 30000), [5000.0, 20000.0])
+        self.assertEqual(declare_times({"declare_every_ms": 10000, "declare_at_ms": [10000, 15000]}, 30000),
+                         [10000.0, 15000.0, 20000.0, 30000.0])
+        self.assertEqual(declare_times({}, 30000), [])
+        self.assertEqual(node_settings(dlx("qdlx-deleted-target")),
+                         {"dead_letter_worker_publisher_confirm_timeout": cases.DLX_RETRY_MS})
+        self.assertEqual(node_settings(qgrid_scenario(2, 1, 0.8)), {}, "the node's defaults")
+        self.assertEqual(advanced_config({"dead_letter_worker_publisher_confirm_timeout": 30000}),
+                         "[{rabbit, [{dead_letter_worker_publisher_confirm_timeout, 30000}]}].\n")
+        self.assertEqual(advanced_config({}), "[{rabbit, []}].\n")
+        with self.assertRaises(ValueError):
+            advanced_config({"x}]}.": 1})
+
+    def test_queue_arguments_of_the_target(self):
+        self.assertEqual(queue_arguments({"expires_ms": 1000, "declare_at_ms": [20000]}, "rabbitmq-quorum", "3.13"),
+                         {"x-queue-type": "quorum", "x-expires": 1000}, "declare_at_ms is no queue argument")
+        self.assertEqual(queue_arguments({"max_length": 1, "overflow": "reject-publish"}, "rabbitmq-quorum", "3.13"),
+                         {"x-queue-type": "quorum", "x-max-length": 1, "x-overflow": "reject-publish"})
+
+    def test_a_job_read_from_the_target_is_decided_by_its_reader(self):
+        read = {"t": 5000.0, "reason": "expired", "from": "q", "to": "dlq", "expiration_prop": "1000", "by": "consumer"}
+        job = dict(BASE, expires_at=None, received=5000.0, started=5000.1, finished=5010.0, dead_letters=[read])
+        self.assertEqual(classify(job, 25000)[0], "completed_on_time", "read from dlq and completed")
+        self.assertTrue(settled(job), "finished: settled")
+        waiting = dict(BASE, expires_at=None, received=5000.0, dead_letters=[read])
+        self.assertEqual(classify(waiting, 25000)[0], "in_system", "received from dlq, not yet started")
+        self.assertFalse(settled(waiting), "its dead letter, seen by the reader, does not settle it")
+        held = dict(BASE, expires_at=None)
+        self.assertEqual(classify(held, 25000)[0], "in_system", "held by the dead-letter worker at T")
+        observed = dict(BASE, expires_at=None, dead_letters=[dict(read, by=None)])
+        del observed["dead_letters"][0]["by"]
+        self.assertEqual(classify(observed, 25000)[0], "expired_in_queue", "the observer's record decides")
+
+    def test_metrics_of_a_reader_run(self):
+        scn = dlx("qdlx-deleted-target")
+        read = {"t": 26000.0, "reason": "expired", "from": "q", "to": "dlq", "expiration_prop": "6000", "by": "consumer"}
+        job = dict(BASE, expires_at=None, producer=0, scheduled=0.0, service=10.0, deliveries=1, received=26000.0,
+                   started=26000.1, finished=26010.0, consumer=0, queue_waits=[(26000.0, 25999.9)],
+                   local_waits=[(26000.1, 0.1)], dead_letters=[read])
+        monitor = {"dlq": [(0.0, 0), (4000.0, None), (4100.0, None), (20100.0, 0)], "q": [(0.0, 1), (100.0, 1)]}
+        raw = {"jobs": [job], "stop_ms": 30000.0, "t_end": 30000.0, "stop_reason": "time", "work": "dlq",
+               "source": "q", "monitor": monitor, "dlq_received": {}, "consumers": [], "errors": [], "declares": []}
+        m = observed_metrics(scn, raw)
+        self.assertEqual(m["outcomes"]["completed_on_time"], 1)
+        self.assertEqual(m["queues"]["q"]["published"], 1, "published into the producers' queue")
+        self.assertEqual(m["queues"]["q"]["dead_lettered_by_reason"]["expired"], 1, "q's dead letter, seen at dlq")
+        self.assertEqual(m["queues"]["dlq"]["published"], 1, "dead letters the reader got from dlq")
+        self.assertEqual(m["queues"]["dlq"]["delivered"], 1)
+        self.assertEqual(m["queues"]["dlq"]["max_ready"], 0, "samples of a deleted queue are left out")
+        self.assertEqual(m["harness"]["queue_absent_ms"], {"dlq": [[4000.0, 4100.0]]})
+        self.assertEqual(m["harness"]["dead_letter_after_ttl_ms"]["count"], 0, "a reader's receipt is no TTL lateness")
+
+    def test_absent_intervals(self):
+        self.assertEqual(absent_intervals({"a": [(0, 1), (1, None), (2, None), (3, 0), (4, None)], "b": [(0, 0)]}),
+                         {"a": [[1, 2], [4, 4]]})
+
+    def test_observed_schedules(self):
+        schedules = [[(0.0, 10.0), (0.0, 11.0)], [(2000.0, 12.0)]]
+        jobs = [{"producer": 0, "index": 0, "created": 0.1, "published": 0.9},
+                {"producer": 0, "index": 1, "created": 0.2, "published": None},
+                {"producer": 1, "index": 0, "created": 2000.1, "published": 2000.6}]
+        self.assertEqual(observed_schedules(jobs, schedules), [[(0.9, 10.0), (0.9, 11.0)], [(2000.6, 12.0)]],
+                         "observed publish times, kept in time order, with the drawn service demands")
+
+
 class GeneratedScenarios(unittest.TestCase):
     def test_scenarios_dir_is_what_write_grid_scenarios_writes(self):
-        generated = [grid_scenario(c, p, u) for c, p, u in cases.GRID] + \
-            [qgrid_scenario(c, p, u) for c, p, u in cases.GRID] + qlimit_scenarios()
+        generated = generated_scenarios()
+        self.assertEqual(len(generated), 2 * len(cases.GRID) + len(qlimit_scenarios()) + len(dlx_scenarios()))
         for scn in generated:
             with open(os.path.join(HERE, "scenarios", scn["name"] + ".json")) as f:
                 self.assertEqual(f.read(), json.dumps(scn, indent=2) + "\n", scn["name"])
