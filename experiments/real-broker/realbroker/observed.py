@@ -246,6 +246,10 @@ def observed_metrics(scn, raw):
                 "expired_in_queue times are when the dead-letter observer received the dead letter",
                 "mean_ready is sampled every 100 ms by a passive queue.declare (message_count)",
                 "mean_unacked is receipt -> ack sent; slot_utilization is service time / slot time",
-            ],
+            ] + ([
+                "dead-letter reader: wait_ms.queue is publish into %s -> receipt from %s (the time in %s, with its "
+                "dead-letter worker and in %s); brokersim's queue wait starts when the job enters %s, not "
+                "observable here: compare the per-job times (jobs)" % (source, work, source, work, work),
+            ] if work != source else []),
         },
     }
