@@ -162,7 +162,19 @@ def dlx_scenarios():
     batch = copy.deepcopy(full)
     batch["name"] = "qdlx-full-target-batch"
     batch["producers"][0]["arrivals"] = {"at_ms": [0, 0, 0, 0]}
-    return [deleted, full, most, batch]
+    # the rule behind item 11 for an ordinary publisher: q (max_length 2, reject-publish) read only
+    # from 900 ms, four confirmed publishes 10 ms apart; rabbit_fifo takes an enqueue until the
+    # queue is over its limit, so the third gets in and the fourth is refused
+    publish = {
+        "name": "qdlx-publish-over-limit",
+        "seed": 21,
+        "stop": {"time_ms": 2000, "follow_ms": 0},
+        "broker": {"kind": "rabbitmq-quorum", "version": "3.13", "delivery_latency_ms": 0.3, "ack_latency_ms": 0.3,
+                   "queues": {"q": {"max_length": 2, "overflow": "reject-publish"}}},
+        "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 10, 20, 30]}, "service_ms": 10}],
+        "consumers": [{"queue": "q", "count": 1, "prefetch": 1, "slots": 1, "start_ms": 900}],
+    }
+    return [deleted, full, most, batch, publish]
 
 
 def generated_scenarios():
