@@ -200,8 +200,11 @@ std::string summary_of(const brokersim::test::Run& run) {
 // Every cause but `name` is 0, and `name` is `n`, as is the total.
 void only_cause(const json& j, const char* name, std::uint64_t n) {
   CHECK(j["duplicate_executions"] == n);
-  for (const auto& [cause, count] : j["duplicate_executions_by_cause"].items())
-    CHECK_MESSAGE(count.get<std::uint64_t>() == (cause == name ? n : 0), cause);
+  // A plain loop variable: clang 14 cannot capture a structured binding in CHECK_MESSAGE's lambda.
+  for (const auto& item : j["duplicate_executions_by_cause"].items()) {
+    const std::string cause = item.key();
+    CHECK_MESSAGE(item.value().get<std::uint64_t>() == (cause == name ? n : 0), cause);
+  }
 }
 
 }  // namespace

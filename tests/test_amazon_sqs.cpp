@@ -336,7 +336,9 @@ TEST_CASE("amazon-sqs keys are validated - SQS ranges, the redrive pair, and the
        "broker.queues.q.lock_duration_ms: this key belongs to broker kind \"azure-servicebus\"; broker kind \"amazon-sqs\" "
        "has no such key"},
   };
-  for (const auto& [set, error] : cases) {
+  for (const auto& [set_, error_] : cases) {
+    const auto& set = set_;  // not the binding: clang 14 cannot capture one in a check's lambda
+    const auto& error = error_;
     CAPTURE(set);
     CHECK(load_error(ok, {set}) == error);
   }

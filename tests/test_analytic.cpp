@@ -276,7 +276,9 @@ TEST_CASE("analytic: M/M/c+D internal relations and waiting-time law") {
 }
 
 TEST_CASE("analytic: M/M/c+D agrees with a Monte Carlo of the FIFO queue (rho < 1 and rho > 1)") {
-  for (auto [lambda, seed] : std::vector<std::pair<double, unsigned>>{{9.5, 11u}, {15.0, 12u}}) {
+  for (auto [lambda_, seed_] : std::vector<std::pair<double, unsigned>>{{9.5, 11u}, {15.0, 12u}}) {
+    auto lambda = lambda_;  // not the binding: clang 14 cannot capture one in a check's lambda
+    auto seed = seed_;
     const double D = 0.5;
     const MMcD r = mmc_deadline(lambda, 1.0, 10, D);
     const McResult m = mc_fifo(lambda, 1.0, 10, [&](std::mt19937_64&) { return D; }, 1'500'000, seed);

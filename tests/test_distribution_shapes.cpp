@@ -125,12 +125,14 @@ TEST_SUITE("scenario loading") {
   }
 
   TEST_CASE("gamma and weibull: bad parameters name the key, what was expected and what was given") {
-    for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
+    for (const auto& [value_, message_] : std::vector<std::pair<std::string, std::string>>{
              {R"({"gamma": {"shape": 0, "scale": 5}})", "producers.0.service_ms.gamma.shape: expected a number > 0, got 0"},
              {R"({"gamma": {"shape": 2}})", "producers.0.service_ms.gamma.scale: expected a number > 0, got nothing"},
              {R"({"weibull": {"shape": 2, "scale": 5, "mean": 3}})", "producers.0.service_ms.weibull.mean: unknown key (allowed: shape, scale)"},
              {R"({"weibull": {"shape": 0.01, "scale": 5}})", "producers.0.service_ms.weibull.shape: expected a shape and scale whose largest draw"},
              {R"({"gamma": [2, 5]})", "producers.0.service_ms.gamma: expected an object {\"shape\": k, \"scale\": s}"}}) {
+      const auto& value = value_;  // not the binding: clang 14 cannot capture one in a check's lambda
+      const auto& message = message_;
       CAPTURE(value);
       nlohmann::json doc = nlohmann::json::parse(kDoc);
       brokersim::apply_set(doc, "producers.0.service_ms=" + value);

@@ -61,12 +61,6 @@ std::vector<std::string> lines_with_newlines(const std::string& text) {
   return out;
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l;
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("hostile merge: sweep metadata records the CSV's row count and checksum - another sweep's rows are refused") {
