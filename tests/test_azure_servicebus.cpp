@@ -595,10 +595,15 @@ nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
 
 TEST_CASE("random valid azure-servicebus scenarios keep every invariant") {
   sim::Rng rng(20261204, 0, "property-test-servicebus");
-  std::uint64_t duplicates = 0, lapsed_dead_letters = 0, sessions = 0;
+  std::uint64_t duplicates = 0, lapsed_dead_letters = 0, sessions = 0, session_locks = 0, received_back = 0;
   for (int i = 0; i < 200; ++i) {
     const auto doc = random_servicebus_scenario(rng);
     for (const auto& [name, q] : doc["broker"]["queues"].items()) sessions += q.value("requires_session", false);
+    for (const auto& c : doc["consumers"]) {
+      const bool session_queue = doc["broker"]["queues"][c["queue"].get<std::string>()].value("requires_session", false);
+      session_locks += session_queue && c.contains("max_auto_lock_renewal_ms");
+      received_back += c.contains("receive_deferred_after_ms");
+    }
     check_invariants(doc);
     const auto run = run_scenario(doc.dump());
     duplicates += run.result.duplicate_executions;
@@ -606,6 +611,8 @@ TEST_CASE("random valid azure-servicebus scenarios keep every invariant") {
   }
   // The generator reaches the paths it is for.
   CHECK(sessions > 0);
+  CHECK(session_locks > 0);
+  CHECK(received_back > 0);
   CHECK(duplicates > 0);
   CHECK(lapsed_dead_letters > 0);
 }
@@ -772,6 +779,25 @@ TEST_CASE("azure-servicebus session lock - a lapse counts as a delivery - max_de
   CHECK(run.trace.at(1)["consumer"] == "1");
   CHECK(run.trace.at(1).ms("delivered_ms") == 2000);
   CHECK(run.trace.at(1)["outcome"] == "completed_on_time");
+}
+
+TEST_CASE("azure-servicebus session lock - a session held idle is lost when its lock lapses - the client's slot is free for another session") {
+  // One slot, SessionIdleTimeout 10 s: session 1's only message is done at 500 ms and the client
+  // keeps the session idle; session 2's message (100 ms) waits for the slot. With renewal until
+  // 1 s the session lock lapses at 2 s and the client takes session 2 then; without a limit it
+  // waits for the idle timeout (10.5 s).
+  const char* text = R"({
+    "stop": {"time_ms": 30000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"requires_session": true, "lock_duration_ms": 1000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "session": 1, "service_ms": 500},
+                  {"queue": "q", "arrivals": {"at_ms": [100]}, "session": 2, "service_ms": 500}],
+    "consumers": [{"queue": "q", "prefetch": 1, "session_idle_timeout_ms": 10000}]
+  })";
+  auto lapsed = run_scenario(text, {"consumers.0.max_auto_lock_renewal_ms=1000"});
+  CHECK(lapsed.trace.at(1).ms("delivered_ms") == 2000);
+  CHECK(lapsed.result.duplicate_executions == 0);  // nothing of the session was out
+  auto idle = run_scenario(text);
+  CHECK(idle.trace.at(1).ms("delivered_ms") == 10500);
 }
 
 TEST_CASE("azure-servicebus session lock - a crashed holder's session lock ends a lock duration after the crash - or at its own end if earlier") {
