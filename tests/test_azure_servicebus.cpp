@@ -304,6 +304,18 @@ TEST_CASE("azure-servicebus receive_deferred_after_ms - a client gone never asks
   CHECK(run.queue("q").delivered == 1);
 }
 
+TEST_CASE("azure-servicebus receive_deferred_after_ms - the receive fails while the namespace is down - it is made again when it is back") {
+  // Asked for at 1300 ms, but the namespace is down from 1200 to 1700 ms: received back at 1700,
+  // stale, deferred again, and found expired (TTL 2000 ms) by the receive at 2200 ms.
+  auto run = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=500",
+                                      R"(faults=[{"at_ms": 0, "consumer": 0, "stall_ms": 800},
+                                                 {"at_ms": 1200, "broker_down_ms": 500}])"});
+  CHECK(run.trace.at(0).ms("delivered_ms") == 1700);
+  CHECK(run.trace.at(0)["redeliveries"] == "1");
+  CHECK(run.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(run.trace.at(0).ms("ended_ms") == 2200);
+}
+
 TEST_CASE("azure-servicebus receive_deferred_after_ms is validated - a duration, with on_expired defer and peek-lock, no sessions, Service Bus only") {
   CHECK(load_error(kDeferred, {"consumers.0.receive_deferred_after_ms=-1"}) ==
         "consumers.0.receive_deferred_after_ms: expected a number >= 0, got -1");
