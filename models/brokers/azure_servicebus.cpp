@@ -326,7 +326,8 @@ void AzureServiceBus::abandon(std::uint32_t j) {
 // back. An entity deleted meanwhile took the message with it.
 void AzureServiceBus::receive_deferred(std::uint32_t j) {
   Job& job = w_.jobs[j];
-  if (job.where != Where::Deferred || !job.deferred_back) throw InvariantError("azure-servicebus: a receive by sequence number of a message not deferred");
+  if (job.where != Where::Deferred || !job.deferred_back)
+    throw InvariantError("azure-servicebus: a receive by sequence number of a message not deferred");
   const int q = job.queue;
   const int ci = job.consumer;
   if (down_) {
@@ -334,17 +335,13 @@ void AzureServiceBus::receive_deferred(std::uint32_t j) {
     return;
   }
   job.deferred_back = false;
+  w_.ledger.update_resting(job);  // resting, unless the receive moves it on
   if (entities_[q].deleted) {
     w_.decide(job, Outcome::Lost);
-    w_.ledger.update_resting(job);
     w_.leave(j);
     return;
   }
-  if (!receivers_[static_cast<std::size_t>(ci)].listening()) {
-    w_.ledger.update_resting(job);
-    return;
-  }
-  w_.ledger.update_resting(job);
+  if (!receivers_[static_cast<std::size_t>(ci)].listening()) return;  // nobody asks: it rests
   if (job.queue_expiry <= w_.now) {
     expire(j, q);
     return;
