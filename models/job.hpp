@@ -80,7 +80,7 @@ enum class Where : std::uint8_t {
   Settling,   // decided by the consumer; its ack/nack is on its way to the broker
   DeadLettering,  // on its way to a dead-letter target queue (`queue` names the target)
   Deferred,   // set aside by its consumer (Azure Service Bus Defer): in its queue, receivable only
-              // by sequence number, which no consumer here asks for
+              // by sequence number (its client asks for it if receive_deferred_after_ms is set)
 };
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
@@ -96,6 +96,9 @@ struct Job {
   bool counted = false;          // created after warm-up: enters the statistics
   bool redelivered = false;      // RabbitMQ's flag: it was delivered before
   bool settled_resting = false;  // resting, decided, in a queue no consumer reads
+  // Deferred (Azure Service Bus) by a client that will receive it back by its sequence number
+  // (receive_deferred_after_ms): not resting, it comes back.
+  bool deferred_back = false;
   // A stale copy a client still holds after the broker took the message back (World::take_back):
   // it runs and settles like a delivery, but has no outcome and no trace row of its own.
   bool ghost = false;

@@ -51,10 +51,12 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
   std::sort(alive.begin(), alive.end());
   for (auto [id, i] : alive) {
     Job& job = jobs[i];
-    // A requeue on its way back to the broker is a job about to wait in the queue again.
+    // A requeue on its way back to the broker is a job about to wait in the queue again; a
+    // deferred message its client will receive back is one about to be delivered again.
     const bool moving = job.where == Where::Created || job.where == Where::Transit ||
                         job.where == Where::Local || job.where == Where::Executing ||
                         (job.where == Where::Settling && job.ack == Job::Ack::Requeue) ||
+                        (job.where == Where::Deferred && job.deferred_back) ||
                         ((job.where == Where::Ready || job.where == Where::DeadLettering) && queues_[job.queue].read);
     count_outcome(job, moving || job.decision == Outcome::None ? Outcome::InSystem : job.decision);
   }

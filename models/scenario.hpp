@@ -167,6 +167,10 @@ struct ConsumerSpec {
   // azure-servicebus session queues only: SessionIdleTimeout, how long the session processor keeps
   // a session with nothing to receive before it closes it (0: at once, as before the key existed).
   Time session_idle_timeout = 0;
+  // azure-servicebus only, with on_expired defer: a message this client deferred is received back
+  // by its sequence number (ReceiveDeferredMessagesAsync) this long after its Defer() reached the
+  // broker (nullopt = never: it rests deferred, brokersim's behaviour before the key existed).
+  std::optional<Time> receive_deferred_after;
   // The group leaves at `stop` (a deploy, a scale-down): no new deliveries, executing jobs get
   // `shutdown_grace` to finish, then the connection closes (Kubernetes' terminationGracePeriod).
   std::optional<Time> stop;

@@ -130,6 +130,11 @@ json random_scenario(sim::Rng& rng, const std::string& kind) {
     if (pick(3) == 0) c["failure_probability"] = rng.uniform() * 0.5;
     if (pick(4) == 0) c["exec_timeout"] = 50 + pick(300);
     if (sb && pick(5) == 0) c["receive_mode"] = "receive-and-delete";
+    // Deferred messages received back: their deferred time is a queue stage.
+    if (sb && !c.contains("receive_mode") && pick(4) == 0) {
+      c["on_expired"] = "defer";
+      c["receive_deferred_after_ms"] = pick(500);
+    }
     switch (pick(3)) {
       case 0:
         c["stop_ms"] = 500 + pick(5000);

@@ -212,6 +212,128 @@ TEST_CASE("vector 39: a deferred message that passes its TTL is not dead-lettere
         "\"azure-servicebus\"), got \"defer\"");
 }
 
+namespace {
+
+// Deadline 500 ms, TTL 2 s; the consumer is stalled until 800 ms, finds the job stale and defers
+// it; receive_deferred_after_ms brings it back by sequence number. Zero latencies.
+constexpr const char* kDeferred = R"({
+  "stop": {"time_ms": 10000},
+  "broker": {"kind": "azure-servicebus",
+             "queues": {"q": {"dead_letter_on_expiration": true, "dead_letter_to": "dlq"}, "dlq": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "deadline_ms": 500, "expiration_ms": 2000, "service_ms": 1}],
+  "consumers": [{"queue": "q", "prefetch": 1, "on_expired": "defer"}],
+  "faults": [{"at_ms": 0, "consumer": 0, "stall_ms": 800}]
+})";
+
+}  // namespace
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms - a deferred message received back after its TTL is expired by that receive") {
+  // Deferred at 800 ms, asked for at 2300 ms: its TTL passed at 2000 ms, so the receive finds it
+  // expired and, with dead-lettering on expiration, moves it to the dead-letter queue
+  // (message-deferral.md); nothing is delivered.
+  auto run = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=1500"});
+  const auto& m = run.trace.at(0);
+  CHECK(m["outcome"] == "expired_in_queue");
+  CHECK(m.ms("ended_ms") == 2300);
+  CHECK(m["redeliveries"] == "0");
+  CHECK(run.queue("q").dl(DeathReason::TTLExpiredException) == 1);
+  CHECK(run.queue("dlq").published == 1);
+  // Its first delivery held it until the Defer() reached the broker; deferred, it was the queue's.
+  CHECK(m.ms("stage_held_ms") == 800);
+  CHECK(m.ms("stage_queue_ms") == 1500);
+  // Without the key it rests, deferred, with its consumer's decision (vector 39).
+  auto rests = run_scenario(kDeferred);
+  CHECK(rests.trace.at(0)["outcome"] == "expired_before_start");
+  CHECK(rests.queue("dlq").published == 0);
+  CHECK(run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=null"}).json().dump() == rests.json().dump());
+}
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms - a message received back is delivered again - a stale one is deferred again until its TTL") {
+  // Asked for every 500 ms: delivered again at 1300 (delivery count 2) and 1800 ms (3), stale each
+  // time and deferred again; the receive at 2300 ms finds the TTL (2000 ms) passed.
+  auto run = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=500"});
+  const auto& m = run.trace.at(0);
+  CHECK(m.ms("delivered_ms") == 1800);
+  CHECK(m["redeliveries"] == "2");
+  CHECK(m["outcome"] == "expired_in_queue");
+  CHECK(m.ms("ended_ms") == 2300);
+  CHECK(run.queue("q").delivered == 3);
+  CHECK(run.result.duplicate_executions == 0);  // never started
+}
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms - each receive back is a delivery - max_delivery_count ends a client that keeps deferring") {
+  // No TTL: the stale message is received back and deferred again; with max_delivery_count 3 the
+  // receive after its 3rd delivery dead-letters it (Azure/azure-service-bus#375).
+  auto three = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=500", "producers.0.expiration_ms=null",
+                                        "broker.queues.q.max_delivery_count=3"});
+  CHECK(three.trace.at(0)["outcome"] == "dead_lettered");
+  CHECK(three.trace.at(0).ms("ended_ms") == 2300);
+  CHECK(three.trace.at(0)["redeliveries"] == "2");
+  CHECK(three.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
+  // Asked for at once (0 ms) with zero latencies: the loop is bounded by the delivery count, 10
+  // deliveries at 800 ms, not endless.
+  auto at_once = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=0", "producers.0.expiration_ms=null"});
+  CHECK(at_once.trace.at(0)["outcome"] == "dead_lettered");
+  CHECK(at_once.trace.at(0).ms("ended_ms") == 800);
+  CHECK(at_once.trace.at(0)["redeliveries"] == "9");
+}
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms - a message received back that passes the check is executed - its outcome is its completion") {
+  // The consumer's clock steps back 1 s at 1000 ms: at the receive back (1300 ms) the job looks
+  // fresh to it and runs, 1 ms: completed (late on true time).
+  auto run = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=500",
+                                      R"(faults=[{"at_ms": 0, "consumer": 0, "stall_ms": 800},
+                                                 {"at_ms": 1000, "consumer": 0, "clock_step_ms": -1000}])"});
+  const auto& m = run.trace.at(0);
+  CHECK(m["outcome"] == "completed_late");
+  CHECK(m.ms("delivered_ms") == 1300);
+  CHECK(m.ms("ended_ms") == 1301);
+  CHECK(m["redeliveries"] == "1");
+  CHECK(m.ms("stage_held_ms") == 800);
+  CHECK(m.ms("stage_queue_ms") == 500);
+  CHECK(m.ms("stage_service_ms") == 1);
+  CHECK(run.outcome(Outcome::ExpiredBeforeStart) == 0);
+}
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms - a client gone never asks - the message rests") {
+  auto run = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=500",
+                                      R"(faults=[{"at_ms": 0, "consumer": 0, "stall_ms": 800},
+                                                 {"at_ms": 1000, "consumer": 0, "crash": true}])"});
+  CHECK(run.trace.at(0)["outcome"] == "expired_before_start");
+  CHECK(run.trace.at(0).ms("ended_ms") == 800);
+  CHECK(run.queue("q").delivered == 1);
+}
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms - the receive fails while the namespace is down - it is made again when it is back") {
+  // Asked for at 1300 ms, but the namespace is down from 1200 to 1700 ms: received back at 1700,
+  // stale, deferred again, and found expired (TTL 2000 ms) by the receive at 2200 ms.
+  auto run = run_scenario(kDeferred, {"consumers.0.receive_deferred_after_ms=500",
+                                      R"(faults=[{"at_ms": 0, "consumer": 0, "stall_ms": 800},
+                                                 {"at_ms": 1200, "broker_down_ms": 500}])"});
+  CHECK(run.trace.at(0).ms("delivered_ms") == 1700);
+  CHECK(run.trace.at(0)["redeliveries"] == "1");
+  CHECK(run.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(run.trace.at(0).ms("ended_ms") == 2200);
+}
+
+TEST_CASE("azure-servicebus receive_deferred_after_ms is validated - a duration, with on_expired defer and peek-lock, no sessions, Service Bus only") {
+  CHECK(load_error(kDeferred, {"consumers.0.receive_deferred_after_ms=-1"}) ==
+        "consumers.0.receive_deferred_after_ms: expected a number >= 0, got -1");
+  CHECK(load_error(kDeferred, {"consumers.0.receive_deferred_after_ms=100", "consumers.0.on_expired=requeue"}) ==
+        "consumers.0.receive_deferred_after_ms: only a consumer that defers has deferred messages to receive back; give it "
+        "with on_expired \"defer\"");
+  CHECK(load_error(kDeferred, {"consumers.0.receive_deferred_after_ms=100", "consumers.0.receive_mode=receive-and-delete"})
+            .find("consumers.0.receive_deferred_after_ms: receive_mode \"receive-and-delete\"") == 0);
+  CHECK(load_error(kDeferred, {"consumers.0.receive_deferred_after_ms=100", "broker.queues.q.requires_session=true",
+                               "producers.0.session=1"}) ==
+        "consumers.0.receive_deferred_after_ms: receiving deferred messages back is not modelled on a queue with "
+        "requires_session (broker.queues.q.requires_session is true)");
+  CHECK(load_error(kDeferred, {"broker.kind=amazon-sqs", "broker.queues={\"q\": {}}", "consumers.0.on_expired=ack",
+                               "producers.0.expiration_ms=null", "consumers.0.receive_deferred_after_ms=100"}) ==
+        "consumers.0.receive_deferred_after_ms: this key belongs to broker kind \"azure-servicebus\"; broker kind "
+        "\"amazon-sqs\" has no such key");
+}
+
 TEST_CASE("vector 40: auto-delete-on-idle - under 5 min is refused and a queue idle for 5 min is deleted with its messages") {
   CHECK(load_error(kAlwaysFails, {"broker.queues.q.auto_delete_on_idle_ms=299999"}) ==
         "broker.queues.q.auto_delete_on_idle_ms: expected a number >= 300000 (5 minutes, Service Bus's minimum) or null, "
@@ -453,6 +575,14 @@ nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
     if (pick(3) == 0) c["receive_mode"] = "receive-and-delete";
     c["admission"] = json::array({"none", "check-before-start", "check-at-receive-and-start"})[pick(3)];
     c["on_expired"] = json::array({"ack", "reject", "requeue"})[pick(3)];
+    // Deferral, sometimes received back (not on session queues, not with receive-and-delete).
+    const bool session = queues[c["queue"].get<std::string>()].value("requires_session", false);
+    // A limited lock renewal (on session queues: the session lock's).
+    if (!c.contains("receive_mode") && pick(4) == 0) c["max_auto_lock_renewal_ms"] = pick(1500);
+    if (!c.contains("receive_mode") && pick(4) == 0) {
+      c["on_expired"] = "defer";
+      if (!session && pick(2)) c["receive_deferred_after_ms"] = pick(500);
+    }
     if (pick(3) == 0) c["exec_timeout"] = pick(2) ? json("remaining-budget") : json(50 + pick(300));
     if (pick(3) == 0) c["failure_probability"] = rng.uniform();
     s["consumers"].push_back(c);
@@ -477,10 +607,15 @@ nlohmann::json random_servicebus_scenario(sim::Rng& rng) {
 
 TEST_CASE("random valid azure-servicebus scenarios keep every invariant") {
   sim::Rng rng(20261204, 0, "property-test-servicebus");
-  std::uint64_t duplicates = 0, lapsed_dead_letters = 0, sessions = 0;
+  std::uint64_t duplicates = 0, lapsed_dead_letters = 0, sessions = 0, session_locks = 0, received_back = 0;
   for (int i = 0; i < 200; ++i) {
     const auto doc = random_servicebus_scenario(rng);
     for (const auto& [name, q] : doc["broker"]["queues"].items()) sessions += q.value("requires_session", false);
+    for (const auto& c : doc["consumers"]) {
+      const bool session_queue = doc["broker"]["queues"][c["queue"].get<std::string>()].value("requires_session", false);
+      session_locks += session_queue && c.contains("max_auto_lock_renewal_ms");
+      received_back += c.contains("receive_deferred_after_ms");
+    }
     check_invariants(doc);
     const auto run = run_scenario(doc.dump());
     duplicates += run.result.duplicate_executions;
@@ -488,6 +623,8 @@ TEST_CASE("random valid azure-servicebus scenarios keep every invariant") {
   }
   // The generator reaches the paths it is for.
   CHECK(sessions > 0);
+  CHECK(session_locks > 0);
+  CHECK(received_back > 0);
   CHECK(duplicates > 0);
   CHECK(lapsed_dead_letters > 0);
 }
@@ -582,6 +719,111 @@ TEST_CASE("azure-servicebus sessions: one expired message expires every waiting 
   CHECK(run.queue("q").dl(DeathReason::TTLExpiredException) == 3);
   CHECK(run.trace.at(3)["outcome"] == "completed_on_time");
   CHECK(run.trace.at(3).ms("delivered_ms") == 1000);
+}
+
+namespace {
+
+// Session 1 has two 3 s messages at 0; lock 1 s. Consumer 0 (prefetch 1) is a session processor
+// whose renewal the tests limit; consumer 1 (attached at 100 ms, renewal unlimited) takes the
+// session if consumer 0 loses it. Zero latencies.
+constexpr const char* kSessionLock = R"({
+  "stop": {"time_ms": 30000},
+  "broker": {"kind": "azure-servicebus",
+             "queues": {"q": {"requires_session": true, "lock_duration_ms": 1000, "dead_letter_to": "dlq"}, "dlq": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0]}, "session": 1, "service_ms": 3000}],
+  "consumers": [{"queue": "q", "prefetch": 1}, {"queue": "q", "prefetch": 1, "start_ms": 100}]
+})";
+
+}  // namespace
+
+TEST_CASE("azure-servicebus session lock - renewed from the acceptance for max_auto_lock_renewal_ms - it lapses a lock duration later and another client takes the session") {
+  // Accepted at 0, renewed until 1 s, lapses at 2 s while A executes: consumer 0 loses the
+  // session, A is available again (delivery count 2) and consumer 1 accepts the session at 2 s;
+  // consumer 0's copy runs on to 3 s and its Complete fails.
+  auto run = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=1000"});
+  CHECK(run.trace.at(0)["consumer"] == "1");
+  CHECK(run.trace.at(0).ms("delivered_ms") == 2000);
+  CHECK(run.trace.at(0).ms("ended_ms") == 5000);
+  CHECK(run.trace.at(0)["redeliveries"] == "1");
+  CHECK(run.trace.at(1)["consumer"] == "1");
+  CHECK(run.trace.at(1).ms("delivered_ms") == 5000);
+  CHECK(run.trace.at(1).ms("ended_ms") == 8000);
+  CHECK(run.outcome(Outcome::CompletedOnTime) == 2);
+  CHECK(run.result.duplicate_executions == 1);
+  CHECK(run.json()["duplicate_executions_by_cause"]["lapse"] == 1);
+  // Without the limit the session lock never lapses: consumer 0 handles both, once each (the
+  // runs before the session lock existed).
+  auto unlimited = run_scenario(kSessionLock);
+  CHECK(unlimited.trace.at(0)["consumer"] == "0");
+  CHECK(unlimited.trace.at(1)["consumer"] == "0");
+  CHECK(unlimited.trace.at(1).ms("ended_ms") == 6000);
+  CHECK(unlimited.result.duplicate_executions == 0);
+  CHECK(run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=null"}).json().dump() == unlimited.json().dump());
+  // Renewed long enough (until 10 s): both on consumer 0.
+  auto long_enough = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=10000"});
+  CHECK(long_enough.trace.at(1)["consumer"] == "0");
+  CHECK(long_enough.result.duplicate_executions == 0);
+}
+
+TEST_CASE("azure-servicebus session lock - the renewal window starts at the acceptance - not at each message's start") {
+  // 3.5 s of renewal: the lock lapses at 4.5 s, during B (started at 3 s), though 3.5 s from B's
+  // start would have covered it (a message lock renewed from the handler's start would end at 7.5 s).
+  auto run = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=3500"});
+  CHECK(run.trace.at(0)["consumer"] == "0");
+  CHECK(run.trace.at(0).ms("ended_ms") == 3000);
+  CHECK(run.trace.at(1)["consumer"] == "1");
+  CHECK(run.trace.at(1).ms("delivered_ms") == 4500);
+  CHECK(run.trace.at(1)["redeliveries"] == "1");
+  CHECK(run.result.duplicate_executions == 1);
+  // 0: no renewal at all, the session lock ends one lock duration after the acceptance.
+  auto none = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=0"});
+  CHECK(none.trace.at(0)["consumer"] == "1");
+  CHECK(none.trace.at(0).ms("delivered_ms") == 1000);
+}
+
+TEST_CASE("azure-servicebus session lock - a lapse counts as a delivery - max_delivery_count 1 dead-letters the message at the lapse") {
+  // message-sessions.md, "Impact of delivery count": a session lock timeout increments it.
+  auto run = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=1000", "broker.queues.q.max_delivery_count=1"});
+  CHECK(run.trace.at(0)["outcome"] == "dead_lettered");
+  CHECK(run.trace.at(0).ms("ended_ms") == 2000);
+  CHECK(run.queue("q").dl(DeathReason::MaxDeliveryCountExceeded) == 1);
+  // The session goes on with B, accepted by consumer 1 at 2 s.
+  CHECK(run.trace.at(1)["consumer"] == "1");
+  CHECK(run.trace.at(1).ms("delivered_ms") == 2000);
+  CHECK(run.trace.at(1)["outcome"] == "completed_on_time");
+}
+
+TEST_CASE("azure-servicebus session lock - a session held idle is lost when its lock lapses - the client's slot is free for another session") {
+  // One slot, SessionIdleTimeout 10 s: session 1's only message is done at 500 ms and the client
+  // keeps the session idle; session 2's message (100 ms) waits for the slot. With renewal until
+  // 1 s the session lock lapses at 2 s and the client takes session 2 then; without a limit it
+  // waits for the idle timeout (10.5 s).
+  const char* text = R"({
+    "stop": {"time_ms": 30000},
+    "broker": {"kind": "azure-servicebus", "queues": {"q": {"requires_session": true, "lock_duration_ms": 1000}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "session": 1, "service_ms": 500},
+                  {"queue": "q", "arrivals": {"at_ms": [100]}, "session": 2, "service_ms": 500}],
+    "consumers": [{"queue": "q", "prefetch": 1, "session_idle_timeout_ms": 10000}]
+  })";
+  auto lapsed = run_scenario(text, {"consumers.0.max_auto_lock_renewal_ms=1000"});
+  CHECK(lapsed.trace.at(1).ms("delivered_ms") == 2000);
+  CHECK(lapsed.result.duplicate_executions == 0);  // nothing of the session was out
+  auto idle = run_scenario(text);
+  CHECK(idle.trace.at(1).ms("delivered_ms") == 10500);
+}
+
+TEST_CASE("azure-servicebus session lock - a crashed holder's session lock ends a lock duration after the crash - or at its own end if earlier") {
+  // Renewal until 10 s (lock end 11 s); consumer 0 crashes at 500 ms while A executes: the lock
+  // is no longer renewed and ends at 1.5 s; consumer 1 then accepts the session.
+  auto run = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=10000",
+                                         R"(faults=[{"at_ms": 500, "consumer": 0, "crash": true}])"});
+  CHECK(run.trace.at(0)["consumer"] == "1");
+  CHECK(run.trace.at(0).ms("delivered_ms") == 1500);
+  CHECK(run.trace.at(0)["redeliveries"] == "1");
+  // Renewal until 200 ms (lock end 1.2 s): the crash cannot make it last longer.
+  auto capped = run_scenario(kSessionLock, {"consumers.0.max_auto_lock_renewal_ms=200",
+                                            R"(faults=[{"at_ms": 500, "consumer": 0, "crash": true}])"});
+  CHECK(capped.trace.at(0).ms("delivered_ms") == 1200);
 }
 
 // The example scenario: a 2-minute spike at 125% of the fleet. PrefetchCount 32 keeps every

@@ -20,7 +20,8 @@ constexpr std::string_view kQueueKeys[] = {"dead_letter_to",    "lock_duration_m
                                            "default_ttl_ms",    "dead_letter_on_expiration", "requires_session",
                                            "auto_delete_on_idle_ms"};
 constexpr std::string_view kProducerKeys[] = {"scheduled_delay_ms", "session"};
-constexpr std::string_view kConsumerKeys[] = {"receive_mode", "max_auto_lock_renewal_ms", "session_idle_timeout_ms"};
+constexpr std::string_view kConsumerKeys[] = {"receive_mode", "max_auto_lock_renewal_ms", "session_idle_timeout_ms",
+                                              "receive_deferred_after_ms"};
 
 // CreateQueueOptions.LockDuration: at most 5 minutes.
 constexpr double kMaxLockMs = 300'000;
@@ -123,6 +124,24 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
                            queue_names[static_cast<std::size_t>(consumer.queue)] + ".requires_session is false)");
     }
     consumer.session_idle_timeout = ms_non_negative(v["session_idle_timeout_ms"], at);
+  }
+  // ReceiveDeferredMessagesAsync: the client that deferred a message receives it back by its
+  // sequence number this long after its Defer(). Only a client that defers has one to ask for; a
+  // session's deferred messages are received through the session (not modelled: refused).
+  if (given(v, "receive_deferred_after_ms")) {
+    const std::string at = join(path, "receive_deferred_after_ms");
+    if (consumer.on_expired != OnExpired::Defer) {
+      fail_message(at, "only a consumer that defers has deferred messages to receive back; give it with on_expired \"defer\"");
+    }
+    if (consumer.receive_and_delete) {
+      fail_message(at, "receive_mode \"receive-and-delete\" settles a message when it is sent, so nothing is deferred; give "
+                       "receive_deferred_after_ms only with peek-lock");
+    }
+    if (session_queues[static_cast<std::size_t>(consumer.queue)]) {
+      fail_message(at, "receiving deferred messages back is not modelled on a queue with requires_session (broker.queues." +
+                           queue_names[static_cast<std::size_t>(consumer.queue)] + ".requires_session is true)");
+    }
+    consumer.receive_deferred_after = ms_non_negative(v["receive_deferred_after_ms"], at);
   }
 }
 

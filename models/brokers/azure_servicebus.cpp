@@ -42,13 +42,17 @@ void AzureServiceBus::on_event(const sim::Event& ev) {
     case Ev::Lease:
       if (ev.aux == kQueueLockTimer) {
         on_lock_timer(static_cast<int>(ev.target), ev.tag);
+      } else if (ev.aux == kSessionLockTimer) {
+        session_lock_end(static_cast<int>(ev.target), ev.tag);
       } else if (w_.jobs[j].gen == ev.tag && lock_of(j).epoch == ev.aux) {
         lapse(j);  // an orphan's lock (its client crashed or its settlement was lost)
       }
       break;
     case Ev::Activate:
       if (w_.jobs[j].gen != ev.tag) break;
-      if (entities_[w_.jobs[j].queue].deleted) {
+      if (ev.aux == kDeferredReceive) {
+        receive_deferred(j);
+      } else if (entities_[w_.jobs[j].queue].deleted) {
         w_.decide(w_.jobs[j], Outcome::Lost);  // its entity was deleted while it waited
         w_.leave(j);
       } else {
@@ -186,13 +190,21 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
   if (!receive_and_delete(c)) {
     w_.ledger.unacked_changed(q, w_.now, job, +1);
     ++lock.epoch;
-    lock.renewed = false;
     lock.orphan = false;
-    lock.locked_until = sim::add_sat(w_.now, entities_[q].spec->lock_duration);
-    entities_[q].lock_ends.push_back(Entity::LockEnd{lock.locked_until, j, job.gen, lock.epoch});
-    if (!entities_[q].lock_timer_armed) arm_lock_timer(q);
+    if (session_lock_holds(q, ci)) {
+      // The session's lock covers it, renewed by the processor while it holds the session: if the
+      // client goes, it ends a lock duration later or at the session lock's end.
+      lock.renewed = true;
+      lock.locked_until = entities_[q].sessions.at(lock.session).locked_until;
+    } else {
+      lock.renewed = false;
+      lock.locked_until = sim::add_sat(w_.now, entities_[q].spec->lock_duration);
+      entities_[q].lock_ends.push_back(Entity::LockEnd{lock.locked_until, j, job.gen, lock.epoch});
+      if (!entities_[q].lock_timer_armed) arm_lock_timer(q);
+    }
   }
-  if (has_credit(c)) r.join(dispatchers_[q], ci, 0);
+  // (A deferred message received back comes outside the ring's turns: its client may be in it.)
+  if (!r.in_ring && has_credit(c)) r.join(dispatchers_[q], ci, 0);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -206,6 +218,7 @@ void AzureServiceBus::execution_started(std::uint32_t j) {
   const Job& job = w_.jobs[j];
   const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(job.consumer)].spec();
   if (job.ghost || spec.receive_and_delete) return;
+  if (session_lock_holds(job.queue, job.consumer)) return;  // the session's lock covers it
   if (spec.max_auto_lock_renewal && *spec.max_auto_lock_renewal == 0) return;
   Lock& lock = lock_of(j);
   ++lock.epoch;
@@ -300,6 +313,47 @@ void AzureServiceBus::abandon(std::uint32_t j) {
   ready_changed(q);
 }
 
+// Its client asks for the deferred message by sequence number (ServiceBusReceiver /
+// ProcessorReceiveActions.ReceiveDeferredMessagesAsync). The receive is a delivery like any other:
+// the message is locked again (the processor's MaxAutoLockRenewalDuration applies to it, says the
+// ProcessorReceiveActions page), its delivery count goes up, and a message already delivered
+// max_delivery_count times is dead-lettered instead (Azure/azure-service-bus#375: deferring with
+// MaxDeliveryCount 1 ends in the dead-letter queue). "When a client tries to retrieve a deferred
+// message, it's checked for expired condition and moved to a dead-letter queue if it's already
+// expired" (message-deferral.md), only with dead-lettering on expiration, else dropped: nothing is
+// returned. The sequence number lived in the client: a client gone (crashed, left) never asks,
+// and the message rests. An outage fails the call; the client asks again when the namespace is
+// back. An entity deleted meanwhile took the message with it.
+void AzureServiceBus::receive_deferred(std::uint32_t j) {
+  Job& job = w_.jobs[j];
+  if (job.where != Where::Deferred || !job.deferred_back)
+    throw InvariantError("azure-servicebus: a receive by sequence number of a message not deferred");
+  const int q = job.queue;
+  const int ci = job.consumer;
+  if (down_) {
+    w_.at(std::max(up_at_, w_.now), Ev::Activate, j, job.gen, kDeferredReceive);
+    return;
+  }
+  job.deferred_back = false;
+  w_.ledger.update_resting(job);  // resting, unless the receive moves it on
+  if (entities_[q].deleted) {
+    w_.decide(job, Outcome::Lost);
+    w_.leave(j);
+    return;
+  }
+  if (!receivers_[static_cast<std::size_t>(ci)].listening()) return;  // nobody asks: it rests
+  if (job.queue_expiry <= w_.now) {
+    expire(j, q);
+    return;
+  }
+  if (lock_of(j).deliveries >= static_cast<std::uint32_t>(entities_[q].spec->max_delivery_count)) {
+    w_.decide(job, Outcome::DeadLettered);
+    dead_letter(j, q, DeathReason::MaxDeliveryCountExceeded);
+    return;
+  }
+  deliver(j, q, ci);
+}
+
 void AzureServiceBus::expire(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
   w_.ledger.expired_in_queue(job, w_.now);
@@ -361,12 +415,17 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
       case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
       case Job::Ack::Requeue: abandon(j); break;
       case Job::Ack::Defer:
-        // Defer(): the message stays in the queue, receivable only by its sequence number, which
-        // no consumer here asks for; its consumer's decision stands. An expired deferred message
-        // is not dead-lettered, even with dead_letter_on_expiration (message-deferral.md), so its
-        // TTL changes nothing: it rests, decided, until the run ends.
+        // Defer(): the message stays in the queue, receivable only by its sequence number; its
+        // consumer's decision stands meanwhile. An expired deferred message is not dead-lettered,
+        // even with dead_letter_on_expiration, until a receive by sequence number finds it
+        // (message-deferral.md). Without receive_deferred_after_ms nobody asks for it: it rests,
+        // decided, until the run ends; with it, its client asks for it back that long from now.
         job.where = Where::Deferred;
+        job.ready_since = w_.now;  // received back, its deferred time is a queue wait
+        job.deferred_back = c.spec().receive_deferred_after.has_value();
         w_.ledger.update_resting(job);
+        if (job.deferred_back)
+          w_.at(sim::add_sat(w_.now, *c.spec().receive_deferred_after), Ev::Activate, j, job.gen, kDeferredReceive);
         break;
     }
   }

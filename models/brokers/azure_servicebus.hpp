@@ -28,6 +28,11 @@
 //    fail (`rejected_at_publish`).                                   azure_servicebus_receivers.cpp
 //  - receive-and-delete: the message is settled when it is sent: no lock, no unacked count, no
 //    redelivery; what the client holds is lost if it crashes.
+//  - deferral: a deferred message rests in its queue, receivable only by its sequence number; a
+//    client with receive_deferred_after_ms receives it back that long after its Defer() (locked
+//    again, a delivery like any other: delivery count + 1, max_delivery_count applies); one whose
+//    TTL passed meanwhile is expired by that receive (dropped, or dead-lettered with
+//    dead_letter_on_expiration) and not returned.                     settle(), receive_deferred()
 //
 // The client (models/consumer.cpp) is the broker-agnostic one; on this broker its settings mean
 //  - prefetch P > 0: PrefetchCount, a hard cap on the messages the client holds (in transit,
@@ -44,7 +49,12 @@
 // session) and holds it until the session has nothing left, and a session has at most one
 // message out at a time, so its messages are handled in order by one client, which keeps a session
 // with nothing left for its SessionIdleTimeout (session_idle_timeout_ms). A crashed client's
-// sessions are free again. When a receive meets an expired message of a session, every waiting
+// sessions are free again. A holder with max_auto_lock_renewal_ms holds each session under a
+// session lock (one lock duration, renewed from the acceptance for at most that long): its
+// messages have no lock of their own, and when the session lock lapses the client loses the
+// session and the message it has out (delivery count + 1, available again in the session, the
+// client's copy runs on and its settlement fails); the session is free to be accepted again.
+// When a receive meets an expired message of a session, every waiting
 // message of that session expires with it (seed 004; unverified, docs/semantics.md D6).
 //                                                                      azure_servicebus_sessions.cpp
 #pragma once
@@ -97,10 +107,16 @@ class AzureServiceBus final : public Broker {
       int holder = -1;  // the consumer that accepted it
       bool out = false; // a message of it is with its holder
       std::uint32_t idle = 0;  // held with nothing to receive: the token of its idle timeout, else 0
+      // Its session lock, when its holder limits the renewal (max_auto_lock_renewal_ms): the token
+      // of the lock's lapse (else 0) and the lock's end.
+      std::uint32_t lock = 0;
+      Time locked_until = 0;
     };
     std::map<std::int64_t, Session> sessions;
     std::map<std::uint32_t, std::int64_t> idle_waits;  // idle timeout token -> session id
     std::uint32_t next_idle = 0;
+    std::map<std::uint32_t, std::int64_t> lock_waits;  // session lock lapse token -> session id
+    std::uint32_t next_lock = 0;
     // Lock ends of its deliveries, in delivery order: one lock duration per queue makes them
     // ascending, so one timer per queue (at the oldest end still valid) replaces a timer per
     // delivery; settled and renewed locks are skipped when the timer fires (measured: a timer
@@ -152,6 +168,10 @@ class AzureServiceBus final : public Broker {
   void session_back(std::uint32_t j);
   void release_sessions(int ci, int q);
   void session_idle_end(int q, std::uint32_t token);
+  bool session_lock_holds(int q, int ci) const;
+  void session_lock_end(int q, std::uint32_t token);
+  // Ev::Lease's aux for a session lock's lapse (target: the queue; tag: the lock's token).
+  static constexpr std::uint32_t kSessionLockTimer = 0xfffffffeu;
   void lapse(std::uint32_t j);
   Time renewed_lock_end(std::uint32_t j);
   bool lock_end_valid(const Entity::LockEnd& e);
@@ -160,6 +180,10 @@ class AzureServiceBus final : public Broker {
   // Ev::Lease's aux for the queue's lock timer (a single job's lease carries its lock epoch).
   static constexpr std::uint32_t kQueueLockTimer = 0xffffffffu;
   void abandon(std::uint32_t j);
+  void receive_deferred(std::uint32_t j);
+  // Ev::Activate's aux for a deferred message received back by its sequence number (a scheduled
+  // message's activation carries 0).
+  static constexpr std::uint32_t kDeferredReceive = 1;
   void expire(std::uint32_t j, int q);
   void dead_letter(std::uint32_t j, int q, DeathReason why);
   void orphan(std::uint32_t j, Time until);

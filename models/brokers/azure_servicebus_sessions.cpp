@@ -18,6 +18,60 @@
 
 namespace brokersim {
 
+// The session lock (message-sessions.md: accepting a session locks it; its lock duration is the
+// entity's LockDuration): modelled when the holder's processor limits the lock renewal
+// (max_auto_lock_renewal_ms, ServiceBusSessionProcessorOptions.MaxAutoLockRenewalDuration, "the
+// maximum duration within which the session lock will be renewed automatically"). The renewal
+// starts at the acceptance and is continuous here, so the lock lapses one lock duration after it
+// stops: acceptance + M + lock duration. Without the limit the renewal never gives up, the session
+// lock never lapses, and each message keeps its own peek-lock as before the key (so runs without
+// it are unchanged; a real session lock renewed without end would not let a buffered message's
+// lock lapse either: docs/scenario.md).
+bool AzureServiceBus::session_lock_holds(int q, int ci) const {
+  if (!sessions_on(q) || ci < 0) return false;
+  const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(ci)].spec();
+  return !spec.receive_and_delete && spec.max_auto_lock_renewal.has_value();
+}
+
+// The session lock lapsed: its client loses the session. The message it has out (in transit,
+// buffered, executing or settling) is the broker's again, as at a message lock's lapse: a session
+// lock timeout counts as a delivery (message-sessions.md, "Impact of delivery count"), the client's
+// copy runs on and its settlement fails (a duplicate execution, cause `lapse`). The session is free
+// for any client to accept, with a fresh lock.
+void AzureServiceBus::session_lock_end(int q, std::uint32_t token) {
+  Entity& E = entities_[q];
+  const auto wait = E.lock_waits.find(token);
+  if (wait == E.lock_waits.end()) return;
+  const std::int64_t id = wait->second;
+  E.lock_waits.erase(wait);
+  const auto it = E.sessions.find(id);
+  if (it == E.sessions.end() || it->second.lock != token) return;
+  Entity::Session& session = it->second;
+  const int holder = session.holder;
+  session.lock = 0;
+  if (holder < 0) return;
+  --receivers_[static_cast<std::size_t>(holder)].sessions;
+  session.holder = -1;
+  if (session.idle != 0) {
+    E.idle_waits.erase(session.idle);
+    session.idle = 0;
+  }
+  std::uint32_t out = kNoIndex;
+  if (session.out) {
+    for (std::uint32_t j : receivers_[static_cast<std::size_t>(holder)].held) {
+      if (!w_.jobs[j].ghost && w_.jobs[j].queue == q && lock_of(j).session == id) out = j;
+    }
+  }
+  if (out != kNoIndex) {
+    lapse(out);  // back into its session (or dead-lettered, or expired), and dispatches
+    return;
+  }
+  // Nothing of it with the client (or its settlement was lost in an outage: that message's own
+  // lock end returns it): without waiting messages the session is simply closed.
+  if (!session.out && session.ready.empty()) E.sessions.erase(it);
+  dispatch(q);
+}
+
 void AzureServiceBus::push_session(std::uint32_t j, int q) {
   const Job& job = w_.jobs[j];
   entities_[q].sessions[lock_of(j).session].ready.emplace(job.seq, j);
@@ -66,8 +120,11 @@ void AzureServiceBus::session_idle_end(int q, std::uint32_t token) {
 // until their locks lapse, and keep the session's one message out).
 void AzureServiceBus::release_sessions(int ci, int q) {
   if (!sessions_on(q)) return;
-  for (auto& [id, session] : entities_[q].sessions)
-    if (session.holder == ci) session.holder = -1;
+  for (auto& [id, session] : entities_[q].sessions) {
+    if (session.holder != ci) continue;
+    session.holder = -1;
+    session.lock = 0;  // its lapse is void: the session is free already
+  }
   receivers_[static_cast<std::size_t>(ci)].sessions = 0;
 }
 
@@ -80,6 +137,7 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
   const int max_sessions = w_.consumers[static_cast<std::size_t>(ci)].slots();
   for (;;) {
     Entity::Session* best = nullptr;
+    std::int64_t best_id = 0;
     bool best_held = false;
     for (auto& [id, session] : E.sessions) {
       if (session.out || session.ready.empty()) continue;
@@ -89,6 +147,7 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
       if (best == nullptr || (held && !best_held) ||
           (held == best_held && session.ready.begin()->first < best->ready.begin()->first)) {
         best = &session;
+        best_id = id;
         best_held = held;
       }
     }
@@ -96,6 +155,14 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
     if (!best_held) {
       best->holder = ci;
       ++r.sessions;
+      if (session_lock_holds(q, ci)) {
+        // Accepted: the session lock, renewed for max_auto_lock_renewal_ms from now.
+        const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(ci)].spec();
+        best->lock = ++E.next_lock;
+        best->locked_until = sim::add_sat(sim::add_sat(w_.now, *spec.max_auto_lock_renewal), E.spec->lock_duration);
+        E.lock_waits[best->lock] = best_id;
+        w_.at(best->locked_until, Ev::Lease, static_cast<std::uint32_t>(q), best->lock, kSessionLockTimer);
+      }
     }
     const std::uint32_t j = best->ready.begin()->second;
     best->ready.erase(best->ready.begin());

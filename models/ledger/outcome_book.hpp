@@ -46,7 +46,7 @@ class OutcomeBook {
   void update_resting(Job& job, bool queue_read) {
     const bool resting = ((job.where == Where::Ready || job.where == Where::DeadLettering) && !queue_read &&
                           job.decision != Outcome::None) ||
-                         job.where == Where::Deferred;
+                         (job.where == Where::Deferred && !job.deferred_back);
     if (resting != job.settled_resting) {
       job.settled_resting = resting;
       const std::uint64_t d = resting ? ~std::uint64_t{0} : 1;  // -1 or +1, modulo 2^64
