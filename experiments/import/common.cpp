@@ -140,8 +140,11 @@ namespace {
 bool has_key(const json& o, const char* k) { return o.is_object() && o.contains(k); }
 
 bool looks_like_az_queue(const json& o) {
-  return o.is_object() && (has_key(o, "lockDuration") || has_key(o, "maxDeliveryCount") ||
-                           has_key(o, "defaultMessageTimeToLive") || has_key(o, "requiresSession"));
+  if (!o.is_object()) return false;
+  for (const char* k : {"lockDuration", "maxDeliveryCount", "defaultMessageTimeToLive", "requiresSession", "autoDeleteOnIdle",
+                        "deadLetteringOnMessageExpiration", "forwardDeadLetteredMessagesTo", "enablePartitioning", "maxSizeInMegabytes"})
+    if (has_key(o, k)) return true;
+  return false;
 }
 
 std::string key_list(const json& o) {

@@ -43,7 +43,7 @@ struct Binding {
 
 std::string text(const json& entry, const char* key, const std::string& path, const std::string& fallback, bool required) {
   if (!entry.contains(key)) {
-    if (required) fail(at(path, key), "a string", json());
+    if (required) fail(at(path, key), "a string", loader::member(entry, key));
     return fallback;
   }
   if (!entry[key].is_string()) fail(at(path, key), "a string", entry[key]);
@@ -83,7 +83,7 @@ std::vector<Policy> read_policies(const json& doc, const char* key) {
       policy.priority = p["priority"].get<double>();
     }
     if (!p.contains("definition") || !p["definition"].is_object())
-      fail(at(path, "definition"), "an object (the policy's keys)", p.contains("definition") ? p["definition"] : json());
+      fail(at(path, "definition"), "an object (the policy's keys)", loader::member(p, "definition"));
     policy.definition = p["definition"];
     out.push_back(std::move(policy));
   }

@@ -275,11 +275,11 @@ Imported import_arm_template(const json& doc) {
   }
   const std::function<void(const json&, const std::string&, bool)> visit = [&](const json& r, const std::string& path, bool nested) {
     if (!r.is_object()) fail(path, "an object (a resource)", r);
-    if (!r.contains("type") || !r["type"].is_string()) fail(at(path, "type"), "a resource type", r.contains("type") ? r["type"] : json());
+    if (!r.contains("type") || !r["type"].is_string()) fail(at(path, "type"), "a resource type", loader::member(r, "type"));
     const std::string type = r["type"];
     const bool queue = type == "Microsoft.ServiceBus/namespaces/queues" || (nested && type == "queues");
     if (queue) {
-      const json name = arm_value(r.contains("name") ? r["name"] : json(), doc, at(path, "name"));
+      const json name = arm_value(loader::member(r, "name"), doc, at(path, "name"));
       if (!name.is_string() || name.get<std::string>().empty()) fail(at(path, "name"), "a queue name (NAMESPACE/QUEUE)", name);
       const std::string full = name;
       SbQueue q;
@@ -307,7 +307,7 @@ Imported import_az_cli(const json& doc) {
   std::vector<SbQueue> queues;
   const auto add = [&](const json& q, const std::string& path) {
     if (!q.contains("name") || !q["name"].is_string() || q["name"].get<std::string>().empty())
-      fail(at(path, "name"), "the queue's name", q.contains("name") ? q["name"] : json());
+      fail(at(path, "name"), "the queue's name", loader::member(q, "name"));
     // az prints the properties at the top level (older versions: under "properties").
     queues.push_back({q["name"], "", q.contains("properties") && q["properties"].is_object() ? at(path, "properties") : path,
                       q.contains("properties") && q["properties"].is_object() ? q["properties"] : q});

@@ -113,11 +113,13 @@ void map_queue(const SqsQueue& q, Context& c, Imported& out) {
         notes.push_back(who + ": FifoQueue true: FIFO queues are not simulated (docs/scenario.md, amazon-sqs); imported as a standard "
                         "queue: message groups, ordering and exactly-once deduplication are not modelled");
     } else if (key == "RedrivePolicy") {
-      json policy = value(it.value(), path);
+      json policy = it.value().is_object() && (it.value().contains("deadLetterTargetArn") || it.value().contains("maxReceiveCount"))
+                        ? it.value()
+                        : value(it.value(), path);
       if (policy.is_string()) policy = parse_json_text(policy.get<std::string>(), path);  // the CLI's JSON inside a string
       if (!policy.is_object()) fail(path, "a redrive policy ({\"deadLetterTargetArn\": ARN, \"maxReceiveCount\": N})", it.value());
-      if (!policy.contains("deadLetterTargetArn")) fail(at(path, "deadLetterTargetArn"), "the dead-letter queue's ARN", json());
-      if (!policy.contains("maxReceiveCount")) fail(at(path, "maxReceiveCount"), "an integer from 1 to 1000", json());
+      if (!policy.contains("deadLetterTargetArn")) fail(at(path, "deadLetterTargetArn"), "the dead-letter queue's ARN", loader::member(policy, "deadLetterTargetArn"));
+      if (!policy.contains("maxReceiveCount")) fail(at(path, "maxReceiveCount"), "an integer from 1 to 1000", loader::member(policy, "maxReceiveCount"));
       for (auto p = policy.begin(); p != policy.end(); ++p)
         if (p.key() != "deadLetterTargetArn" && p.key() != "maxReceiveCount")
           notes.push_back(who + ": RedrivePolicy." + p.key() + " " + p.value().dump() + " (not modelled)");
@@ -181,12 +183,12 @@ Imported import_cloudformation(const json& doc) {
   Imported out;
   out.format = "CloudFormation template";
   if (!doc.contains("Resources") || !doc["Resources"].is_object())
-    fail("Resources", "an object of resources", doc.contains("Resources") ? doc["Resources"] : json());
+    fail("Resources", "an object of resources", loader::member(doc, "Resources"));
   std::vector<SqsQueue> queues;
   for (auto it = doc["Resources"].begin(); it != doc["Resources"].end(); ++it) {
     const std::string path = at("Resources", it.key());
     const json& r = it.value();
-    if (!r.is_object() || !r.contains("Type") || !r["Type"].is_string()) fail(at(path, "Type"), "a resource type", r.is_object() && r.contains("Type") ? r["Type"] : json());
+    if (!r.is_object() || !r.contains("Type") || !r["Type"].is_string()) fail(at(path, "Type"), "a resource type", r.is_object() && loader::member(r, "Type"));
     const std::string type = r["Type"];
     if (type != "AWS::SQS::Queue") {
       out.notes.push_back(path + ": resource of type " + type + (type.rfind("AWS::SQS::", 0) == 0 ? " (not modelled)" : " (not SQS: ignored)"));
