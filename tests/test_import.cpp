@@ -66,24 +66,39 @@ std::string import_error(const std::string& text, const std::string& name = "inp
 // A definitions export around the queues, policies, exchanges and bindings given.
 std::string rabbit(const std::string& queues, const std::string& policies = "[]", const std::string& operator_policies = "[]",
                    const std::string& exchanges = "[]", const std::string& bindings = "[]") {
-  return R"({"rabbit_version": "4.0.5", "queues": )" + queues + R"(, "policies": )" + policies + R"(, "operator_policies": )" +
-         operator_policies + R"(, "exchanges": )" + exchanges + R"(, "bindings": )" + bindings + "}";
+  json doc = {{"rabbit_version", "4.0.5"}, {"queues", json::parse(queues)}, {"policies", json::parse(policies)},
+              {"operator_policies", json::parse(operator_policies)}, {"exchanges", json::parse(exchanges)},
+              {"bindings", json::parse(bindings)}};
+  return doc.dump();
 }
 
 std::string policy(const std::string& name, const std::string& pattern, const std::string& definition, int priority = 0,
                    const std::string& apply_to = "all", const std::string& vhost = "/") {
-  return R"({"vhost": ")" + vhost + R"(", "name": ")" + name + R"(", "pattern": ")" + pattern + R"(", "apply-to": ")" + apply_to +
-         R"(", "priority": )" + std::to_string(priority) + R"(, "definition": )" + definition + "}";
+  const json p = {{"vhost", vhost}, {"name", name}, {"pattern", pattern}, {"apply-to", apply_to}, {"priority", priority},
+                  {"definition", json::parse(definition)}};
+  return p.dump();
 }
 
 std::string classic(const std::string& name, const std::string& args = "{}") {
-  return R"({"name": ")" + name + R"(", "vhost": "/", "durable": true, "auto_delete": false, "arguments": )" + args + "}";
+  const json q = {{"name", name}, {"vhost", "/"}, {"durable", true}, {"auto_delete", false}, {"arguments", json::parse(args)}};
+  return q.dump();
 }
 
 std::string quorum(const std::string& name, const std::string& args = "{}") {
-  json a = json::parse(args);
-  a["x-queue-type"] = "quorum";
-  return R"({"name": ")" + name + R"(", "vhost": "/", "durable": true, "auto_delete": false, "arguments": )" + a.dump() + "}";
+  json q = json::parse(classic(name, args));
+  q["arguments"]["x-queue-type"] = "quorum";
+  return q.dump();
+}
+
+// "[A,B,...]" of JSON texts, built by appending (g++ 12 -Wrestrict misfires on "[" + string).
+std::string arr(std::initializer_list<std::string> items) {
+  std::string out = "[";
+  for (const auto& item : items) {
+    if (out.size() > 1) out += ",";
+    out += item;
+  }
+  out += "]";
+  return out;
 }
 
 // The written scenario loads and runs (the run command's own exit status).
@@ -130,9 +145,8 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ policies: the highest priority wins, one policy applies") {
-    const auto i = import_text(rabbit("[" + classic("work") + "]",
-                                      "[" + policy("low", ".*", R"({"message-ttl": 1000, "max-length": 5})", 1) + "," +
-                                          policy("high", "^wo", R"({"message-ttl": 2000})", 7) + "]"));
+    const auto i = import_text(rabbit(arr({classic("work")}),
+                                      arr({policy("low", ".*", R"({"message-ttl": 1000, "max-length": 5})", 1), policy("high", "^wo", R"({"message-ttl": 2000})", 7)})));
     REQUIRE(i.status == 0);
     // Only "high" applies: its TTL, and no max-length from "low" (policies do not combine).
     CHECK(i.queue("work") == json::parse(R"({"message_ttl_ms": 2000})"));
@@ -140,33 +154,32 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ policies: apply-to, vhost and pattern") {
-    const std::string policies = "[" + policy("classic-only", ".*", R"({"max-length": 10})", 5, "classic_queues") + "," +
-                                 policy("quorum-only", ".*", R"({"max-length": 20})", 5, "quorum_queues") + "," +
-                                 policy("exchanges", ".*", R"({"max-length": 30})", 9, "exchanges") + "," +
-                                 policy("other-vhost", ".*", R"({"max-length": 40})", 9, "all", "staging") + "," +
-                                 policy("no-match", "^zzz", R"({"max-length": 50})", 9, "queues") + "]";
-    const auto i = import_text(rabbit("[" + classic("a") + "," + classic("b") + "," + quorum("q") + "]", policies));
+    const std::string policies = arr({policy("classic-only", ".*", R"({"max-length": 10})", 5, "classic_queues"),
+                                      policy("quorum-only", ".*", R"({"max-length": 20})", 5, "quorum_queues"),
+                                      policy("exchanges", ".*", R"({"max-length": 30})", 9, "exchanges"),
+                                      policy("other-vhost", ".*", R"({"max-length": 40})", 9, "all", "staging"),
+                                      policy("no-match", "^zzz", R"({"max-length": 50})", 9, "queues")});
+    const auto i = import_text(rabbit(arr({classic("a"), classic("b"), quorum("q")}), policies));
     REQUIRE(i.status == 0);
     CHECK(i.queue("a") == json::parse(R"({"max_length": 10})"));
     CHECK(i.queue("q") == json::parse(R"({"max_length": 20})"));
     // The pattern is searched, not anchored: "b" matches "b" and so would "xbx".
-    const auto j = import_text(rabbit("[" + classic("xbx") + "]", "[" + policy("p", "b", R"({"expires": 60000})") + "]"));
+    const auto j = import_text(rabbit(arr({classic("xbx")}), arr({policy("p", "b", R"({"expires": 60000})")})));
     REQUIRE(j.status == 0);
     CHECK(j.queue("xbx") == json::parse(R"({"expires_ms": 60000})"));
   }
 
   TEST_CASE("import: RabbitMQ policies of equal priority: the first listed, with a note") {
-    const auto i = import_text(rabbit("[" + classic("work") + "]", "[" + policy("first", ".*", R"({"max-length": 1})", 3) + "," +
-                                                                  policy("second", ".*", R"({"max-length": 2})", 3) + "]"));
+    const auto i = import_text(rabbit(arr({classic("work")}), arr({policy("first", ".*", R"({"max-length": 1})", 3), policy("second", ".*", R"({"max-length": 2})", 3)})));
     REQUIRE(i.status == 0);
     CHECK(i.queue("work") == json::parse(R"({"max_length": 1})"));
     CHECK(i.noted("queue \"work\": policy \"first\" applied; \"second\" match with the same priority 3"));
   }
 
   TEST_CASE("import: RabbitMQ operator policies: the lower numeric limit, the operator's overflow") {
-    const auto i = import_text(rabbit("[" + classic("work") + "]",
-                                      "[" + policy("user", ".*", R"({"message-ttl": 5000, "max-length": 100, "overflow": "drop-head"})") + "]",
-                                      "[" + policy("op", ".*", R"({"message-ttl": 9000, "max-length": 50, "max-length-bytes": 1000, "overflow": "reject-publish"})") + "]"));
+    const auto i = import_text(rabbit(arr({classic("work")}),
+                                      arr({policy("user", ".*", R"({"message-ttl": 5000, "max-length": 100, "overflow": "drop-head"})")}),
+                                      arr({policy("op", ".*", R"({"message-ttl": 9000, "max-length": 50, "max-length-bytes": 1000, "overflow": "reject-publish"})")})));
     REQUIRE(i.status == 0);
     CHECK(i.queue("work") == json::parse(R"({"message_ttl_ms": 5000, "max_length": 50, "max_length_bytes": 1000, "overflow": "reject-publish"})"));
     CHECK(i.noted("queue \"work\": max_length 50 from policy \"user\" 100 and operator policy \"op\" 50: the lower"));
@@ -178,26 +191,26 @@ TEST_SUITE("import") {
     const std::string args = R"({"x-message-ttl": 8000, "x-expires": 600000, "x-overflow": "drop-head",
                                  "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "arg-dlq", "x-delivery-limit": 10})";
     // Classic: the lower TTL and expiry, the argument's overflow and dead-lettering.
-    const auto c = import_text(rabbit("[" + classic("work", args) + "," + classic("arg-dlq") + "," + classic("policy-dlq") + "]", "[" + user + "]"));
+    const auto c = import_text(rabbit(arr({classic("work", args), classic("arg-dlq"), classic("policy-dlq")}), arr({user})));
     REQUIRE(c.status == 0);
     CHECK(c.queue("work") == json::parse(R"({"message_ttl_ms": 5000, "expires_ms": 600000, "overflow": "drop-head", "dead_letter_to": "arg-dlq"})"));
     CHECK(c.noted("queue \"work\": delivery-limit 3 (quorum queues only"));
     // Quorum: the same, except overflow, where the policy wins; delivery-limit the lower.
-    const auto q = import_text(rabbit("[" + quorum("work", args) + "," + quorum("arg-dlq") + "," + quorum("policy-dlq") + "]", "[" + user + "]"));
+    const auto q = import_text(rabbit(arr({quorum("work", args), quorum("arg-dlq"), quorum("policy-dlq")}), arr({user})));
     REQUIRE(q.status == 0);
     CHECK(q.scenario["broker"]["kind"] == "rabbitmq-quorum");
     CHECK(q.queue("work") == json::parse(R"({"message_ttl_ms": 5000, "expires_ms": 600000, "overflow": "reject-publish",
                                              "delivery_limit": 3, "dead_letter_to": "arg-dlq"})"));
     // delivery-limit: a negative (unlimited) one loses to a limit.
-    const auto d = import_text(rabbit("[" + quorum("work", R"({"x-delivery-limit": -1})") + "]",
-                                      "[" + policy("p", ".*", R"({"delivery-limit": 7})") + "]"));
+    const auto d = import_text(rabbit(arr({quorum("work", R"({"x-delivery-limit": -1})")}),
+                                      arr({policy("p", ".*", R"({"delivery-limit": 7})")})));
     REQUIRE(d.status == 0);
     CHECK(d.queue("work")["delivery_limit"] == 7);
-    const auto u = import_text(rabbit("[" + quorum("work", R"({"x-delivery-limit": -5, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})") + "]"));
+    const auto u = import_text(rabbit(arr({quorum("work", R"({"x-delivery-limit": -5, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})")})));
     REQUIRE(u.status == 0);
     CHECK(u.queue("work") == json::parse(R"({"delivery_limit": -1, "dead_letter_strategy": "at-least-once", "overflow": "reject-publish"})"));
     // reject-publish-dlx on a quorum queue: the broker falls back to drop-head.
-    const auto r = import_text(rabbit("[" + quorum("work", R"({"x-overflow": "reject-publish-dlx"})") + "]"));
+    const auto r = import_text(rabbit(arr({quorum("work", R"({"x-overflow": "reject-publish-dlx"})")})));
     REQUIRE(r.status == 0);
     CHECK(r.queue("work")["overflow"] == "drop-head");
     check_runs(q);
@@ -214,16 +227,7 @@ TEST_SUITE("import") {
       {"source": "dlx.fanout", "vhost": "/", "destination": "fan2", "destination_type": "queue", "routing_key": ""},
       {"source": "dlx.direct", "vhost": "/", "destination": "hop", "destination_type": "exchange", "routing_key": "k"},
       {"source": "hop", "vhost": "/", "destination": "via-hop", "destination_type": "queue", "routing_key": "k"}])";
-    const std::string queues = "[" + classic("t1", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one"})") + "," +
-                               classic("t2", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one.two"})") + "," +
-                               classic("t3", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "deep"})") + "," +
-                               classic("f", R"({"x-dead-letter-exchange": "dlx.fanout"})") + "," +
-                               classic("d", R"({"x-dead-letter-exchange": "dlx.direct", "x-dead-letter-routing-key": "k"})") + "," +
-                               classic("def", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "star"})") + "," +
-                               classic("own", R"({"x-dead-letter-exchange": ""})") + "," +
-                               classic("missing", R"({"x-dead-letter-exchange": "nowhere"})") + "," +
-                               classic("h", R"({"x-dead-letter-exchange": "hdr"})") + "," + classic("star") + "," + classic("hash") + "," +
-                               classic("fan1") + "," + classic("fan2") + "," + classic("via-hop") + "]";
+    const std::string queues = arr({classic("t1", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one"})"), classic("t2", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one.two"})"), classic("t3", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "deep"})"), classic("f", R"({"x-dead-letter-exchange": "dlx.fanout"})"), classic("d", R"({"x-dead-letter-exchange": "dlx.direct", "x-dead-letter-routing-key": "k"})"), classic("def", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "star"})"), classic("own", R"({"x-dead-letter-exchange": ""})"), classic("missing", R"({"x-dead-letter-exchange": "nowhere"})"), classic("h", R"({"x-dead-letter-exchange": "hdr"})"), classic("star"), classic("hash"), classic("fan1"), classic("fan2"), classic("via-hop")});
     const auto i = import_text(rabbit(queues, "[]", "[]", exchanges, bindings));
     REQUIRE_MESSAGE(i.status == 0, i.err);
     CHECK(i.queue("t1")["dead_letter_to"] == "star");         // * is one word
@@ -244,8 +248,7 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ queue names brokersim cannot take are renamed, with a note") {
-    const auto i = import_text(rabbit("[" + classic("orders.created", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})") +
-                                      "," + classic("orders.dlq") + "]"));
+    const auto i = import_text(rabbit(arr({classic("orders.created", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})"), classic("orders.dlq")})));
     REQUIRE(i.status == 0);
     CHECK(i.queue("orders_created")["dead_letter_to"] == "orders_dlq");
     CHECK(i.noted("queue \"orders.created\" is named \"orders_created\" in the scenario"));
@@ -253,22 +256,22 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ bad input names the entry") {
-    CHECK(import_error(rabbit("[" + classic("a") + "," + classic("b") + "," + classic("c", R"({"x-message-ttl": "abc"})") + "]"))
+    CHECK(import_error(rabbit(arr({classic("a"), classic("b"), classic("c", R"({"x-message-ttl": "abc"})")})))
               .find("queues[2].arguments.x-message-ttl: expected a non-negative integer, got \"abc\"") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a", R"({"x-max-length": -1})") + "]"))
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-max-length": -1})")})))
               .find("queues[0].arguments.x-max-length: expected a non-negative integer, got -1") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a", R"({"x-expires": 0})") + "]")).find("queues[0].arguments.x-expires: expected a positive integer") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a", R"({"x-overflow": "drop-tail"})") + "]")).find("queues[0].arguments.x-overflow: expected one of") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a", R"({"x-queue-type": "lazy"})") + "]")).find("queues[0].arguments.x-queue-type: expected \"classic\", \"quorum\" or \"stream\"") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a") + "]", "[" + policy("p", ".*", R"({"message-ttl": 1.5})") + "]"))
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-expires": 0})")}))).find("queues[0].arguments.x-expires: expected a positive integer") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-overflow": "drop-tail"})")}))).find("queues[0].arguments.x-overflow: expected one of") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-queue-type": "lazy"})")}))).find("queues[0].arguments.x-queue-type: expected \"classic\", \"quorum\" or \"stream\"") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", ".*", R"({"message-ttl": 1.5})")})))
               .find("policies[0].definition.message-ttl: expected a non-negative integer, got 1.5") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a") + "]", "[" + policy("p", "([", "{}") + "]")).find("policies[0].pattern: expected a regular expression") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a") + "]", "[" + policy("p", ".*", "{}", 0, "everything") + "]")).find("policies[0].apply-to: expected one of") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a") + "]", "[]", "[" + policy("p", ".*", R"({"max-length": "x"})") + "]"))
+    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", "([", "{}")}))).find("policies[0].pattern: expected a regular expression") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", ".*", "{}", 0, "everything")}))).find("policies[0].apply-to: expected one of") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a")}), "[]", arr({policy("p", ".*", R"({"max-length": "x"})")})))
               .find("operator_policies[0].definition.max-length") != std::string::npos);
     CHECK(import_error(R"({"rabbit_version": "3.13.7", "queues": [{"vhost": "/"}]})").find("queues[0].name: expected a string, got nothing") != std::string::npos);
     CHECK(import_error(R"({"rabbit_version": "3.13.7", "queues": []})").find("queues: expected at least one classic or quorum queue") != std::string::npos);
-    CHECK(import_error(rabbit("[" + classic("a") + "]", "[]", "[]", "[]", R"([{"source": "x", "destination": "a", "destination_type": "topic"}])"))
+    CHECK(import_error(rabbit(arr({classic("a")}), "[]", "[]", "[]", R"([{"source": "x", "destination": "a", "destination_type": "topic"}])"))
               .find("bindings[0].destination_type") != std::string::npos);
   }
 

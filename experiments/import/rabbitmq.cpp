@@ -476,6 +476,10 @@ Imported import_rabbitmq(const json& doc) {
     out.broker["queues"][q.name] = spec;
   }
 
+  if (!exchanges.empty() || !bindings.empty())
+    notes.push_back("exchanges (" + std::to_string(exchanges.size()) + ") and bindings (" + std::to_string(bindings.size()) +
+                    "): used only to route dead letters to their queues; producers publish straight to a queue in brokersim, "
+                    "and exchange arguments (alternate-exchange, ...) are not modelled");
   for (const auto& p : policies)
     if (p.apply_to == "exchanges") notes.push_back("policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
   for (const auto& p : operator_policies)
