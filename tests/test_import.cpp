@@ -7,10 +7,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "experiments/import/common.hpp"
 #include "tests/test_util.hpp"
@@ -33,7 +32,8 @@ struct Imported {
   bool noted(const std::string& text) const {
     if (scenario.is_null()) return false;
     const auto& notes = scenario.at("notes");
-    return std::any_of(notes.begin(), notes.end(), [&](const json& n) { return n.get<std::string>().find(text) != std::string::npos; }) &&
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const json& n) { return n.get<std::string>().find(text) != std::string::npos; }) &&
            err.find(text) != std::string::npos;
   }
 };
@@ -66,16 +66,16 @@ std::string import_error(const std::string& text, const std::string& name = "inp
 // A definitions export around the queues, policies, exchanges and bindings given.
 std::string rabbit(const std::string& queues, const std::string& policies = "[]", const std::string& operator_policies = "[]",
                    const std::string& exchanges = "[]", const std::string& bindings = "[]") {
-  json doc = {{"rabbit_version", "4.0.5"}, {"queues", json::parse(queues)}, {"policies", json::parse(policies)},
-              {"operator_policies", json::parse(operator_policies)}, {"exchanges", json::parse(exchanges)},
-              {"bindings", json::parse(bindings)}};
+  json doc = {{"rabbit_version", "4.0.5"},           {"queues", json::parse(queues)},
+              {"policies", json::parse(policies)},   {"operator_policies", json::parse(operator_policies)},
+              {"exchanges", json::parse(exchanges)}, {"bindings", json::parse(bindings)}};
   return doc.dump();
 }
 
 std::string policy(const std::string& name, const std::string& pattern, const std::string& definition, int priority = 0,
                    const std::string& apply_to = "all", const std::string& vhost = "/") {
-  const json p = {{"vhost", vhost}, {"name", name}, {"pattern", pattern}, {"apply-to", apply_to}, {"priority", priority},
-                  {"definition", json::parse(definition)}};
+  const json p = {{"vhost", vhost},       {"name", name},         {"pattern", pattern},
+                  {"apply-to", apply_to}, {"priority", priority}, {"definition", json::parse(definition)}};
   return p.dump();
 }
 
@@ -145,8 +145,9 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ policies: the highest priority wins, one policy applies") {
-    const auto i = import_text(rabbit(arr({classic("work")}),
-                                      arr({policy("low", ".*", R"({"message-ttl": 1000, "max-length": 5})", 1), policy("high", "^wo", R"({"message-ttl": 2000})", 7)})));
+    const auto i =
+        import_text(rabbit(arr({classic("work")}), arr({policy("low", ".*", R"({"message-ttl": 1000, "max-length": 5})", 1),
+                                                        policy("high", "^wo", R"({"message-ttl": 2000})", 7)})));
     REQUIRE(i.status == 0);
     // Only "high" applies: its TTL, and no max-length from "low" (policies do not combine).
     CHECK(i.queue("work") == json::parse(R"({"message_ttl_ms": 2000})"));
@@ -170,18 +171,22 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ policies of equal priority: the first listed, with a note") {
-    const auto i = import_text(rabbit(arr({classic("work")}), arr({policy("first", ".*", R"({"max-length": 1})", 3), policy("second", ".*", R"({"max-length": 2})", 3)})));
+    const auto i = import_text(rabbit(arr({classic("work")}), arr({policy("first", ".*", R"({"max-length": 1})", 3),
+                                                                   policy("second", ".*", R"({"max-length": 2})", 3)})));
     REQUIRE(i.status == 0);
     CHECK(i.queue("work") == json::parse(R"({"max_length": 1})"));
     CHECK(i.noted("queue \"work\": policy \"first\" applied; \"second\" match with the same priority 3"));
   }
 
   TEST_CASE("import: RabbitMQ operator policies: the lower numeric limit, the operator's overflow") {
-    const auto i = import_text(rabbit(arr({classic("work")}),
-                                      arr({policy("user", ".*", R"({"message-ttl": 5000, "max-length": 100, "overflow": "drop-head"})")}),
-                                      arr({policy("op", ".*", R"({"message-ttl": 9000, "max-length": 50, "max-length-bytes": 1000, "overflow": "reject-publish"})")})));
+    const auto i = import_text(rabbit(
+        arr({classic("work")}),
+        arr({policy("user", ".*", R"({"message-ttl": 5000, "max-length": 100, "overflow": "drop-head"})")}),
+        arr({policy("op", ".*",
+                    R"({"message-ttl": 9000, "max-length": 50, "max-length-bytes": 1000, "overflow": "reject-publish"})")})));
     REQUIRE(i.status == 0);
-    CHECK(i.queue("work") == json::parse(R"({"message_ttl_ms": 5000, "max_length": 50, "max_length_bytes": 1000, "overflow": "reject-publish"})"));
+    CHECK(i.queue("work") ==
+          json::parse(R"({"message_ttl_ms": 5000, "max_length": 50, "max_length_bytes": 1000, "overflow": "reject-publish"})"));
     CHECK(i.noted("queue \"work\": max_length 50 from policy \"user\" 100 and operator policy \"op\" 50: the lower"));
   }
 
@@ -193,7 +198,8 @@ TEST_SUITE("import") {
     // Classic: the lower TTL and expiry, the argument's overflow and dead-lettering.
     const auto c = import_text(rabbit(arr({classic("work", args), classic("arg-dlq"), classic("policy-dlq")}), arr({user})));
     REQUIRE(c.status == 0);
-    CHECK(c.queue("work") == json::parse(R"({"message_ttl_ms": 5000, "expires_ms": 600000, "overflow": "drop-head", "dead_letter_to": "arg-dlq"})"));
+    CHECK(c.queue("work") ==
+          json::parse(R"({"message_ttl_ms": 5000, "expires_ms": 600000, "overflow": "drop-head", "dead_letter_to": "arg-dlq"})"));
     CHECK(c.noted("queue \"work\": delivery-limit 3 (quorum queues only"));
     // Quorum: the same, except overflow, where the policy wins; delivery-limit the lower.
     const auto q = import_text(rabbit(arr({quorum("work", args), quorum("arg-dlq"), quorum("policy-dlq")}), arr({user})));
@@ -202,13 +208,15 @@ TEST_SUITE("import") {
     CHECK(q.queue("work") == json::parse(R"({"message_ttl_ms": 5000, "expires_ms": 600000, "overflow": "reject-publish",
                                              "delivery_limit": 3, "dead_letter_to": "arg-dlq"})"));
     // delivery-limit: a negative (unlimited) one loses to a limit.
-    const auto d = import_text(rabbit(arr({quorum("work", R"({"x-delivery-limit": -1})")}),
-                                      arr({policy("p", ".*", R"({"delivery-limit": 7})")})));
+    const auto d = import_text(
+        rabbit(arr({quorum("work", R"({"x-delivery-limit": -1})")}), arr({policy("p", ".*", R"({"delivery-limit": 7})")})));
     REQUIRE(d.status == 0);
     CHECK(d.queue("work")["delivery_limit"] == 7);
-    const auto u = import_text(rabbit(arr({quorum("work", R"({"x-delivery-limit": -5, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})")})));
+    const auto u = import_text(rabbit(arr({quorum(
+        "work", R"({"x-delivery-limit": -5, "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish"})")})));
     REQUIRE(u.status == 0);
-    CHECK(u.queue("work") == json::parse(R"({"delivery_limit": -1, "dead_letter_strategy": "at-least-once", "overflow": "reject-publish"})"));
+    CHECK(u.queue("work") ==
+          json::parse(R"({"delivery_limit": -1, "dead_letter_strategy": "at-least-once", "overflow": "reject-publish"})"));
     // reject-publish-dlx on a quorum queue: the broker falls back to drop-head.
     const auto r = import_text(rabbit(arr({quorum("work", R"({"x-overflow": "reject-publish-dlx"})")})));
     REQUIRE(r.status == 0);
@@ -217,7 +225,8 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ dead-letter exchanges routed through bindings") {
-    const std::string exchanges = R"([{"name": "dlx.topic", "vhost": "/", "type": "topic"}, {"name": "dlx.fanout", "vhost": "/", "type": "fanout"},
+    const std::string exchanges =
+        R"([{"name": "dlx.topic", "vhost": "/", "type": "topic"}, {"name": "dlx.fanout", "vhost": "/", "type": "fanout"},
                                       {"name": "dlx.direct", "vhost": "/", "type": "direct"}, {"name": "hop", "vhost": "/", "type": "direct"},
                                       {"name": "hdr", "vhost": "/", "type": "headers"}])";
     const std::string bindings = R"([
@@ -227,19 +236,28 @@ TEST_SUITE("import") {
       {"source": "dlx.fanout", "vhost": "/", "destination": "fan2", "destination_type": "queue", "routing_key": ""},
       {"source": "dlx.direct", "vhost": "/", "destination": "hop", "destination_type": "exchange", "routing_key": "k"},
       {"source": "hop", "vhost": "/", "destination": "via-hop", "destination_type": "queue", "routing_key": "k"}])";
-    const std::string queues = arr({classic("t1", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one"})"), classic("t2", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one.two"})"), classic("t3", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "deep"})"), classic("f", R"({"x-dead-letter-exchange": "dlx.fanout"})"), classic("d", R"({"x-dead-letter-exchange": "dlx.direct", "x-dead-letter-routing-key": "k"})"), classic("def", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "star"})"), classic("own", R"({"x-dead-letter-exchange": ""})"), classic("missing", R"({"x-dead-letter-exchange": "nowhere"})"), classic("h", R"({"x-dead-letter-exchange": "hdr"})"), classic("star"), classic("hash"), classic("fan1"), classic("fan2"), classic("via-hop")});
+    const std::string queues =
+        arr({classic("t1", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one"})"),
+             classic("t2", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "dead.one.two"})"),
+             classic("t3", R"({"x-dead-letter-exchange": "dlx.topic", "x-dead-letter-routing-key": "deep"})"),
+             classic("f", R"({"x-dead-letter-exchange": "dlx.fanout"})"),
+             classic("d", R"({"x-dead-letter-exchange": "dlx.direct", "x-dead-letter-routing-key": "k"})"),
+             classic("def", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "star"})"),
+             classic("own", R"({"x-dead-letter-exchange": ""})"), classic("missing", R"({"x-dead-letter-exchange": "nowhere"})"),
+             classic("h", R"({"x-dead-letter-exchange": "hdr"})"), classic("star"), classic("hash"), classic("fan1"),
+             classic("fan2"), classic("via-hop")});
     const auto i = import_text(rabbit(queues, "[]", "[]", exchanges, bindings));
     REQUIRE_MESSAGE(i.status == 0, i.err);
-    CHECK(i.queue("t1")["dead_letter_to"] == "star");         // * is one word
-    CHECK(!i.queue("t2").contains("dead_letter_to"));        // ... not two
+    CHECK(i.queue("t1")["dead_letter_to"] == "star");  // * is one word
+    CHECK(!i.queue("t2").contains("dead_letter_to"));  // ... not two
     CHECK(i.noted("queue \"t2\": dead-letter exchange \"dlx.topic\" with routing key \"dead.one.two\" reaches no queue"));
-    CHECK(i.queue("t3")["dead_letter_to"] == "hash");         // # is zero or more words
-    CHECK(i.queue("f")["dead_letter_to"] == "fan1");          // fanout: both, the first named
+    CHECK(i.queue("t3")["dead_letter_to"] == "hash");  // # is zero or more words
+    CHECK(i.queue("f")["dead_letter_to"] == "fan1");   // fanout: both, the first named
     CHECK(i.noted("queue \"f\": dead-letter exchange \"dlx.fanout\" with routing key \"f\" reaches 2 queues"));
     CHECK(i.noted("queue \"f\": dead letters keep their original routing key"));
-    CHECK(i.queue("d")["dead_letter_to"] == "via-hop");       // exchange-to-exchange binding
-    CHECK(i.queue("def")["dead_letter_to"] == "star");        // default exchange: the queue named by the key
-    CHECK(i.queue("own")["dead_letter_to"] == "own");         // the assumed original key: its own name, through ""
+    CHECK(i.queue("d")["dead_letter_to"] == "via-hop");  // exchange-to-exchange binding
+    CHECK(i.queue("def")["dead_letter_to"] == "star");   // default exchange: the queue named by the key
+    CHECK(i.queue("own")["dead_letter_to"] == "own");    // the assumed original key: its own name, through ""
     CHECK(!i.queue("missing").contains("dead_letter_to"));
     CHECK(i.noted("queue \"missing\": dead-letter exchange \"nowhere\": exchange \"nowhere\" is not in the file"));
     CHECK(!i.queue("h").contains("dead_letter_to"));
@@ -248,7 +266,9 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: RabbitMQ queue names brokersim cannot take are renamed, with a note") {
-    const auto i = import_text(rabbit(arr({classic("orders.created", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})"), classic("orders.dlq")})));
+    const auto i = import_text(
+        rabbit(arr({classic("orders.created", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})"),
+                    classic("orders.dlq")})));
     REQUIRE(i.status == 0);
     CHECK(i.queue("orders_created")["dead_letter_to"] == "orders_dlq");
     CHECK(i.noted("queue \"orders.created\" is named \"orders_created\" in the scenario"));
@@ -260,18 +280,26 @@ TEST_SUITE("import") {
               .find("queues[2].arguments.x-message-ttl: expected a non-negative integer, got \"abc\"") != std::string::npos);
     CHECK(import_error(rabbit(arr({classic("a", R"({"x-max-length": -1})")})))
               .find("queues[0].arguments.x-max-length: expected a non-negative integer, got -1") != std::string::npos);
-    CHECK(import_error(rabbit(arr({classic("a", R"({"x-expires": 0})")}))).find("queues[0].arguments.x-expires: expected a positive integer") != std::string::npos);
-    CHECK(import_error(rabbit(arr({classic("a", R"({"x-overflow": "drop-tail"})")}))).find("queues[0].arguments.x-overflow: expected one of") != std::string::npos);
-    CHECK(import_error(rabbit(arr({classic("a", R"({"x-queue-type": "lazy"})")}))).find("queues[0].arguments.x-queue-type: expected \"classic\", \"quorum\" or \"stream\"") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-expires": 0})")})))
+              .find("queues[0].arguments.x-expires: expected a positive integer") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-overflow": "drop-tail"})")})))
+              .find("queues[0].arguments.x-overflow: expected one of") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-queue-type": "lazy"})")})))
+              .find("queues[0].arguments.x-queue-type: expected \"classic\", \"quorum\" or \"stream\"") != std::string::npos);
     CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", ".*", R"({"message-ttl": 1.5})")})))
               .find("policies[0].definition.message-ttl: expected a non-negative integer, got 1.5") != std::string::npos);
-    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", "([", "{}")}))).find("policies[0].pattern: expected a regular expression") != std::string::npos);
-    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", ".*", "{}", 0, "everything")}))).find("policies[0].apply-to: expected one of") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", "([", "{}")})))
+              .find("policies[0].pattern: expected a regular expression") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a")}), arr({policy("p", ".*", "{}", 0, "everything")})))
+              .find("policies[0].apply-to: expected one of") != std::string::npos);
     CHECK(import_error(rabbit(arr({classic("a")}), "[]", arr({policy("p", ".*", R"({"max-length": "x"})")})))
               .find("operator_policies[0].definition.max-length") != std::string::npos);
-    CHECK(import_error(R"({"rabbit_version": "3.13.7", "queues": [{"vhost": "/"}]})").find("queues[0].name: expected a string, got nothing") != std::string::npos);
-    CHECK(import_error(R"({"rabbit_version": "3.13.7", "queues": []})").find("queues: expected at least one classic or quorum queue") != std::string::npos);
-    CHECK(import_error(rabbit(arr({classic("a")}), "[]", "[]", "[]", R"([{"source": "x", "destination": "a", "destination_type": "topic"}])"))
+    CHECK(import_error(R"({"rabbit_version": "3.13.7", "queues": [{"vhost": "/"}]})")
+              .find("queues[0].name: expected a string, got nothing") != std::string::npos);
+    CHECK(import_error(R"({"rabbit_version": "3.13.7", "queues": []})")
+              .find("queues: expected at least one classic or quorum queue") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a")}), "[]", "[]", "[]",
+                              R"([{"source": "x", "destination": "a", "destination_type": "topic"}])"))
               .find("bindings[0].destination_type") != std::string::npos);
   }
 
@@ -284,7 +312,7 @@ TEST_SUITE("import") {
     CHECK(*iso8601_ms("P14D", "p") == 14 * 86400e3);
     CHECK(*iso8601_ms("P1DT2H", "p") == 26 * 3600e3);
     CHECK(*iso8601_ms("P1W", "p") == 7 * 86400e3);
-    CHECK(*iso8601_ms("0:01:00", "p") == 60000);  // older az: Python's timedelta
+    CHECK(*iso8601_ms("0:01:00", "p") == 60000);            // older az: Python's timedelta
     CHECK(!iso8601_ms("P10675199DT2H48M5.4775807S", "p"));  // TimeSpan.MaxValue: no limit
     CHECK(!iso8601_ms("10675199 days, 2:48:05.477581", "p"));
     for (const char* bad : {"1M", "PT", "P", "P1H", "PT1D", "PTM", "PT1.2.3S", "PT1M2", "P1DT", "abc"}) {
@@ -304,7 +332,8 @@ TEST_SUITE("import") {
     CHECK(i.scenario["broker"]["kind"] == "azure-servicebus");
     CHECK(i.queue("orders") == json::parse(R"({"lock_duration_ms": 60000, "requires_session": false, "default_ttl_ms": 1209600000,
                                                "dead_letter_on_expiration": true, "max_delivery_count": 5, "dead_letter_to": "orders-dlq"})"));
-    CHECK(i.queue("orders-dlq") == json::parse(R"({"lock_duration_ms": 30000, "max_delivery_count": 10, "dead_letter_on_expiration": false})"));
+    CHECK(i.queue("orders-dlq") ==
+          json::parse(R"({"lock_duration_ms": 30000, "max_delivery_count": 10, "dead_letter_on_expiration": false})"));
     CHECK(i.queue("invoices") == json::parse(R"({"lock_duration_ms": 150500, "max_delivery_count": 3, "requires_session": true,
                                                  "default_ttl_ms": 3600000, "auto_delete_on_idle_ms": 604800000})"));
     CHECK(i.noted("queue \"orders\": requiresDuplicateDetection true (not modelled)"));
@@ -319,12 +348,16 @@ TEST_SUITE("import") {
   TEST_CASE("import: az servicebus queue show and list") {
     const auto i = import_file(kExamples + "servicebus-az-queue-show.json");
     REQUIRE_MESSAGE(i.status == 0, i.err);
-    CHECK(i.queue("orders") == json::parse(R"({"lock_duration_ms": 60000, "max_delivery_count": 10, "dead_letter_on_expiration": false,
+    CHECK(i.queue("orders") ==
+          json::parse(R"({"lock_duration_ms": 60000, "max_delivery_count": 10, "dead_letter_on_expiration": false,
                                                "requires_session": false})"));
-    CHECK(i.noted("queue \"orders\": read-only and state properties ignored: accessedAt, countDetails, createdAt, id, location, messageCount, name, resourceGroup, sizeInBytes, type, updatedAt"));
+    CHECK(
+        i.noted("queue \"orders\": read-only and state properties ignored: accessedAt, countDetails, createdAt, id, location, "
+                "messageCount, name, resourceGroup, sizeInBytes, type, updatedAt"));
     CHECK(i.noted("queue \"orders\": maxSizeInMegabytes 1024 (not modelled)"));
     check_runs(i);
-    const auto l = import_text(R"([{"name": "a", "lockDuration": "PT10S", "maxDeliveryCount": 2, "forwardDeadLetteredMessagesTo": "b"},
+    const auto l =
+        import_text(R"([{"name": "a", "lockDuration": "PT10S", "maxDeliveryCount": 2, "forwardDeadLetteredMessagesTo": "b"},
                                    {"name": "b", "lockDuration": "PT20S", "status": "Disabled", "forwardTo": "c"}])");
     REQUIRE_MESSAGE(l.status == 0, l.err);
     CHECK(l.queue("a") == json::parse(R"({"lock_duration_ms": 10000, "max_delivery_count": 2, "dead_letter_to": "b"})"));
@@ -341,21 +374,29 @@ TEST_SUITE("import") {
   }
 
   TEST_CASE("import: Service Bus bad input names the entry") {
-    CHECK(import_error(R"({"name": "a", "lockDuration": "PT6M"})").find("lockDuration: expected a lock duration above 0 and at most PT5M") != std::string::npos);
-    CHECK(import_error(R"({"name": "a", "lockDuration": "1 minute"})").find("lockDuration: expected an ISO-8601 duration") != std::string::npos);
-    CHECK(import_error(R"([{"name": "a", "maxDeliveryCount": 0}])").find("[0].maxDeliveryCount: expected an integer >= 1, got 0") != std::string::npos);
-    CHECK(import_error(R"({"name": "a", "autoDeleteOnIdle": "PT1M"})").find("autoDeleteOnIdle: expected a duration of at least PT5M") != std::string::npos);
-    CHECK(import_error(R"({"name": "a", "requiresSession": "maybe"})").find("requiresSession: expected true or false") != std::string::npos);
+    CHECK(import_error(R"({"name": "a", "lockDuration": "PT6M"})")
+              .find("lockDuration: expected a lock duration above 0 and at most PT5M") != std::string::npos);
+    CHECK(import_error(R"({"name": "a", "lockDuration": "1 minute"})").find("lockDuration: expected an ISO-8601 duration") !=
+          std::string::npos);
+    CHECK(
+        import_error(R"([{"name": "a", "maxDeliveryCount": 0}])").find("[0].maxDeliveryCount: expected an integer >= 1, got 0") !=
+        std::string::npos);
+    CHECK(import_error(R"({"name": "a", "autoDeleteOnIdle": "PT1M"})")
+              .find("autoDeleteOnIdle: expected a duration of at least PT5M") != std::string::npos);
+    CHECK(import_error(R"({"name": "a", "requiresSession": "maybe"})").find("requiresSession: expected true or false") !=
+          std::string::npos);
     CHECK(import_error(R"({"lockDuration": "PT1M"})").find("name: expected the queue's name, got nothing") != std::string::npos);
     const std::string arm = R"({"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
       "parameters": {"ns": {"type": "string"}, "lock": {"type": "string", "defaultValue": "PT1M"}},
       "resources": [{"type": "Microsoft.ServiceBus/namespaces/queues", "name": "ns1/ok", "properties": {"lockDuration": "[parameters('lock')]"}},
                     {"type": "Microsoft.ServiceBus/namespaces/queues", "name": "[concat(parameters('ns'), '/q')]", "properties": {}}]})";
-    CHECK(import_error(arm).find("resources[1].name: expected a template expression brokersim can evaluate") != std::string::npos);
+    CHECK(import_error(arm).find("resources[1].name: expected a template expression brokersim can evaluate") !=
+          std::string::npos);
     CHECK(import_error(arm).find("parameter 'ns' has no defaultValue") != std::string::npos);
     const std::string unknown_function = R"({"resources": [{"type": "Microsoft.ServiceBus/namespaces/queues", "name": "ns/q",
       "properties": {"lockDuration": "[uniqueString(resourceGroup().id)]"}}]})";
-    CHECK(import_error(unknown_function).find("resources[0].properties.lockDuration: expected a template expression") != std::string::npos);
+    CHECK(import_error(unknown_function).find("resources[0].properties.lockDuration: expected a template expression") !=
+          std::string::npos);
   }
 
   TEST_CASE("import: ARM nested queue resources and template expressions") {
@@ -396,15 +437,26 @@ TEST_SUITE("import") {
     CHECK(import_error(R"({"Attributes": {"QueueArn": "arn:aws:sqs:us-east-1:1:q", "VisibilityTimeout": "abc"}})")
               .find("Attributes.VisibilityTimeout: expected an integer number of seconds from 0 to 43200") != std::string::npos);
     CHECK(import_error(R"({"Attributes": {"VisibilityTimeout": "43201"}})").find("got \"43201\"") != std::string::npos);
-    CHECK(import_error(R"({"Attributes": {"MessageRetentionPeriod": "59"}})").find("Attributes.MessageRetentionPeriod: expected an integer number of seconds from 60 to 1209600") != std::string::npos);
+    CHECK(import_error(R"({"Attributes": {"MessageRetentionPeriod": "59"}})")
+              .find("Attributes.MessageRetentionPeriod: expected an integer number of seconds from 60 to 1209600") !=
+          std::string::npos);
     CHECK(import_error(R"({"Attributes": {"DelaySeconds": "901"}})").find("Attributes.DelaySeconds") != std::string::npos);
-    CHECK(import_error(R"({"Attributes": {"RedrivePolicy": "{\"deadLetterTargetArn\": \"arn:aws:sqs:r:1:d\", \"maxReceiveCount\": \"0\"}"}})")
-              .find("Attributes.RedrivePolicy.maxReceiveCount: expected an integer from 1 to 1000, got \"0\"") != std::string::npos);
-    CHECK(import_error(R"({"Attributes": {"RedrivePolicy": "{\"maxReceiveCount\": 3}"}})").find("Attributes.RedrivePolicy.deadLetterTargetArn: expected the dead-letter queue's ARN, got nothing") != std::string::npos);
-    CHECK(import_error(R"({"Attributes": {"RedrivePolicy": "{not json"}})").find("Attributes.RedrivePolicy") != std::string::npos);
-    CHECK(import_error(R"({"Attributes": {"QueueArn": "arn:aws:sqs:r:1:q", "RedrivePolicy": "{\"deadLetterTargetArn\": \"arn:aws:sqs:r:1:q\", \"maxReceiveCount\": 2}"}})")
-              .find("expected another queue") != std::string::npos);
-    CHECK(import_error(R"({"Attributes": {"FifoQueue": "yes"}})").find("Attributes.FifoQueue: expected true or false") != std::string::npos);
+    CHECK(
+        import_error(
+            R"({"Attributes": {"RedrivePolicy": "{\"deadLetterTargetArn\": \"arn:aws:sqs:r:1:d\", \"maxReceiveCount\": \"0\"}"}})")
+            .find("Attributes.RedrivePolicy.maxReceiveCount: expected an integer from 1 to 1000, got \"0\"") !=
+        std::string::npos);
+    CHECK(import_error(R"({"Attributes": {"RedrivePolicy": "{\"maxReceiveCount\": 3}"}})")
+              .find("Attributes.RedrivePolicy.deadLetterTargetArn: expected the dead-letter queue's ARN, got nothing") !=
+          std::string::npos);
+    CHECK(import_error(R"({"Attributes": {"RedrivePolicy": "{not json"}})").find("Attributes.RedrivePolicy") !=
+          std::string::npos);
+    CHECK(
+        import_error(
+            R"({"Attributes": {"QueueArn": "arn:aws:sqs:r:1:q", "RedrivePolicy": "{\"deadLetterTargetArn\": \"arn:aws:sqs:r:1:q\", \"maxReceiveCount\": 2}"}})")
+            .find("expected another queue") != std::string::npos);
+    CHECK(import_error(R"({"Attributes": {"FifoQueue": "yes"}})").find("Attributes.FifoQueue: expected true or false") !=
+          std::string::npos);
   }
 
   TEST_CASE("import: the CloudFormation example, with Fn::GetAtt and Ref") {
@@ -420,13 +472,20 @@ TEST_SUITE("import") {
     CHECK(i.noted("Resources.OrdersQueuePolicy: resource of type AWS::SQS::QueuePolicy (not modelled)"));
     CHECK(i.scenario["producers"][0]["queue"] == "ReportsQueue");
     check_runs(i);
-    CHECK(import_error(R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": {"Ref": "Nope"}}}}})")
-              .find("Resources.Q.Properties.VisibilityTimeout: expected a value, or a Ref to a parameter with a Default") != std::string::npos);
-    CHECK(import_error(R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["Missing", "Arn"]}, "maxReceiveCount": 3}}}}})")
-              .find("Resources.Q.Properties.RedrivePolicy.deadLetterTargetArn: expected the Arn of an AWS::SQS::Queue of the template") != std::string::npos);
-    CHECK(import_error(R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"DelaySeconds": {"Fn::Sub": "${X}"}}}}})")
-              .find("Resources.Q.Properties.DelaySeconds: expected a value brokersim can read") != std::string::npos);
-    CHECK(import_error(R"({"Resources": {"T": {"Type": "AWS::SNS::Topic"}}})").find("Resources: expected at least one resource of type AWS::SQS::Queue") != std::string::npos);
+    CHECK(
+        import_error(R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": {"Ref": "Nope"}}}}})")
+            .find("Resources.Q.Properties.VisibilityTimeout: expected a value, or a Ref to a parameter with a Default") !=
+        std::string::npos);
+    CHECK(
+        import_error(
+            R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"RedrivePolicy": {"deadLetterTargetArn": {"Fn::GetAtt": ["Missing", "Arn"]}, "maxReceiveCount": 3}}}}})")
+            .find("Resources.Q.Properties.RedrivePolicy.deadLetterTargetArn: expected the Arn of an AWS::SQS::Queue of the "
+                  "template") != std::string::npos);
+    CHECK(
+        import_error(R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"DelaySeconds": {"Fn::Sub": "${X}"}}}}})")
+            .find("Resources.Q.Properties.DelaySeconds: expected a value brokersim can read") != std::string::npos);
+    CHECK(import_error(R"({"Resources": {"T": {"Type": "AWS::SNS::Topic"}}})")
+              .find("Resources: expected at least one resource of type AWS::SQS::Queue") != std::string::npos);
   }
 
   TEST_CASE("import: the format comes from the content, not the file name") {
@@ -440,7 +499,8 @@ TEST_SUITE("import") {
     CHECK(import_error(R"({"hello": 1})").find("input.json: expected a RabbitMQ definitions export") != std::string::npos);
     CHECK(import_error("[1, 2]").find("got an array of something else") != std::string::npos);
     CHECK(import_error("AWSTemplateFormatVersion: '2010-09-09'\nResources:\n  Q:\n    Type: AWS::SQS::Queue\n", "template.json")
-              .find("a CloudFormation template in YAML: brokersim import reads JSON only; convert it first (cfn-flip") != std::string::npos);
+              .find("a CloudFormation template in YAML: brokersim import reads JSON only; convert it first (cfn-flip") !=
+          std::string::npos);
     CHECK(import_error("queues:\n  - name: a\n").find("invalid JSON") != std::string::npos);
     CHECK(import_error("").find("invalid JSON") != std::string::npos);
   }

@@ -4,10 +4,9 @@
 // (stdout without --out). An error writes nothing.
 #include "experiments/import/command.hpp"
 
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <ostream>
-
-#include <boost/program_options.hpp>
 
 #include "experiments/cli_options.hpp"
 #include "experiments/import/common.hpp"
@@ -39,8 +38,8 @@ constexpr const char* kSynopsis =
 
 int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(kSynopsis);
-  opts.add_options()("help,h", "show this help")(
-      "out", po::value<std::string>(), "write the scenario here (default: standard output)");
+  opts.add_options()("help,h", "show this help")("out", po::value<std::string>(),
+                                                 "write the scenario here (default: standard output)");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(), "the file to import");
   po::options_description all;
@@ -70,16 +69,27 @@ int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ost
   const import::Format format = import::sniff(doc, file);
   import::Imported imported;
   switch (format) {
-    case import::Format::RabbitMqDefinitions: imported = import::import_rabbitmq(doc); break;
-    case import::Format::ArmTemplate: imported = import::import_arm_template(doc); break;
-    case import::Format::AzCli: imported = import::import_az_cli(doc); break;
-    case import::Format::SqsAttributes: imported = import::import_sqs_attributes(doc); break;
-    case import::Format::CloudFormation: imported = import::import_cloudformation(doc); break;
+    case import::Format::RabbitMqDefinitions:
+      imported = import::import_rabbitmq(doc);
+      break;
+    case import::Format::ArmTemplate:
+      imported = import::import_arm_template(doc);
+      break;
+    case import::Format::AzCli:
+      imported = import::import_az_cli(doc);
+      break;
+    case import::Format::SqsAttributes:
+      imported = import::import_sqs_attributes(doc);
+      break;
+    case import::Format::CloudFormation:
+      imported = import::import_cloudformation(doc);
+      break;
   }
   const import::ojson scenario = import::scenario_of(imported, file);
 
   // The scenario must load and run: checked here, so that a user never gets one that does not.
-  const std::string base_dir = out_path.empty() || is_stream_target(out_path) ? "." : std::filesystem::path(out_path).parent_path().string();
+  const std::string base_dir =
+      out_path.empty() || is_stream_target(out_path) ? "." : std::filesystem::path(out_path).parent_path().string();
   Scenario loaded;
   try {
     loaded = load_scenario(nlohmann::json::parse(scenario.dump()), base_dir);

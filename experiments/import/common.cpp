@@ -22,10 +22,16 @@ std::string Imported::work_queue() const {
   return names.empty() ? "" : names.front();
 }
 
-std::string at(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
-std::string at(const std::string& path, std::size_t index) { return path + "[" + std::to_string(index) + "]"; }
+std::string at(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+std::string at(const std::string& path, std::size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
 
-void fail(const std::string& path, const std::string& expected, const json& got) { loader::fail(path, expected, got); }
+void fail(const std::string& path, const std::string& expected, const json& got) {
+  loader::fail(path, expected, got);
+}
 
 std::string queue_name(const std::string& raw, std::vector<std::string>& taken, std::vector<std::string>& notes) {
   std::string s;
@@ -36,8 +42,9 @@ std::string queue_name(const std::string& raw, std::vector<std::string>& taken, 
   for (int i = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++i) name = s + "_" + std::to_string(i);
   taken.push_back(name);
   if (name != raw)
-    notes.push_back("queue " + loader::quoted(raw) + " is named " + loader::quoted(name) +
-                    " in the scenario (brokersim queue names are unique, 1 to 255 bytes, without '.', ',', '\"' or control characters)");
+    notes.push_back(
+        "queue " + loader::quoted(raw) + " is named " + loader::quoted(name) +
+        " in the scenario (brokersim queue names are unique, 1 to 255 bytes, without '.', ',', '\"' or control characters)");
   return name;
 }
 
@@ -63,7 +70,8 @@ std::int64_t string_integer(const json& v, const std::string& path, std::int64_t
   const std::string s = v.get<std::string>();
   const bool negative = !s.empty() && s[0] == '-';
   const std::string digits = negative ? s.substr(1) : s;
-  if (digits.empty() || digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     fail(path, expected, v);
   const std::int64_t x = (negative ? -1 : 1) * std::stoll(digits);
   if (x < min || x > max) fail(path, expected, v);
@@ -89,7 +97,8 @@ std::optional<double> iso8601_ms(const json& v, const std::string& path) {
   static const std::regex timedelta(R"(^(?:(\d+) days?, )?(\d+):(\d\d):(\d\d(?:\.\d+)?)$)");
   std::smatch m;
   if (std::regex_match(s, m, timedelta)) {
-    const double ms = ((m[1].matched ? std::stod(m[1]) : 0) * 86400 + std::stod(m[2]) * 3600 + std::stod(m[3]) * 60 + std::stod(m[4])) * 1e3;
+    const double ms =
+        ((m[1].matched ? std::stod(m[1]) : 0) * 86400 + std::stod(m[2]) * 3600 + std::stod(m[3]) * 60 + std::stod(m[4])) * 1e3;
     if (ms >= 10675199.0 * 86400e3) return std::nullopt;
     return std::round(ms * 1e6) / 1e6;
   }
@@ -115,14 +124,21 @@ std::optional<double> iso8601_ms(const json& v, const std::string& path) {
     const char unit = s[j];
     double scale = 0;
     if (!in_time) {
-      if (unit == 'Y') scale = 365 * 86400e3;
-      else if (unit == 'M') scale = 30 * 86400e3;
-      else if (unit == 'W') scale = 7 * 86400e3;
-      else if (unit == 'D') scale = 86400e3;
+      if (unit == 'Y')
+        scale = 365 * 86400e3;
+      else if (unit == 'M')
+        scale = 30 * 86400e3;
+      else if (unit == 'W')
+        scale = 7 * 86400e3;
+      else if (unit == 'D')
+        scale = 86400e3;
     } else {
-      if (unit == 'H') scale = 3600e3;
-      else if (unit == 'M') scale = 60e3;
-      else if (unit == 'S') scale = 1e3;
+      if (unit == 'H')
+        scale = 3600e3;
+      else if (unit == 'M')
+        scale = 60e3;
+      else if (unit == 'S')
+        scale = 1e3;
     }
     if (scale == 0) fail(path, expected, v);
     ms += x * scale;
@@ -137,12 +153,15 @@ std::optional<double> iso8601_ms(const json& v, const std::string& path) {
 
 namespace {
 
-bool has_key(const json& o, const char* k) { return o.is_object() && o.contains(k); }
+bool has_key(const json& o, const char* k) {
+  return o.is_object() && o.contains(k);
+}
 
 bool looks_like_az_queue(const json& o) {
   if (!o.is_object()) return false;
-  for (const char* k : {"lockDuration", "maxDeliveryCount", "defaultMessageTimeToLive", "requiresSession", "autoDeleteOnIdle",
-                        "deadLetteringOnMessageExpiration", "forwardDeadLetteredMessagesTo", "enablePartitioning", "maxSizeInMegabytes"})
+  for (const char* k :
+       {"lockDuration", "maxDeliveryCount", "defaultMessageTimeToLive", "requiresSession", "autoDeleteOnIdle",
+        "deadLetteringOnMessageExpiration", "forwardDeadLetteredMessagesTo", "enablePartitioning", "maxSizeInMegabytes"})
     if (has_key(o, k)) return true;
   return false;
 }
@@ -175,16 +194,17 @@ Format sniff(const json& doc, const std::string& file) {
     throw ScenarioError(file, kFormats, "a JSON object with keys " + (doc.empty() ? std::string("(none)") : key_list(doc)));
   }
   if (doc.is_array() && !doc.empty() && std::all_of(doc.begin(), doc.end(), looks_like_az_queue)) return Format::AzCli;
-  throw ScenarioError(file, kFormats, doc.is_array() ? (doc.empty() ? "an empty array" : "an array of something else")
-                                                     : loader::describe(doc));
+  throw ScenarioError(file, kFormats,
+                      doc.is_array() ? (doc.empty() ? "an empty array" : "an array of something else") : loader::describe(doc));
 }
 
 void not_json(const std::string& text, const std::string& file, const std::string& parse_error) {
   if (text.find("AWSTemplateFormatVersion:") != std::string::npos ||
       (text.find("Resources:") != std::string::npos && text.find("AWS::") != std::string::npos))
-    throw ScenarioError(file + ": a CloudFormation template in YAML: brokersim import reads JSON only; convert it first "
-                               "(cfn-flip template.yaml > template.json, or `aws cloudformation get-template "
-                               "--query TemplateBody` of the deployed stack)");
+    throw ScenarioError(file +
+                        ": a CloudFormation template in YAML: brokersim import reads JSON only; convert it first "
+                        "(cfn-flip template.yaml > template.json, or `aws cloudformation get-template "
+                        "--query TemplateBody` of the deployed stack)");
   throw ScenarioError(parse_error + " (brokersim import reads JSON: " + kFormats + ")");
 }
 
@@ -197,13 +217,15 @@ ojson scenario_of(const Imported& imported, const std::string& file) {
   doc["seed"] = 1;
   doc["stop"] = {{"time_ms", 600000}};
   doc["broker"] = imported.broker;
-  ojson producer{{"queue", queue}, {"arrivals", {{"poisson", {{"rate_per_s", 10}}}}}, {"deadline_ms", nullptr},
+  ojson producer{{"queue", queue},
+                 {"arrivals", {{"poisson", {{"rate_per_s", 10}}}}},
+                 {"deadline_ms", nullptr},
                  {"service_ms", {{"exp", {{"mean", 100}}}}}};
   const bool sessions = imported.broker["queues"][queue].value("requires_session", false);
   if (sessions) producer["session"] = {{"uniform", {{"min", 0}, {"max", 99}}}};
   doc["producers"] = ojson::array({producer});
-  ojson consumer{{"queue", queue}, {"count", 2}, {"prefetch", kind == "amazon-sqs" || kind == "azure-servicebus" ? 0 : 10},
-                 {"slots", 1}};
+  ojson consumer{
+      {"queue", queue}, {"count", 2}, {"prefetch", kind == "amazon-sqs" || kind == "azure-servicebus" ? 0 : 10}, {"slots", 1}};
   doc["consumers"] = ojson::array({consumer});
   ojson notes = ojson::array();
   notes.push_back("imported by brokersim import from " + base + " (" + imported.format +

@@ -7,11 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace brokersim::import {
 
@@ -21,8 +20,8 @@ using ojson = nlohmann::ordered_json;
 // What a format's reader makes of a file: the broker section of the scenario and every setting it
 // read but does not model (each naming its queue or entry).
 struct Imported {
-  std::string format;                 // "RabbitMQ definitions export", ...
-  ojson broker = ojson::object();     // kind, version, queues
+  std::string format;              // "RabbitMQ definitions export", ...
+  ojson broker = ojson::object();  // kind, version, queues
   std::vector<std::string> notes;
   std::vector<std::string> dead_letter_targets;  // queues some queue dead-letters to
   // The queue the placeholder producer and consumers use: the first (in name order) that no queue

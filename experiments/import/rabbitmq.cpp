@@ -114,16 +114,23 @@ const Policy* match(const std::vector<Policy>& policies, const Queue& q, std::ve
   if (best && !tied.empty()) {
     std::string others;
     for (const auto* p : tied) others += (others.empty() ? "" : ", ") + loader::quoted(p->name);
-    notes.push_back("queue " + loader::quoted(q.raw) + ": " + what + " " + loader::quoted(best->name) + " applied; " + others +
-                    " match with the same priority " + loader::format_number(best->priority) +
-                    " (RabbitMQ then takes the first it lists, which need not be the file's order: give them different priorities)");
+    notes.push_back(
+        "queue " + loader::quoted(q.raw) + ": " + what + " " + loader::quoted(best->name) + " applied; " + others +
+        " match with the same priority " + loader::format_number(best->priority) +
+        " (RabbitMQ then takes the first it lists, which need not be the file's order: give them different priorities)");
   }
   return best;
 }
 
 // The keys brokersim models, as policy keys (the queue argument is "x-" + key).
-const std::vector<std::string> kModelled{"message-ttl", "expires", "max-length", "max-length-bytes", "overflow",
-                                         "dead-letter-exchange", "dead-letter-routing-key", "delivery-limit",
+const std::vector<std::string> kModelled{"message-ttl",
+                                         "expires",
+                                         "max-length",
+                                         "max-length-bytes",
+                                         "overflow",
+                                         "dead-letter-exchange",
+                                         "dead-letter-routing-key",
+                                         "delivery-limit",
                                          "dead-letter-strategy"};
 
 // Checks a value of `key` (from an argument or a policy) where it was read.
@@ -131,7 +138,9 @@ json checked(const std::string& key, const json& v, const std::string& path) {
   if (key == "message-ttl" || key == "max-length" || key == "max-length-bytes")
     return integer_value(v, path, 0, kMaxInt64, "a non-negative integer");
   if (key == "expires") return integer_value(v, path, 1, kMaxInt64, "a positive integer (milliseconds)");
-  if (key == "delivery-limit") return integer_value(v, path, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int32_t>::max(), "an integer");
+  if (key == "delivery-limit")
+    return integer_value(v, path, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int32_t>::max(),
+                         "an integer");
   if (key == "overflow") {
     if (v != json("drop-head") && v != json("reject-publish") && v != json("reject-publish-dlx"))
       fail(path, "one of \"drop-head\", \"reject-publish\", \"reject-publish-dlx\"", v);
@@ -145,7 +154,9 @@ json checked(const std::string& key, const json& v, const std::string& path) {
   return v;
 }
 
-std::int64_t delivery_limit_merge(std::int64_t a, std::int64_t b) { return (a < 0 || b < 0) ? std::max(a, b) : std::min(a, b); }
+std::int64_t delivery_limit_merge(std::int64_t a, std::int64_t b) {
+  return (a < 0 || b < 0) ? std::max(a, b) : std::min(a, b);
+}
 
 // One modelled key of a queue: its value after policy, operator policy and argument, and how.
 struct Effective {
@@ -165,9 +176,12 @@ Effective effective(const std::string& key, const Queue& q, const Policy* policy
   std::optional<json> merged = pol ? pol : opv;
   std::string how = pol ? "policy " + loader::quoted(policy->name) : opv ? "operator policy " + loader::quoted(op->name) : "";
   if (pol && opv) {
-    if (key == "delivery-limit") merged = delivery_limit_merge(pol->get<std::int64_t>(), opv->get<std::int64_t>());
-    else if (pol->is_number()) merged = std::min(pol->get<std::int64_t>(), opv->get<std::int64_t>());
-    else merged = opv;
+    if (key == "delivery-limit")
+      merged = delivery_limit_merge(pol->get<std::int64_t>(), opv->get<std::int64_t>());
+    else if (pol->is_number())
+      merged = std::min(pol->get<std::int64_t>(), opv->get<std::int64_t>());
+    else
+      merged = opv;
     how = "policy " + loader::quoted(policy->name) + " " + pol->dump() + " and operator policy " + loader::quoted(op->name) +
           " " + opv->dump() + (pol->is_number() ? ": the lower" : ": the operator's");
   }
@@ -237,14 +251,17 @@ void route(const Topology& t, const std::string& vhost, const std::string& name,
   const auto it = t.exchanges.find({vhost, name});
   if (it != t.exchanges.end()) {
     type = it->second.type;
-  } else if (name == "amq.direct" || name == "amq.fanout" || name == "amq.topic" || name == "amq.headers" || name == "amq.match") {
+  } else if (name == "amq.direct" || name == "amq.fanout" || name == "amq.topic" || name == "amq.headers" ||
+             name == "amq.match") {
     type = name == "amq.match" ? "headers" : name.substr(4);
   } else {
-    problems.push_back("exchange " + loader::quoted(name) + " is not in the file (RabbitMQ drops dead letters to a missing exchange)");
+    problems.push_back("exchange " + loader::quoted(name) +
+                       " is not in the file (RabbitMQ drops dead letters to a missing exchange)");
     return;
   }
   if (type == "headers") {
-    problems.push_back("exchange " + loader::quoted(name) + " is a headers exchange (its bindings match message headers the file does not have: not followed)");
+    problems.push_back("exchange " + loader::quoted(name) +
+                       " is a headers exchange (its bindings match message headers the file does not have: not followed)");
     return;
   }
   if (type != "direct" && type != "fanout" && type != "topic") {
@@ -257,8 +274,10 @@ void route(const Topology& t, const std::string& vhost, const std::string& name,
     const bool hit = type == "fanout" || (type == "direct" && b.routing_key == key) ||
                      (type == "topic" && topic_match(words(b.routing_key), 0, key_words, 0));
     if (!hit) continue;
-    if (b.destination_type == "exchange") route(t, vhost, b.destination, key, queues, seen, problems);
-    else queues.insert(b.destination);
+    if (b.destination_type == "exchange")
+      route(t, vhost, b.destination, key, queues, seen, problems);
+    else
+      queues.insert(b.destination);
   }
 }
 
@@ -273,7 +292,9 @@ std::string broker_version(const std::string& v, std::vector<std::string>& notes
   const std::string exact = std::to_string(major) + "." + std::to_string(minor);
   if (exact != chosen)
     notes.push_back("rabbit_version " + loader::quoted(v) + ": broker.version " + chosen + " is the nearest modelled version" +
-                    (n < 313 ? " (versions before 3.13 are not modelled)" : n > 403 ? " (later versions are not modelled)" : " at or below it"));
+                    (n < 313   ? " (versions before 3.13 are not modelled)"
+                     : n > 403 ? " (later versions are not modelled)"
+                               : " at or below it"));
   return chosen;
 }
 
@@ -304,16 +325,21 @@ Imported import_rabbitmq(const json& doc) {
       q.arguments = e["arguments"];
     }
     q.type = "classic";
-    if (q.arguments.contains("x-queue-type")) q.type = text(q.arguments, "x-queue-type", at(path, "arguments"), "", true);
-    else if (e.contains("type")) q.type = text(e, "type", path, "", true);
+    if (q.arguments.contains("x-queue-type"))
+      q.type = text(q.arguments, "x-queue-type", at(path, "arguments"), "", true);
+    else if (e.contains("type"))
+      q.type = text(e, "type", path, "", true);
     if (q.type != "classic" && q.type != "quorum" && q.type != "stream")
       fail(q.arguments.contains("x-queue-type") ? at(at(path, "arguments"), "x-queue-type") : at(path, "type"),
            "\"classic\", \"quorum\" or \"stream\"", json(q.type));
     const std::string who = "queue " + loader::quoted(q.raw);
-    if (e.value("auto_delete", false) == true) notes.push_back(who + ": auto_delete true (deleted when its last consumer leaves: not modelled)");
+    if (e.value("auto_delete", false) == true)
+      notes.push_back(who + ": auto_delete true (deleted when its last consumer leaves: not modelled)");
     if (e.value("exclusive", false) == true) notes.push_back(who + ": exclusive true (not modelled)");
     if (e.contains("durable") && e["durable"] == false)
-      notes.push_back(who + ": durable false (a transient queue is gone after a broker restart: not modelled; messages are lost or kept by producers[].persistent)");
+      notes.push_back(who +
+                      ": durable false (a transient queue is gone after a broker restart: not modelled; messages are lost or "
+                      "kept by producers[].persistent)");
     if (q.type == "stream") {
       notes.push_back(who + ": a stream (not simulated): skipped");
       continue;
@@ -325,7 +351,8 @@ Imported import_rabbitmq(const json& doc) {
   // broker.kind: the queue type most queues have (the first queue's on a tie).
   std::size_t quorum = 0;
   for (const auto& q : queues) quorum += q.type == "quorum";
-  const std::string type = 2 * quorum > queues.size() || (2 * quorum == queues.size() && queues.front().type == "quorum") ? "quorum" : "classic";
+  const std::string type =
+      2 * quorum > queues.size() || (2 * quorum == queues.size() && queues.front().type == "quorum") ? "quorum" : "classic";
   out.broker["kind"] = type == "quorum" ? "rabbitmq-quorum" : "rabbitmq-classic";
   for (const char* key : {"rabbit_version", "rabbitmq_version"})
     if (doc.contains(key)) {
@@ -345,7 +372,8 @@ Imported import_rabbitmq(const json& doc) {
     const std::string path = at("exchanges", i);
     if (!exchanges[i].is_object()) fail(path, "an object (an exchange)", exchanges[i]);
     const std::string name = text(exchanges[i], "name", path, "", true);
-    topology.exchanges[{text(exchanges[i], "vhost", path, "/", false), name}] = {text(exchanges[i], "type", path, "", true), path};
+    topology.exchanges[{text(exchanges[i], "vhost", path, "/", false), name}] = {text(exchanges[i], "type", path, "", true),
+                                                                                 path};
   }
   const json& bindings = array_of(doc, "bindings");
   for (std::size_t i = 0; i < bindings.size(); ++i) {
@@ -353,7 +381,8 @@ Imported import_rabbitmq(const json& doc) {
     const json& b = bindings[i];
     if (!b.is_object()) fail(path, "an object (a binding)", b);
     const std::string dtype = text(b, "destination_type", path, "queue", false);
-    if (dtype != "queue" && dtype != "exchange") fail(at(path, "destination_type"), "\"queue\" or \"exchange\"", b["destination_type"]);
+    if (dtype != "queue" && dtype != "exchange")
+      fail(at(path, "destination_type"), "\"queue\" or \"exchange\"", b["destination_type"]);
     topology.bindings.push_back({text(b, "source", path, "", true), text(b, "vhost", path, "/", false),
                                  text(b, "destination", path, "", true), dtype, text(b, "routing_key", path, "", false)});
   }
@@ -376,7 +405,8 @@ Imported import_rabbitmq(const json& doc) {
 
   const std::string kind = out.broker["kind"];
   for (const auto& q : queues) {
-    const std::string who = "queue " + loader::quoted(q.raw) + (vhosts.size() > 1 ? " (vhost " + loader::quoted(q.vhost) + ")" : "");
+    const std::string who =
+        "queue " + loader::quoted(q.raw) + (vhosts.size() > 1 ? " (vhost " + loader::quoted(q.vhost) + ")" : "");
     if (q.type != type)
       notes.push_back(who + ": type " + q.type + ": not expressible in one broker.kind yet (imported as " + kind +
                       ", with the arguments " + kind + " takes)");
@@ -413,7 +443,8 @@ Imported import_rabbitmq(const json& doc) {
     set("max_length_bytes", "max-length-bytes");
     if (!e["overflow"].value.is_null()) {
       if (e["overflow"].value == "reject-publish-dlx" && (q.type == "quorum" || kind == "rabbitmq-quorum")) {
-        notes.push_back(who + ": overflow \"reject-publish-dlx\" on a quorum queue: RabbitMQ ignores it (logs a warning) and uses drop-head");
+        notes.push_back(
+            who + ": overflow \"reject-publish-dlx\" on a quorum queue: RabbitMQ ignores it (logs a warning) and uses drop-head");
         e["overflow"].value = "drop-head";
       }
       set("overflow", "overflow");
@@ -440,21 +471,29 @@ Imported import_rabbitmq(const json& doc) {
       const Effective& rk = e["dead-letter-routing-key"];
       std::string key = rk.value.is_null() ? q.raw : rk.value.get<std::string>();
       if (rk.value.is_null())
-        notes.push_back(who + ": dead letters keep their original routing key (no dead-letter-routing-key): assumed to be the queue's "
-                        "own name " + loader::quoted(q.raw) + ", as for messages published through the default exchange");
+        notes.push_back(who +
+                        ": dead letters keep their original routing key (no dead-letter-routing-key): assumed to be the queue's "
+                        "own name " +
+                        loader::quoted(q.raw) + ", as for messages published through the default exchange");
       std::set<std::string> reached, seen;
       std::vector<std::string> problems;
       route(topology, q.vhost, dlx.value.get<std::string>(), key, reached, seen, problems);
-      for (const auto& p : problems) notes.push_back(who + ": dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + ": " + p);
+      for (const auto& p : problems)
+        notes.push_back(who + ": dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + ": " + p);
       std::vector<std::string> targets;
       for (const auto& raw : reached) {
         const auto it = names.find({q.vhost, raw});
-        if (it != names.end()) targets.push_back(it->second);
-        else if (stream_names.count(q.vhost + "\n" + raw)) notes.push_back(who + ": dead letters also reach stream " + loader::quoted(raw) + " (not simulated)");
-        else notes.push_back(who + ": dead letters routed to " + loader::quoted(raw) + ", which is not a queue in the file (dropped)");
+        if (it != names.end())
+          targets.push_back(it->second);
+        else if (stream_names.count(q.vhost + "\n" + raw))
+          notes.push_back(who + ": dead letters also reach stream " + loader::quoted(raw) + " (not simulated)");
+        else
+          notes.push_back(who + ": dead letters routed to " + loader::quoted(raw) +
+                          ", which is not a queue in the file (dropped)");
       }
       std::sort(targets.begin(), targets.end());
-      const std::string route_text = "dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + " with routing key " + loader::quoted(key);
+      const std::string route_text =
+          "dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + " with routing key " + loader::quoted(key);
       if (targets.empty()) {
         notes.push_back(who + ": " + route_text + " reaches no queue: dead letters are dropped (dead_letter_to null)");
       } else {
@@ -464,8 +503,9 @@ Imported import_rabbitmq(const json& doc) {
         if (targets.size() > 1) {
           std::string others;
           for (std::size_t i = 1; i < targets.size(); ++i) others += (i > 1 ? ", " : "") + loader::quoted(targets[i]);
-          notes.push_back(who + ": " + route_text + " reaches " + std::to_string(targets.size()) + " queues; dead_letter_to names one, " +
-                          loader::quoted(targets.front()) + " (not modelled: the copies to " + others + ")");
+          notes.push_back(who + ": " + route_text + " reaches " + std::to_string(targets.size()) +
+                          " queues; dead_letter_to names one, " + loader::quoted(targets.front()) +
+                          " (not modelled: the copies to " + others + ")");
         } else {
           notes.push_back(who + ": dead_letter_to " + loader::quoted(targets.front()) + " through " + how);
         }
@@ -483,7 +523,8 @@ Imported import_rabbitmq(const json& doc) {
   for (const auto& p : policies)
     if (p.apply_to == "exchanges") notes.push_back("policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
   for (const auto& p : operator_policies)
-    if (p.apply_to == "exchanges") notes.push_back("operator policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
+    if (p.apply_to == "exchanges")
+      notes.push_back("operator policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
   return out;
 }
 

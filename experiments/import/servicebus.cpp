@@ -39,8 +39,11 @@ class Expression {
 
  private:
   [[noreturn]] void bad(const std::string& why) {
-    fail(path_, "a template expression brokersim can evaluate (parameters() with a defaultValue, variables(), concat(), format(), "
-                "string and number literals; " + why + ")", original_);
+    fail(path_,
+         "a template expression brokersim can evaluate (parameters() with a defaultValue, variables(), concat(), format(), "
+         "string and number literals; " +
+             why + ")",
+         original_);
   }
   void skip() {
     while (i_ < s_.size() && s_[i_] == ' ') ++i_;
@@ -77,7 +80,8 @@ class Expression {
     i_ = j;
     if (name == "true" || name == "false") return name == "true";
     skip();
-    if (name.empty() || i_ >= s_.size() || s_[i_] != '(') bad("unexpected " + (name.empty() ? std::string("character") : "name " + name));
+    if (name.empty() || i_ >= s_.size() || s_[i_] != '(')
+      bad("unexpected " + (name.empty() ? std::string("character") : "name " + name));
     ++i_;
     std::vector<json> args;
     skip();
@@ -138,7 +142,8 @@ class Expression {
   }
   json evaluate_nested(const json& v) {
     if (++depth_ > 32) bad("parameters or variables refer to each other in a loop");
-    if (v.is_string() && v.get<std::string>().size() > 1 && v.get<std::string>().front() == '[' && v.get<std::string>()[1] != '[') {
+    if (v.is_string() && v.get<std::string>().size() > 1 && v.get<std::string>().front() == '[' &&
+        v.get<std::string>()[1] != '[') {
       const std::string t = v.get<std::string>();
       if (t.back() != ']') bad("no closing ']'");
       Expression inner(t.substr(1, t.size() - 2), templ_, path_, original_);
@@ -167,8 +172,9 @@ json arm_value(const json& v, const json& templ, const std::string& path) {
 
 // ---- the properties of one queue
 
-const std::set<std::string> kReadOnly{"messageCount", "countDetails", "sizeInBytes", "createdAt", "updatedAt", "accessedAt",
-                                       "id", "name", "type", "resourceGroup", "location", "systemData", "etag"};
+const std::set<std::string> kReadOnly{"messageCount", "countDetails", "sizeInBytes", "createdAt", "updatedAt",
+                                      "accessedAt",   "id",           "name",        "type",      "resourceGroup",
+                                      "location",     "systemData",   "etag"};
 
 void map_queue(const SbQueue& q, const Evaluate& eval, const std::vector<SbQueue>& all, std::vector<std::string>& taken,
                std::map<std::string, std::string>& added, Imported& out) {
@@ -199,7 +205,8 @@ void map_queue(const SbQueue& q, const Evaluate& eval, const std::vector<SbQueue
       if (ms) spec["default_ttl_ms"] = *ms;
     } else if (key == "autoDeleteOnIdle") {
       const auto ms = iso8601_ms(v, path);
-      if (ms && *ms < 300000) fail(path, "a duration of at least PT5M (Service Bus's minimum; brokersim's auto_delete_on_idle_ms >= 300000)", v);
+      if (ms && *ms < 300000)
+        fail(path, "a duration of at least PT5M (Service Bus's minimum; brokersim's auto_delete_on_idle_ms >= 300000)", v);
       if (ms) spec["auto_delete_on_idle_ms"] = *ms;
     } else if (key == "deadLetteringOnMessageExpiration") {
       spec["dead_letter_on_expiration"] = boolean_value(v, path, true);
@@ -218,22 +225,25 @@ void map_queue(const SbQueue& q, const Evaluate& eval, const std::vector<SbQueue
       } else {
         name = added[target] = queue_name(target, taken, notes);
         out.broker["queues"][name] = ojson::object();
-        notes.push_back("queue " + loader::quoted(target) + " is not in the file: added with Service Bus's defaults as the target of " +
-                        who + "'s forwardDeadLetteredMessagesTo (if it is a topic, its subscriptions are not modelled)");
+        notes.push_back("queue " + loader::quoted(target) +
+                        " is not in the file: added with Service Bus's defaults as the target of " + who +
+                        "'s forwardDeadLetteredMessagesTo (if it is a topic, its subscriptions are not modelled)");
       }
       if (name == q.name) fail(path, "another queue (a queue cannot forward its dead letters to itself)", v);
       spec["dead_letter_to"] = name;
       out.dead_letter_targets.push_back(name);
     } else if (key == "status") {
-      if (v != json("Active")) notes.push_back(who + ": status " + v.dump() + " (not modelled: the queue is simulated as Active)");
+      if (v != json("Active"))
+        notes.push_back(who + ": status " + v.dump() + " (not modelled: the queue is simulated as Active)");
     } else if (key == "forwardTo") {
       if (v.is_string() && !v.get<std::string>().empty())
         notes.push_back(who + ": forwardTo " + v.dump() + " (auto-forwarding is not modelled: messages stay in this queue)");
     } else {
-      static const std::set<std::string> kKnown{"enablePartitioning", "maxSizeInMegabytes", "requiresDuplicateDetection",
-                                                "duplicateDetectionHistoryTimeWindow", "enableBatchedOperations", "enableExpress",
-                                                "maxMessageSizeInKilobytes", "userMetadata"};
-      notes.push_back(who + ": " + key + " " + v.dump() + (kKnown.count(key) ? " (not modelled)" : " (unknown property: not modelled)"));
+      static const std::set<std::string> kKnown{
+          "enablePartitioning",      "maxSizeInMegabytes", "requiresDuplicateDetection", "duplicateDetectionHistoryTimeWindow",
+          "enableBatchedOperations", "enableExpress",      "maxMessageSizeInKilobytes",  "userMetadata"};
+      notes.push_back(who + ": " + key + " " + v.dump() +
+                      (kKnown.count(key) ? " (not modelled)" : " (unknown property: not modelled)"));
     }
   }
   if (!read_only.empty()) {
@@ -273,7 +283,8 @@ Imported import_arm_template(const json& doc) {
   } else {
     fail("resources", "an array of resources", resources);
   }
-  const std::function<void(const json&, const std::string&, bool)> visit = [&](const json& r, const std::string& path, bool nested) {
+  const std::function<void(const json&, const std::string&, bool)> visit = [&](const json& r, const std::string& path,
+                                                                               bool nested) {
     if (!r.is_object()) fail(path, "an object (a resource)", r);
     if (!r.contains("type") || !r["type"].is_string()) fail(at(path, "type"), "a resource type", loader::member(r, "type"));
     const std::string type = r["type"];

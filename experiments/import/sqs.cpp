@@ -29,12 +29,15 @@ json cfn_value(const json& v, const json& doc, const std::string& path) {
     const json& params = doc.contains("Parameters") ? doc["Parameters"] : json::object();
     if (params.is_object() && params.contains(name) && params[name].is_object() && params[name].contains("Default"))
       return params[name]["Default"];
-    fail(path, "a value, or a Ref to a parameter with a Default (parameter " + loader::quoted(name) + " has none in the template)", v);
+    fail(path,
+         "a value, or a Ref to a parameter with a Default (parameter " + loader::quoted(name) + " has none in the template)", v);
   }
   fail(path, "a value brokersim can read (a literal, or a Ref to a parameter with a Default)", v);
 }
 
-std::string arn_queue(const std::string& arn) { return arn.substr(arn.rfind(':') + 1); }
+std::string arn_queue(const std::string& arn) {
+  return arn.substr(arn.rfind(':') + 1);
+}
 
 struct Context {
   const json* doc = nullptr;  // the CloudFormation template; null for CLI output
@@ -51,7 +54,8 @@ std::string target_queue(const json& v, const std::string& path, Context& c, Imp
     if (v.contains("Ref") && v["Ref"].is_string()) logical = v["Ref"];
     const json& g = v.contains("Fn::GetAtt") ? v["Fn::GetAtt"] : json();
     if (g.is_array() && g.size() == 2 && g[0].is_string() && g[1] == "Arn") logical = g[0];
-    if (g.is_string() && g.get<std::string>().ends_with(".Arn")) logical = g.get<std::string>().substr(0, g.get<std::string>().size() - 4);
+    if (g.is_string() && g.get<std::string>().ends_with(".Arn"))
+      logical = g.get<std::string>().substr(0, g.get<std::string>().size() - 4);
     const auto hit = std::find_if(c.queues->begin(), c.queues->end(), [&](const SqsQueue& q) { return q.logical_id == logical; });
     if (logical.empty() || hit == c.queues->end()) {
       if (v.contains("Ref")) return target_queue(cfn_value(v, *c.doc, path), path, c, out);
@@ -59,7 +63,8 @@ std::string target_queue(const json& v, const std::string& path, Context& c, Imp
     }
     return hit->name;
   }
-  if (!v.is_string() || v.get<std::string>().rfind("arn:", 0) != 0) fail(path, "a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", v);
+  if (!v.is_string() || v.get<std::string>().rfind("arn:", 0) != 0)
+    fail(path, "a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", v);
   raw = arn_queue(v.get<std::string>());
   if (raw.empty()) fail(path, "a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", v);
   const auto hit = std::find_if(c.queues->begin(), c.queues->end(), [&](const SqsQueue& q) { return q.raw == raw; });
@@ -68,18 +73,30 @@ std::string target_queue(const json& v, const std::string& path, Context& c, Imp
     const std::string name = queue_name(raw, *c.taken, out.notes);
     c.added[raw] = name;
     out.broker["queues"][name] = ojson::object();
-    out.notes.push_back("queue " + loader::quoted(raw) + " is not in the file: added with SQS's default attributes as a dead-letter target (" +
+    out.notes.push_back("queue " + loader::quoted(raw) +
+                        " is not in the file: added with SQS's default attributes as a dead-letter target (" +
                         v.get<std::string>() + ")");
   }
   return c.added[raw];
 }
 
-const std::set<std::string> kReadOnly{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                                       "ApproximateNumberOfMessagesDelayed", "CreatedTimestamp", "LastModifiedTimestamp",
-                                       "QueueArn", "QueueUrl"};
-const std::set<std::string> kNotModelled{"ContentBasedDeduplication", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds",
-                                          "MaximumMessageSize", "RedriveAllowPolicy", "SqsManagedSseEnabled", "DeduplicationScope",
-                                          "FifoThroughputLimit", "Policy", "Tags"};
+const std::set<std::string> kReadOnly{"ApproximateNumberOfMessages",
+                                      "ApproximateNumberOfMessagesNotVisible",
+                                      "ApproximateNumberOfMessagesDelayed",
+                                      "CreatedTimestamp",
+                                      "LastModifiedTimestamp",
+                                      "QueueArn",
+                                      "QueueUrl"};
+const std::set<std::string> kNotModelled{"ContentBasedDeduplication",
+                                         "KmsMasterKeyId",
+                                         "KmsDataKeyReusePeriodSeconds",
+                                         "MaximumMessageSize",
+                                         "RedriveAllowPolicy",
+                                         "SqsManagedSseEnabled",
+                                         "DeduplicationScope",
+                                         "FifoThroughputLimit",
+                                         "Policy",
+                                         "Tags"};
 
 void map_queue(const SqsQueue& q, Context& c, Imported& out) {
   const std::string who = "queue " + loader::quoted(q.raw);
@@ -99,9 +116,11 @@ void map_queue(const SqsQueue& q, Context& c, Imported& out) {
     }
     if (key == "QueueName") continue;  // the queue's name, read already
     if (key == "VisibilityTimeout") {
-      spec["visibility_timeout_ms"] = seconds(it.value(), path, 0, 43200, "0 to 43200 (12 h; brokersim's visibility_timeout_ms 0..43200000)");
+      spec["visibility_timeout_ms"] =
+          seconds(it.value(), path, 0, 43200, "0 to 43200 (12 h; brokersim's visibility_timeout_ms 0..43200000)");
     } else if (key == "MessageRetentionPeriod") {
-      spec["retention_ms"] = seconds(it.value(), path, 60, 1209600, "60 to 1209600 (14 days; brokersim's retention_ms 60000..1209600000)");
+      spec["retention_ms"] =
+          seconds(it.value(), path, 60, 1209600, "60 to 1209600 (14 days; brokersim's retention_ms 60000..1209600000)");
     } else if (key == "DelaySeconds") {
       spec["delay_ms"] = seconds(it.value(), path, 0, 900, "0 to 900 (15 min; brokersim's delay_ms 0..900000)");
     } else if (key == "ReceiveMessageWaitTimeSeconds") {
@@ -110,27 +129,36 @@ void map_queue(const SqsQueue& q, Context& c, Imported& out) {
                       " (not modelled: brokersim's SQS consumers always long-poll, answered as soon as messages are visible)");
     } else if (key == "FifoQueue") {
       if (boolean_value(value(it.value(), path), path, true))
-        notes.push_back(who + ": FifoQueue true: FIFO queues are not simulated (docs/scenario.md, amazon-sqs); imported as a standard "
+        notes.push_back(who +
+                        ": FifoQueue true: FIFO queues are not simulated (docs/scenario.md, amazon-sqs); imported as a standard "
                         "queue: message groups, ordering and exactly-once deduplication are not modelled");
     } else if (key == "RedrivePolicy") {
-      json policy = it.value().is_object() && (it.value().contains("deadLetterTargetArn") || it.value().contains("maxReceiveCount"))
-                        ? it.value()
-                        : value(it.value(), path);
+      json policy =
+          it.value().is_object() && (it.value().contains("deadLetterTargetArn") || it.value().contains("maxReceiveCount"))
+              ? it.value()
+              : value(it.value(), path);
       if (policy.is_string()) policy = parse_json_text(policy.get<std::string>(), path);  // the CLI's JSON inside a string
-      if (!policy.is_object()) fail(path, "a redrive policy ({\"deadLetterTargetArn\": ARN, \"maxReceiveCount\": N})", it.value());
-      if (!policy.contains("deadLetterTargetArn")) fail(at(path, "deadLetterTargetArn"), "the dead-letter queue's ARN", loader::member(policy, "deadLetterTargetArn"));
-      if (!policy.contains("maxReceiveCount")) fail(at(path, "maxReceiveCount"), "an integer from 1 to 1000", loader::member(policy, "maxReceiveCount"));
+      if (!policy.is_object())
+        fail(path, "a redrive policy ({\"deadLetterTargetArn\": ARN, \"maxReceiveCount\": N})", it.value());
+      if (!policy.contains("deadLetterTargetArn"))
+        fail(at(path, "deadLetterTargetArn"), "the dead-letter queue's ARN", loader::member(policy, "deadLetterTargetArn"));
+      if (!policy.contains("maxReceiveCount"))
+        fail(at(path, "maxReceiveCount"), "an integer from 1 to 1000", loader::member(policy, "maxReceiveCount"));
       for (auto p = policy.begin(); p != policy.end(); ++p)
         if (p.key() != "deadLetterTargetArn" && p.key() != "maxReceiveCount")
           notes.push_back(who + ": RedrivePolicy." + p.key() + " " + p.value().dump() + " (not modelled)");
       const std::string mrc_path = at(path, "maxReceiveCount");
-      spec["max_receive_count"] = string_integer(value(policy["maxReceiveCount"], mrc_path), mrc_path, 1, 1000, "an integer from 1 to 1000");
+      spec["max_receive_count"] =
+          string_integer(value(policy["maxReceiveCount"], mrc_path), mrc_path, 1, 1000, "an integer from 1 to 1000");
       const std::string name = target_queue(policy["deadLetterTargetArn"], at(path, "deadLetterTargetArn"), c, out);
-      if (name == q.name) fail(at(path, "deadLetterTargetArn"), "another queue (a queue cannot be its own dead-letter queue)", policy["deadLetterTargetArn"]);
+      if (name == q.name)
+        fail(at(path, "deadLetterTargetArn"), "another queue (a queue cannot be its own dead-letter queue)",
+             policy["deadLetterTargetArn"]);
       spec["dead_letter_to"] = name;
       out.dead_letter_targets.push_back(name);
     } else {
-      notes.push_back(who + ": " + key + " " + it.value().dump() + (kNotModelled.count(key) ? " (not modelled)" : " (unknown attribute: not modelled)"));
+      notes.push_back(who + ": " + key + " " + it.value().dump() +
+                      (kNotModelled.count(key) ? " (not modelled)" : " (unknown attribute: not modelled)"));
     }
   }
   if (!read_only.empty()) {
@@ -149,7 +177,8 @@ Imported finish(std::vector<SqsQueue>& queues, Context& c, Imported out) {
   out.broker["kind"] = "amazon-sqs";
   out.broker["queues"] = ojson::object();
   for (const auto& q : queues) map_queue(q, c, out);
-  if (out.broker["queues"].size() > 64) fail("Resources", "at most 64 queues (brokersim's limit)", json(out.broker["queues"].size()));
+  if (out.broker["queues"].size() > 64)
+    fail("Resources", "at most 64 queues (brokersim's limit)", json(out.broker["queues"].size()));
   return out;
 }
 
@@ -188,10 +217,12 @@ Imported import_cloudformation(const json& doc) {
   for (auto it = doc["Resources"].begin(); it != doc["Resources"].end(); ++it) {
     const std::string path = at("Resources", it.key());
     const json& r = it.value();
-    if (!r.is_object() || !r.contains("Type") || !r["Type"].is_string()) fail(at(path, "Type"), "a resource type", r.is_object() && loader::member(r, "Type"));
+    if (!r.is_object() || !r.contains("Type") || !r["Type"].is_string())
+      fail(at(path, "Type"), "a resource type", r.is_object() && loader::member(r, "Type"));
     const std::string type = r["Type"];
     if (type != "AWS::SQS::Queue") {
-      out.notes.push_back(path + ": resource of type " + type + (type.rfind("AWS::SQS::", 0) == 0 ? " (not modelled)" : " (not SQS: ignored)"));
+      out.notes.push_back(path + ": resource of type " + type +
+                          (type.rfind("AWS::SQS::", 0) == 0 ? " (not modelled)" : " (not SQS: ignored)"));
       continue;
     }
     SqsQueue q;
@@ -205,7 +236,8 @@ Imported import_cloudformation(const json& doc) {
       q.raw = name;
     } else {
       q.raw = it.key();
-      out.notes.push_back("queue " + loader::quoted(q.raw) + ": no QueueName (CloudFormation generates one): named after its logical ID");
+      out.notes.push_back("queue " + loader::quoted(q.raw) +
+                          ": no QueueName (CloudFormation generates one): named after its logical ID");
     }
     queues.push_back(q);
   }
