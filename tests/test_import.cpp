@@ -303,6 +303,28 @@ TEST_SUITE("import") {
               .find("bindings[0].destination_type") != std::string::npos);
   }
 
+  TEST_CASE("import: values at the brokers' own limits") {
+    // RabbitMQ refuses TTLs and expiries above 10 years (rabbit_misc:check_expiry).
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-message-ttl": 315360000001})")})))
+              .find("queues[0].arguments.x-message-ttl: expected a non-negative integer, at most 315360000000") != std::string::npos);
+    CHECK(import_error(rabbit(arr({classic("a", R"({"x-expires": 315360000001})")})))
+              .find("queues[0].arguments.x-expires: expected a positive integer (milliseconds), at most 315360000000") !=
+          std::string::npos);
+    const auto big = import_text(rabbit(arr({classic("a", R"({"x-message-ttl": 315360000000, "x-max-length": 1000000000000000,
+                                                              "x-max-length-bytes": 9000000000000000000})")})));
+    REQUIRE_MESSAGE(big.status == 0, big.err);
+    CHECK(big.queue("a") ==
+          json::parse(R"({"message_ttl_ms": 315360000000, "max_length": 1000000000000000, "max_length_bytes": 9000000000000000000})"));
+    check_runs(big);
+    // Service Bus: a TTL beyond brokersim's simulated time is no TTL, noted.
+    const auto sb = import_text(R"({"name": "a", "defaultMessageTimeToLive": "P100000D", "autoDeleteOnIdle": "P99999D"})");
+    REQUIRE_MESSAGE(sb.status == 0, sb.err);
+    CHECK(sb.queue("a") == json::object());
+    CHECK(sb.noted("queue \"a\": defaultMessageTimeToLive \"P100000D\" is beyond brokersim's simulated time"));
+    CHECK(sb.noted("queue \"a\": autoDeleteOnIdle \"P99999D\" is beyond"));
+    check_runs(sb);
+  }
+
   TEST_CASE("import: ISO-8601 durations") {
     using brokersim::import::iso8601_ms;
     CHECK(*iso8601_ms("PT1M", "p") == 60000);

@@ -20,6 +20,7 @@ namespace brokersim::import {
 namespace {
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxExpiry = 315'360'000'000;
 
 struct Policy {
   std::string name, vhost, apply_to, path;
@@ -135,9 +136,13 @@ const std::vector<std::string> kModelled{"message-ttl",
 
 // Checks a value of `key` (from an argument or a policy) where it was read.
 json checked(const std::string& key, const json& v, const std::string& path) {
-  if (key == "message-ttl" || key == "max-length" || key == "max-length-bytes")
-    return integer_value(v, path, 0, kMaxInt64, "a non-negative integer");
-  if (key == "expires") return integer_value(v, path, 1, kMaxInt64, "a positive integer (milliseconds)");
+  // rabbit_misc:check_expiry: TTLs and queue expiry up to 10 years in milliseconds.
+  if (key == "message-ttl")
+    return integer_value(v, path, 0, kMaxExpiry, "a non-negative integer, at most 315360000000 (10 years, RabbitMQ's maximum)");
+  if (key == "expires")
+    return integer_value(v, path, 1, kMaxExpiry,
+                         "a positive integer (milliseconds), at most 315360000000 (10 years, RabbitMQ's maximum)");
+  if (key == "max-length" || key == "max-length-bytes") return integer_value(v, path, 0, kMaxInt64, "a non-negative integer");
   if (key == "delivery-limit")
     return integer_value(v, path, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int32_t>::max(),
                          "an integer");
