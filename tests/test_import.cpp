@@ -265,6 +265,20 @@ TEST_SUITE("import") {
     check_runs(i);
   }
 
+  TEST_CASE("import: RabbitMQ queues of several vhosts: policies and dead letters per vhost, names prefixed") {
+    const std::string queues =
+        R"([{"name": "work", "vhost": "/", "arguments": {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}},
+                                   {"name": "work", "vhost": "staging", "arguments": {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}},
+                                   {"name": "dlq", "vhost": "staging", "arguments": {}}])";
+    const auto i = import_text(rabbit(queues, arr({policy("limit", ".*", R"({"max-length": 5})", 0, "queues", "staging")})));
+    REQUIRE_MESSAGE(i.status == 0, i.err);
+    CHECK(i.queue("work") == json::object());  // "/" has no queue dlq: dead letters dropped
+    CHECK(i.noted("queue \"work\" (vhost \"/\"): dead letters routed to \"dlq\", which is not a queue in the file (dropped)"));
+    CHECK(i.queue("staging_work") == json::parse(R"({"max_length": 5, "dead_letter_to": "staging_dlq"})"));
+    CHECK(i.queue("staging_dlq") == json::parse(R"({"max_length": 5})"));
+    check_runs(i);
+  }
+
   TEST_CASE("import: RabbitMQ queue names brokersim cannot take are renamed, with a note") {
     const auto i = import_text(
         rabbit(arr({classic("orders.created", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})"),
@@ -306,15 +320,17 @@ TEST_SUITE("import") {
   TEST_CASE("import: values at the brokers' own limits") {
     // RabbitMQ refuses TTLs and expiries above 10 years (rabbit_misc:check_expiry).
     CHECK(import_error(rabbit(arr({classic("a", R"({"x-message-ttl": 315360000001})")})))
-              .find("queues[0].arguments.x-message-ttl: expected a non-negative integer, at most 315360000000") != std::string::npos);
+              .find("queues[0].arguments.x-message-ttl: expected a non-negative integer at most 315360000000") !=
+          std::string::npos);
     CHECK(import_error(rabbit(arr({classic("a", R"({"x-expires": 315360000001})")})))
-              .find("queues[0].arguments.x-expires: expected a positive integer (milliseconds), at most 315360000000") !=
+              .find("queues[0].arguments.x-expires: expected a positive integer (milliseconds) at most 315360000000") !=
           std::string::npos);
     const auto big = import_text(rabbit(arr({classic("a", R"({"x-message-ttl": 315360000000, "x-max-length": 1000000000000000,
                                                               "x-max-length-bytes": 9000000000000000000})")})));
     REQUIRE_MESSAGE(big.status == 0, big.err);
     CHECK(big.queue("a") ==
-          json::parse(R"({"message_ttl_ms": 315360000000, "max_length": 1000000000000000, "max_length_bytes": 9000000000000000000})"));
+          json::parse(
+              R"({"message_ttl_ms": 315360000000, "max_length": 1000000000000000, "max_length_bytes": 9000000000000000000})"));
     check_runs(big);
     // Service Bus: a TTL beyond brokersim's simulated time is no TTL, noted.
     const auto sb = import_text(R"({"name": "a", "defaultMessageTimeToLive": "P100000D", "autoDeleteOnIdle": "P99999D"})");

@@ -137,11 +137,13 @@ const std::vector<std::string> kModelled{"message-ttl",
 // Checks a value of `key` (from an argument or a policy) where it was read.
 json checked(const std::string& key, const json& v, const std::string& path) {
   // rabbit_misc:check_expiry: TTLs and queue expiry up to 10 years in milliseconds.
-  if (key == "message-ttl")
-    return integer_value(v, path, 0, kMaxExpiry, "a non-negative integer, at most 315360000000 (10 years, RabbitMQ's maximum)");
-  if (key == "expires")
-    return integer_value(v, path, 1, kMaxExpiry,
-                         "a positive integer (milliseconds), at most 315360000000 (10 years, RabbitMQ's maximum)");
+  if (key == "message-ttl" || key == "expires") {
+    const bool ttl = key == "message-ttl";
+    const std::string expected = ttl ? "a non-negative integer" : "a positive integer (milliseconds)";
+    const std::int64_t x = integer_value(v, path, ttl ? 0 : 1, kMaxInt64, expected);
+    if (x > kMaxExpiry) fail(path, expected + " at most 315360000000 (10 years, RabbitMQ's maximum)", v);
+    return x;
+  }
   if (key == "max-length" || key == "max-length-bytes") return integer_value(v, path, 0, kMaxInt64, "a non-negative integer");
   if (key == "delivery-limit")
     return integer_value(v, path, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int32_t>::max(),

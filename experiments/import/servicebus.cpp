@@ -184,7 +184,8 @@ void map_queue(const SbQueue& q, const Evaluate& eval, const std::vector<SbQueue
   ojson spec = ojson::object();
   // Simulated time ends at 1e12 ms (about 31.7 years): a longer TTL or idle time never fires.
   constexpr double kNever = 1e12;
-  const std::string beyond = " is beyond brokersim's simulated time (1e12 ms, about 31.7 years): no limit, as with TimeSpan.MaxValue";
+  const std::string beyond =
+      " is beyond brokersim's simulated time (1e12 ms, about 31.7 years): no limit, as with TimeSpan.MaxValue";
   std::vector<std::string> read_only;
   if (!q.properties.is_object()) fail(q.path, "an object (the queue's properties)", q.properties);
   for (auto it = q.properties.begin(); it != q.properties.end(); ++it) {
@@ -206,14 +207,18 @@ void map_queue(const SbQueue& q, const Evaluate& eval, const std::vector<SbQueue
     } else if (key == "defaultMessageTimeToLive") {
       const auto ms = iso8601_ms(v, path);
       if (ms && *ms <= 0) fail(path, "a positive duration (Service Bus's minimum TTL is 1 s)", v);
-      if (ms && *ms >= kNever) notes.push_back(who + ": defaultMessageTimeToLive " + v.dump() + beyond);
-      else if (ms) spec["default_ttl_ms"] = *ms;
+      if (ms && *ms >= kNever)
+        notes.push_back(who + ": defaultMessageTimeToLive " + v.dump() + beyond);
+      else if (ms)
+        spec["default_ttl_ms"] = *ms;
     } else if (key == "autoDeleteOnIdle") {
       const auto ms = iso8601_ms(v, path);
       if (ms && *ms < 300000)
         fail(path, "a duration of at least PT5M (Service Bus's minimum; brokersim's auto_delete_on_idle_ms >= 300000)", v);
-      if (ms && *ms >= kNever) notes.push_back(who + ": autoDeleteOnIdle " + v.dump() + beyond);
-      else if (ms) spec["auto_delete_on_idle_ms"] = *ms;
+      if (ms && *ms >= kNever)
+        notes.push_back(who + ": autoDeleteOnIdle " + v.dump() + beyond);
+      else if (ms)
+        spec["auto_delete_on_idle_ms"] = *ms;
     } else if (key == "deadLetteringOnMessageExpiration") {
       spec["dead_letter_on_expiration"] = boolean_value(v, path, true);
     } else if (key == "requiresSession") {
