@@ -140,7 +140,7 @@ TEST_SUITE("import") {
     CHECK(i.noted("policy \"events-ha\" applies to exchanges (not modelled)"));
     CHECK(i.noted("users: 1 entries (not modelled)"));
     CHECK(i.noted("PLACEHOLDER: producers.0"));
-    CHECK(i.scenario["producers"][0]["queue"] == "emails");  // the first queue nothing dead-letters to
+    CHECK(i.scenario["producers"][0]["queue"] == "orders");  // the first with a dead-letter queue of its own
     check_runs(i);
   }
 
@@ -378,8 +378,12 @@ TEST_SUITE("import") {
     CHECK(i.noted("queue \"orders\": duplicateDetectionHistoryTimeWindow \"PT10M\" (not modelled)"));
     CHECK(i.noted("queue \"orders\": enablePartitioning false (not modelled)"));
     CHECK(i.noted("namespace sku \"Standard\""));
-    CHECK(i.scenario["producers"][0]["queue"] == "invoices");
-    CHECK(i.scenario["producers"][0].contains("session"));  // a session queue needs session ids
+    CHECK(i.scenario["producers"][0]["queue"] == "orders");
+    // On a session queue, the placeholder producer draws session ids (the queue requires them).
+    const auto sessions = import_text(R"({"name": "s", "requiresSession": true})");
+    REQUIRE(sessions.status == 0);
+    CHECK(sessions.scenario["producers"][0]["session"] == json::parse(R"({"uniform": {"min": 0, "max": 99}})"));
+    check_runs(sessions);
     check_runs(i);
   }
 
@@ -508,7 +512,7 @@ TEST_SUITE("import") {
     CHECK(i.noted("queue \"orders\": KmsMasterKeyId \"alias/aws/sqs\" (not modelled)"));
     CHECK(i.noted("queue \"orders-dlq\": RedriveAllowPolicy"));
     CHECK(i.noted("Resources.OrdersQueuePolicy: resource of type AWS::SQS::QueuePolicy (not modelled)"));
-    CHECK(i.scenario["producers"][0]["queue"] == "ReportsQueue");
+    CHECK(i.scenario["producers"][0]["queue"] == "orders");
     check_runs(i);
     CHECK(
         import_error(R"({"Resources": {"Q": {"Type": "AWS::SQS::Queue", "Properties": {"VisibilityTimeout": {"Ref": "Nope"}}}}})")

@@ -17,8 +17,15 @@ std::string Imported::work_queue() const {
   std::vector<std::string> names;
   for (auto it = broker["queues"].begin(); it != broker["queues"].end(); ++it) names.push_back(it.key());
   std::sort(names.begin(), names.end());
+  const auto target = [&](const std::string& n) {
+    return std::find(dead_letter_targets.begin(), dead_letter_targets.end(), n) != dead_letter_targets.end();
+  };
+  // A queue with a dead-letter queue of its own is where the work goes; then any queue that is no
+  // queue's dead-letter target; then the first.
   for (const auto& n : names)
-    if (std::find(dead_letter_targets.begin(), dead_letter_targets.end(), n) == dead_letter_targets.end()) return n;
+    if (!target(n) && broker["queues"][n].contains("dead_letter_to")) return n;
+  for (const auto& n : names)
+    if (!target(n)) return n;
   return names.empty() ? "" : names.front();
 }
 

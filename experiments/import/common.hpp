@@ -24,8 +24,9 @@ struct Imported {
   ojson broker = ojson::object();  // kind, version, queues
   std::vector<std::string> notes;
   std::vector<std::string> dead_letter_targets;  // queues some queue dead-letters to
-  // The queue the placeholder producer and consumers use: the first (in name order) that no queue
-  // dead-letters to, else the first.
+  // The queue the placeholder producer and consumers use: the first (in name order) that has a
+  // dead_letter_to and is no queue's dead-letter target; else the first that is no target; else
+  // the first.
   std::string work_queue() const;
 };
 
