@@ -279,6 +279,24 @@ TEST_SUITE("import") {
     check_runs(i);
   }
 
+  TEST_CASE("import: RabbitMQ broker.kind: the majority queue type, the first queue's on a tie, the vhost's default type") {
+    auto i = import_text(rabbit(arr({classic("a"), quorum("b")})));
+    REQUIRE(i.status == 0);
+    CHECK(i.scenario["broker"]["kind"] == "rabbitmq-classic");
+    CHECK(i.noted("queue \"b\": type quorum: not expressible in one broker.kind yet"));
+    i = import_text(rabbit(arr({quorum("b"), classic("a")})));
+    REQUIRE(i.status == 0);
+    CHECK(i.scenario["broker"]["kind"] == "rabbitmq-quorum");
+    CHECK(i.noted("queue \"a\": type classic: not expressible in one broker.kind yet"));
+    i = import_text(R"({"rabbit_version": "4.2.0", "vhosts": [{"name": "/", "metadata": {"default_queue_type": "quorum"}}],
+                        "queues": [{"name": "a", "vhost": "/", "arguments": {"x-delivery-limit": 4}}]})");
+    REQUIRE_MESSAGE(i.status == 0, i.err);
+    CHECK(i.scenario["broker"] ==
+          json::parse(R"({"kind": "rabbitmq-quorum", "version": "4.2", "queues": {"a": {"delivery_limit": 4}}})"));
+    CHECK(i.noted("queue \"a\": no x-queue-type: its vhost's default_queue_type \"quorum\""));
+    check_runs(i);
+  }
+
   TEST_CASE("import: RabbitMQ queue names brokersim cannot take are renamed, with a note") {
     const auto i = import_text(
         rabbit(arr({classic("orders.created", R"({"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"})"),

@@ -316,6 +316,20 @@ Imported import_rabbitmq(const json& doc) {
     if (doc.contains(key) && doc[key].is_array() && !doc[key].empty() && std::string(key) != "vhosts")
       notes.push_back(std::string(key) + ": " + std::to_string(doc[key].size()) + " entries (not modelled)");
 
+  // A vhost's default queue type (3.11+), for queues declared without x-queue-type.
+  std::map<std::string, std::pair<std::string, std::string>> default_types;  // vhost -> (type, path)
+  const json& vhost_list = array_of(doc, "vhosts");
+  for (std::size_t i = 0; i < vhost_list.size(); ++i) {
+    const json& v = vhost_list[i];
+    if (!v.is_object() || !v.contains("name") || !v["name"].is_string()) continue;
+    for (const auto& [owner, path] : {std::pair<const json*, std::string>{&v, at(at("vhosts", i), "default_queue_type")},
+                                      {v.contains("metadata") && v["metadata"].is_object() ? &v["metadata"] : nullptr,
+                                       at(at(at("vhosts", i), "metadata"), "default_queue_type")}})
+      if (owner && owner->contains("default_queue_type") && (*owner)["default_queue_type"].is_string() &&
+          (*owner)["default_queue_type"] != "undefined")
+        default_types[v["name"].get<std::string>()] = {(*owner)["default_queue_type"].get<std::string>(), path};
+  }
+
   // Queues, with their types.
   const json& list = array_of(doc, "queues");
   std::vector<Queue> queues;
@@ -332,13 +346,19 @@ Imported import_rabbitmq(const json& doc) {
       q.arguments = e["arguments"];
     }
     q.type = "classic";
-    if (q.arguments.contains("x-queue-type"))
+    std::string type_path = q.arguments.contains("x-queue-type") ? at(at(path, "arguments"), "x-queue-type") : at(path, "type");
+    if (q.arguments.contains("x-queue-type")) {
       q.type = text(q.arguments, "x-queue-type", at(path, "arguments"), "", true);
-    else if (e.contains("type"))
+    } else if (e.contains("type")) {
       q.type = text(e, "type", path, "", true);
+    } else if (default_types.count(q.vhost)) {
+      q.type = default_types[q.vhost].first;
+      type_path = default_types[q.vhost].second;
+      notes.push_back("queue " + loader::quoted(q.raw) + ": no x-queue-type: its vhost's default_queue_type " +
+                      loader::quoted(q.type));
+    }
     if (q.type != "classic" && q.type != "quorum" && q.type != "stream")
-      fail(q.arguments.contains("x-queue-type") ? at(at(path, "arguments"), "x-queue-type") : at(path, "type"),
-           "\"classic\", \"quorum\" or \"stream\"", json(q.type));
+      fail(type_path, "\"classic\", \"quorum\" or \"stream\"", json(q.type));
     const std::string who = "queue " + loader::quoted(q.raw);
     if (e.value("auto_delete", false) == true)
       notes.push_back(who + ": auto_delete true (deleted when its last consumer leaves: not modelled)");
