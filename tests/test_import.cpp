@@ -470,6 +470,12 @@ TEST_SUITE("import") {
     REQUIRE_MESSAGE(i.status == 0, i.err);
     CHECK(i.queue("orders") == json::parse(R"({"default_ttl_ms": 300000, "max_delivery_count": 4})"));
     CHECK(i.noted("resources[0].resources[1]: resource of type topics (not modelled)"));
+    // Symbolic names (languageVersion 2.0): resources in an object.
+    const auto sym = import_text(R"({"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+      "languageVersion": "2.0", "resources": {"ns": {"type": "Microsoft.ServiceBus/namespaces", "name": "ns"},
+        "work": {"type": "Microsoft.ServiceBus/namespaces/queues", "name": "ns/work", "properties": {"lockDuration": "PT45S"}}}})");
+    REQUIRE_MESSAGE(sym.status == 0, sym.err);
+    CHECK(sym.queue("work") == json::parse(R"({"lock_duration_ms": 45000})"));
   }
 
   TEST_CASE("import: the SQS attribute dump, string-typed, with a RedrivePolicy string") {

@@ -194,7 +194,10 @@ Format sniff(const json& doc, const std::string& file) {
     if (has_key(doc, "rabbit_version") || has_key(doc, "rabbitmq_version") ||
         (has_key(doc, "queues") && doc["queues"].is_array()) || (has_key(doc, "exchanges") && has_key(doc, "bindings")))
       return Format::RabbitMqDefinitions;
-    if (has_key(doc, "resources") && doc["resources"].is_array()) return Format::ArmTemplate;
+    // An ARM template: resources in an array, or in an object (symbolic names, languageVersion 2.0).
+    if (has_key(doc, "resources") &&
+        (doc["resources"].is_array() || (doc["resources"].is_object() && (has_key(doc, "$schema") || has_key(doc, "languageVersion")))))
+      return Format::ArmTemplate;
     if (has_key(doc, "Resources") || has_key(doc, "AWSTemplateFormatVersion")) return Format::CloudFormation;
     if (has_key(doc, "Attributes")) return Format::SqsAttributes;
     if (looks_like_az_queue(doc)) return Format::AzCli;
