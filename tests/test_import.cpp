@@ -425,6 +425,11 @@ TEST_SUITE("import") {
     CHECK(l.noted("queue \"b\": status \"Disabled\" (not modelled"));
     CHECK(l.noted("queue \"b\": forwardTo \"c\" (auto-forwarding is not modelled"));
     CHECK(l.scenario["producers"][0]["queue"] == "a");
+    // Older az versions: the properties under "properties", durations as Python's timedelta.
+    const auto nested = import_text(R"({"name": "old", "properties": {"lockDuration": "0:00:45", "maxDeliveryCount": 7,
+                                                                      "defaultMessageTimeToLive": "10675199 days, 2:48:05.477581"}})");
+    REQUIRE_MESSAGE(nested.status == 0, nested.err);
+    CHECK(nested.queue("old") == json::parse(R"({"lock_duration_ms": 45000, "max_delivery_count": 7})"));
     // A forwarding target outside the file is added with the defaults.
     const auto f = import_text(R"({"name": "a", "lockDuration": "PT10S", "forwardDeadLetteredMessagesTo": "central-dlq"})");
     REQUIRE(f.status == 0);

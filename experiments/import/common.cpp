@@ -166,6 +166,9 @@ bool has_key(const json& o, const char* k) {
 
 bool looks_like_az_queue(const json& o) {
   if (!o.is_object()) return false;
+  // Older az versions nest the properties.
+  if (has_key(o, "name") && has_key(o, "properties") && o["properties"].is_object() && looks_like_az_queue(o["properties"]))
+    return true;
   for (const char* k :
        {"lockDuration", "maxDeliveryCount", "defaultMessageTimeToLive", "requiresSession", "autoDeleteOnIdle",
         "deadLetteringOnMessageExpiration", "forwardDeadLetteredMessagesTo", "enablePartitioning", "maxSizeInMegabytes"})
@@ -196,7 +199,8 @@ Format sniff(const json& doc, const std::string& file) {
       return Format::RabbitMqDefinitions;
     // An ARM template: resources in an array, or in an object (symbolic names, languageVersion 2.0).
     if (has_key(doc, "resources") &&
-        (doc["resources"].is_array() || (doc["resources"].is_object() && (has_key(doc, "$schema") || has_key(doc, "languageVersion")))))
+        (doc["resources"].is_array() ||
+         (doc["resources"].is_object() && (has_key(doc, "$schema") || has_key(doc, "languageVersion")))))
       return Format::ArmTemplate;
     if (has_key(doc, "Resources") || has_key(doc, "AWSTemplateFormatVersion")) return Format::CloudFormation;
     if (has_key(doc, "Attributes")) return Format::SqsAttributes;
