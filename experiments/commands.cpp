@@ -6,6 +6,7 @@
 
 #include "experiments/commands/commands.hpp"
 #include "experiments/fit/command.hpp"
+#include "experiments/import/command.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"
 
@@ -36,6 +37,7 @@ constexpr const char* kUsage =
     "  brokersim analytic --coverage SEEDS [--jobs N] [--replications R | --precision REL ...]\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
     "                [--interval DURATION] [--check SCENARIO.json] [--replications R] [--seed N]\n"
+    "  brokersim import FILE [--out SCENARIO.json]\n"
     "  brokersim --help | --version\n"
     "\n"
     "Run `brokersim COMMAND --help` for a command's options.\n";
@@ -65,6 +67,7 @@ int cli_main(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (cmd == "metrics") return cmd_metrics(rest, out, err);
     if (cmd == "analytic") return cmd_analytic(rest, out, err);
     if (cmd == "fit") return cmd_fit(rest, out, err);
+    if (cmd == "import") return cmd_import(rest, out, err);
     err << "brokersim: unknown command \"" << cmd << "\"\n\n" << kUsage;
     return 2;
   } catch (const ScenarioError& e) {

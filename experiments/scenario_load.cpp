@@ -15,7 +15,7 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
   object_at(doc, "", "a JSON object (the scenario)");
   check_keys(doc, "",
              {"name", "seed", "stop", "warmup_ms", "broker", "producers", "consumers", "faults", "observe", "limits",
-              "sweep"});
+              "sweep", "notes"});
   Scenario scenario;
   Context context{base_dir, {}, nullptr};
   load_run_keys(doc, scenario);

@@ -170,6 +170,7 @@ TEST_CASE("synopsis of plan agrees in README and both helps") { check_synopsis("
 TEST_CASE("synopsis of analytic agrees in README and both helps") { check_synopsis("analytic"); }
 TEST_CASE("synopsis of metrics agrees in README and both helps") { check_synopsis("metrics"); }
 TEST_CASE("synopsis of fit agrees in README and both helps") { check_synopsis("fit"); }
+TEST_CASE("synopsis of import agrees in README and both helps") { check_synopsis("import"); }
 
 TEST_CASE("README and brokersim --help list the same commands") {
   const Synopses readme = synopses(readme_command_block());

@@ -248,6 +248,13 @@ std::vector<Situation> situations() {
              brokersim::stopped_by_limit(brokersim::StopReason::ZeroTimeLoop) ? 3 : 0};
        }},
       {"success", std::regex("^0 success"), [&](const ScratchDir& d) { return std::vector<int>{status({"run", small(d)})}; }},
+      {"import: a bad or unrecognised file", std::regex("bad entry|unrecognised file|brokersim import"),
+       [](const ScratchDir& d) {
+         return std::vector<int>{
+             status({"import", d.write("bad-sqs.json", R"({"Attributes": {"VisibilityTimeout": "abc"}})")}),
+             status({"import", d.write("unknown.json", R"({"hello": 1})")}),
+             status({"import", d.write("template.yaml", "AWSTemplateFormatVersion: '2010-09-09'\n")})};
+       }},
       {"invalid input", std::regex("invalid|validated|what was expected|refused", std::regex::icase),
        [&](const ScratchDir& d) {
          return std::vector<int>{
@@ -275,7 +282,7 @@ std::vector<std::pair<std::string, std::string>> claim_documents() {
     if (fs::exists(e.path() / "README.md") && e.path().filename() != "real-broker") files.push_back(e.path() / "README.md");
   std::sort(files.begin(), files.end());
   for (const auto& f : files) docs.emplace_back(fs::relative(f, kSource).string(), read_file(f.string()));
-  for (const char* command : {"run", "sweep", "merge", "plan", "metrics", "analytic", "fit"})
+  for (const char* command : {"run", "sweep", "merge", "plan", "metrics", "analytic", "fit", "import"})
     docs.emplace_back(std::string(command) + " --help", run_cli({command, "--help"}).out);
   return docs;
 }

@@ -135,6 +135,13 @@ void load_closing_keys(const json& doc, Scenario& scenario, std::int64_t consume
   }
 
   if (has(doc, "sweep")) check_sweep(doc["sweep"]);
+  // Text for people (what `brokersim import` read but does not model): checked for shape, never read.
+  if (has(doc, "notes")) {
+    const json& notes = doc["notes"];
+    if (!notes.is_array()) fail("notes", "an array of strings", notes);
+    for (std::size_t i = 0; i < notes.size(); ++i)
+      if (!notes[i].is_string()) fail(join("notes", i), "a string", notes[i]);
+  }
 }
 
 }  // namespace brokersim::loader
