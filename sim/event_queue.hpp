@@ -61,11 +61,18 @@ class EventQueue {
       lane_[lane_size_++] = e;
       return;
     }
-    push_heap(e);
+    if (hole_) {
+      // The hold pattern (pop the top, push its successor: an arrival scheduling the next one):
+      // the new event takes the popped root's place and sinks, one walk instead of two.
+      hole_ = false;
+      sift_down_from_root(e);
+      return;
+    }
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
   }
 
   bool empty() const { return heap_.size() == hole_ && lane_size_ == 0; }
-
   std::size_t size() const { return heap_.size() - hole_ + lane_size_; }
   const Event& top() {
     fill_hole();
@@ -102,19 +109,6 @@ class EventQueue {
   std::uint64_t pushed() const { return seq_; }
 
  private:
-  // Out of line: the lane's path above stays small enough to inline into every caller.
-  [[gnu::noinline]] void push_heap(const Event& e) {
-    if (hole_) {
-      // The hold pattern (pop the top, push its successor: an arrival scheduling the next one):
-      // the new event takes the popped root's place and sinks, one walk instead of two.
-      hole_ = false;
-      sift_down_from_root(e);
-      return;
-    }
-    heap_.push_back(e);
-    sift_up(heap_.size() - 1);
-  }
-
   void fill_hole() {
     if (!hole_) return;
     hole_ = false;
