@@ -10,6 +10,7 @@
 //
 // Reported counters:
 //   jobs_per_s         simulated arrivals per second of CPU time (the figure to compare with);
+//   events_per_job     arrivals and completions per arrival;
 //   P_abandon          fraction of resolved jobs that were lost, over the whole run;
 //   P_abandon_exact    the exact stationary value for M/M/c+D (below), for a sanity check.
 //
@@ -192,6 +193,10 @@ void BM_MinimalMMcD(benchmark::State& state) {
   state.counters["P_abandon_exact"] =
       exact_p_abandon(kLambda, 1 / kMeanService, kServers, kDeadline);
   state.counters["jobs"] = jobs;
+  // One event per arrival and one per completion (a job lost in the queue has none): the
+  // figure brokersim's events_per_job (bench_run.cpp) is compared with.
+  state.counters["events_per_job"] =
+      static_cast<double>(sim.arrivals + sim.served) / static_cast<double>(sim.arrivals);
 }
 BENCHMARK(BM_MinimalMMcD)->Unit(benchmark::kMillisecond);
 

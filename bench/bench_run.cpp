@@ -3,16 +3,19 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <vector>
 
 #include "experiments/scenario_load.hpp"
 #include "models/simulation.hpp"
 
 namespace {
 
-void run_scenario(benchmark::State& state, const std::string& file, std::uint64_t jobs) {
+void run_scenario(benchmark::State& state, const std::string& file, std::uint64_t jobs,
+                  std::vector<std::string> sets = {}) {
+  sets.push_back("stop={\"jobs\": " + std::to_string(jobs) + "}");
+  sets.push_back("warmup_ms=0");
   brokersim::Scenario s = brokersim::load_scenario_file(
-      std::string(BROKERSIM_SOURCE_DIR) + "/experiments/scenarios/" + file,
-      {"stop={\"jobs\": " + std::to_string(jobs) + "}", "warmup_ms=0"});
+      std::string(BROKERSIM_SOURCE_DIR) + "/experiments/scenarios/" + file, sets);
   s.observe_every.reset();
   std::uint64_t simulated = 0, events = 0;
   for (auto _ : state) {
@@ -29,7 +32,20 @@ void run_scenario(benchmark::State& state, const std::string& file, std::uint64_
 void BM_Run_MM10_Prefetch1(benchmark::State& state) { run_scenario(state, "mm10-prefetch1.json", 500'000); }
 void BM_Run_CapacityBaseline(benchmark::State& state) { run_scenario(state, "capacity-baseline.json", 500'000); }
 
+// The same M/M/c+D at the same utilisation (0.95) with a fleet of c = 100 and c = 10,000
+// consumers: the cost per job should not grow with the fleet (issue 23: within 1.5x). The
+// 10,000-consumer run is longer so that starting the fleet stays a small part of it.
+void run_fleet(benchmark::State& state, int consumers, std::uint64_t jobs) {
+  run_scenario(state, "mm10-prefetch1.json", jobs,
+               {"consumers.0.count=" + std::to_string(consumers),
+                "producers.0.arrivals={\"poisson\": {\"rate_per_s\": " + std::to_string(0.95 * consumers) + "}}"});
+}
+void BM_Run_Fleet100(benchmark::State& state) { run_fleet(state, 100, 500'000); }
+void BM_Run_Fleet10000(benchmark::State& state) { run_fleet(state, 10'000, 2'000'000); }
+
 }  // namespace
 
 BENCHMARK(BM_Run_MM10_Prefetch1)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK(BM_Run_CapacityBaseline)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_Run_Fleet100)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK(BM_Run_Fleet10000)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
