@@ -99,8 +99,9 @@ TEST_CASE("vector 29: quorum TTL is head-only - an expired message behind a live
 TEST_CASE("vector 30: at-least-once dead-lettering keeps refused messages in the source - drop-head falls back to at-most-once") {
   // Three messages expire at 100, 110 and 120 into dlq (max_length 1, reject-publish). A and B
   // get in (a quorum queue stops its enqueuers only once it is over its limit, after B); C finds
-  // the dead-letter worker stopped and stays in q, counting toward q's max_length 3: of D, E, F
-  // published at 200, F is refused. A dlq reader from 500 empties dlq, and the worker's retry
+  // the dead-letter worker stopped and stays in q, counting toward q's max_length 3: of D, E, F, G
+  // published at 200-203, F puts q over its limit (C held + D + E + F = 4; the producer is stopped
+  // only once q is over, as the worker is) and G is refused. Were C not counted, G would get in. A dlq reader from 500 empties dlq, and the worker's retry
   // timer (armed at 120, every 180 s) republishes C at 180120 (tests/test_quorum_dlx.cpp).
   const char* text = R"({
     "stop": {"time_ms": 200000},
@@ -110,7 +111,7 @@ TEST_CASE("vector 30: at-least-once dead-lettering keeps refused messages in the
       "dlq": {"max_length": 1, "overflow": "reject-publish"}}},
     "producers": [
       {"queue": "q", "arrivals": {"at_ms": [0, 10, 20]}, "expiration_ms": 100, "service_ms": 10},
-      {"queue": "q", "arrivals": {"at_ms": [200, 200, 200]}, "service_ms": 10}],
+      {"queue": "q", "arrivals": {"at_ms": [200, 201, 202, 203]}, "service_ms": 10}],
     "consumers": [{"queue": "dlq", "prefetch": 1, "start_ms": 500}]
   })";
   auto run = run_scenario(text);
@@ -118,21 +119,23 @@ TEST_CASE("vector 30: at-least-once dead-lettering keeps refused messages in the
   CHECK(run.queue("dlq").delivered == 3);
   CHECK(run.queue("q").dl(DeathReason::Expired) == 3);
   CHECK(run.trace.at(2).ms("delivered_ms") == 180120);        // C, on the worker's timer
-  CHECK(run.trace.at(4)["outcome"] == "in_system");           // E: C held + D + E = 3
-  CHECK(run.trace.at(5)["outcome"] == "rejected_at_publish");  // F: would be the 4th
+  CHECK(run.trace.at(5)["outcome"] == "in_system");            // F: C held + D + E = 3, not over
+  CHECK(run.trace.at(6)["outcome"] == "rejected_at_publish");  // G: the producer was told to stop
   CHECK(run.result.duplicate_executions == 0);
   // The source deleted (x-expires, on the 5 s tick) before the worker retries: C goes with it,
-  // as do D and E.
+  // as do D, E and F.
   auto deleted = run_scenario(text, {"broker.queues.q.expires_ms=300", "consumers.0.start_ms=6000", R"(stop={"time_ms": 8000})"});
-  CHECK(deleted.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 3);
+  CHECK(deleted.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 4);
   CHECK(deleted.trace.at(2)["outcome"] == "lost");
   CHECK(deleted.trace.at(2).ms("ended_ms") == 5000);
   CHECK(deleted.queue("dlq").delivered == 2);
   // drop-head (the default): at-most-once, whose untracked publishes a quorum target never
-  // refuses: all three get in past its limit at once.
+  // refuses: all three get in past its limit at once (and D, dropped from q's head when G makes
+  // it 4 > 3, follows them with reason maxlen).
   auto fallback = run_scenario(text, {"broker.queues.q.overflow=drop-head"});
   CHECK(fallback.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 0);
-  CHECK(fallback.queue("dlq").delivered == 3);
+  CHECK(fallback.queue("dlq").delivered == 4);
+  CHECK(fallback.queue("q").dl(DeathReason::Maxlen) == 1);
   CHECK(fallback.trace.at(2).ms("delivered_ms") == 520);
   // at-most-once (the default strategy) likewise.
   auto most = run_scenario(text, {"broker.queues.q.dead_letter_strategy=at-most-once"});

@@ -35,7 +35,43 @@ constexpr const char* kFullTarget = R"({
   "consumers": [{"queue": "dlq", "prefetch": 1, "start_ms": 500}]
 })";
 
+// Producers into a queue of max_length 2 with reject-publish, read from 500 on (10 ms jobs).
+constexpr const char* kPublishers = R"({
+  "stop": {"time_ms": 2000},
+  "broker": {"kind": "rabbitmq-quorum", "version": "3.13", "queues": {
+    "q": {"max_length": 2, "overflow": "reject-publish"}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 10, 20, 30, 505, 515]}, "service_ms": 10}],
+  "consumers": [{"queue": "q", "prefetch": 1, "start_ms": 500}]
+})";
+
 }  // namespace
+
+TEST_CASE("quorum reject-publish stops a producer only once over max_length, and lets it go at 80%") {
+  // The producer registers at 0; the publish at 20 takes q to 3 > 2 and the queue tells it to
+  // stop, so the one at 30 is refused (RabbitMQ 3.10.8 took 3 of 4 the same way, real-broker case
+  // qdlx-publish-over-limit). Reading starts at 500: q is at 2 then, not over but above 80% of 2
+  // (1), so the publish at 505 is still refused; the delivery at 510 takes q to 1 and the queue
+  // says go, so the publish at 515 gets in.
+  auto run = run_scenario(kPublishers);
+  const auto outcome = [&](std::size_t i) -> std::string { return run.trace.at(i)["outcome"]; };
+  CHECK(outcome(2) != "rejected_at_publish");
+  CHECK(outcome(3) == "rejected_at_publish");
+  CHECK(outcome(4) == "rejected_at_publish");
+  CHECK(outcome(5) != "rejected_at_publish");
+  CHECK(run.queue("q").delivered == 4);
+  // Publishes of one instant all get in before the notice reaches the producer.
+  auto batch = run_scenario(kPublishers, {"producers.0.arrivals.at_ms=[0, 0, 0, 0]"});
+  CHECK(batch.queue("q").delivered == 4);
+  CHECK(batch.result.outcomes[static_cast<int>(brokersim::Outcome::RejectedAtPublish)] == 0);
+  // A classic queue refuses the publish that would exceed the limit and takes the next one as
+  // soon as there is room: 20 and 30 refused, 505 (q at 1 after the delivery at 500) taken.
+  auto classic = run_scenario(kPublishers, {"broker.kind=rabbitmq-classic"});
+  const auto classic_outcome = [&](std::size_t i) -> std::string { return classic.trace.at(i)["outcome"]; };
+  CHECK(classic_outcome(2) == "rejected_at_publish");
+  CHECK(classic_outcome(3) == "rejected_at_publish");
+  CHECK(classic_outcome(4) != "rejected_at_publish");
+  CHECK(classic_outcome(5) != "rejected_at_publish");
+}
 
 TEST_CASE("quorum at-least-once into a deleted and re-declared target - the worker retries on its 180 s timer") {
   // Dead-lettered at 6000 while dlq does not exist: nothing is published, and the worker's timer,
@@ -63,8 +99,9 @@ TEST_CASE("quorum at-least-once into a deleted and re-declared target - the work
 TEST_CASE("quorum reject-publish target takes dead letters past its limit - the worker is stopped only after") {
   // at-least-once: A (100) registers the worker at an empty dlq and gets in; B (110) gets in too
   // (1 is not over a limit of 1) and puts dlq over it; C (120) and D (130) find the worker
-  // stopped and stay in q, counting toward q's max_length 4: of the three published at 200 two get
-  // in and one is refused. Reading dlq empties it by 510 (below 80% of 1: go again), and the timer
+  // stopped and stay in q, counting toward q's max_length 4: the three published at 200 all get in
+  // (their producer is an enqueuer too, stopped only once q is over its limit: 2 held + 3 = 5, as
+  // the real broker took them in the qdlx-full-target-alo case). Reading dlq empties it by 510 (below 80% of 1: go again), and the timer
   // armed at 120 republishes C at 180120; D, published at 130, is not a period old then and goes
   // at the next firing, 360120.
   auto run = run_scenario(kFullTarget);
@@ -74,7 +111,7 @@ TEST_CASE("quorum reject-publish target takes dead letters past its limit - the 
   CHECK(run.trace.at(2).ms("delivered_ms") == 180120);
   CHECK(run.trace.at(3).ms("delivered_ms") == 360120);
   CHECK(run.trace.at(5)["outcome"] == "in_system");
-  CHECK(run.trace.at(6)["outcome"] == "rejected_at_publish");
+  CHECK(run.trace.at(6)["outcome"] == "in_system");
   CHECK(run.result.outcomes[static_cast<int>(brokersim::Outcome::Lost)] == 0);
   // A 1 s period: C at 1120, D at 2120.
   auto fast = run_scenario(kFullTarget, {"broker.dead_letter_confirm_timeout_ms=1000"});
@@ -85,7 +122,7 @@ TEST_CASE("quorum reject-publish target takes dead letters past its limit - the 
   CHECK(unread.trace.at(2).empty("delivered_ms"));
   CHECK(unread.queue("dlq").delivered == 0);
   CHECK(unread.queue("q").dl(brokersim::DeathReason::Expired) == 2);  // A and B only
-  CHECK(unread.trace.at(6)["outcome"] == "rejected_at_publish");
+  CHECK(unread.trace.at(6)["outcome"] == "in_system");  // past q's limit, as above
   // Dead letters of one instant are one batch: all four expiring at 100 get in before the
   // reject_publish notice reaches the worker.
   auto batch = run_scenario(kFullTarget, {"producers.0.arrivals.at_ms=[0, 0, 0, 0]"});

@@ -77,7 +77,14 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
 
   // A dead letter into a quorum queue is never refused by the queue: at-most-once it is an
   // untracked enqueue, at-least-once its worker was let through (QuorumRules::dead_letter).
-  if (spec.overflow != Overflow::DropHead && !(dead_letter && quorum(q)) && full_for(q, job.bytes)) {
+  // A producer's publish into a quorum queue with reject-publish asks its enqueuer status instead
+  // of the queue's length (QuorumRules::accepts_publish: one gets in past the limit).
+  const bool refused =
+      spec.overflow == Overflow::DropHead || (dead_letter && quorum(q)) ? false
+      : quorum(q) && spec.overflow == Overflow::RejectPublish && (spec.max_length || spec.max_length_bytes)
+          ? !quorum_.accepts_publish(*this, q, job.producer)
+          : full_for(q, job.bytes);
+  if (refused) {
     if (dead_letter) {
       // Dead-letter republishing has no publisher confirms: a refusing target loses the message.
       w_.decide(job, Outcome::Lost);

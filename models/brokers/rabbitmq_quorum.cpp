@@ -21,6 +21,7 @@ QuorumRules::QuorumRules(const BrokerSpec& broker, std::size_t consumers, bool i
   held_from_.resize(broker.queues.size(), 0);
   workers_.resize(broker.queues.size());
   writers_.resize(broker.queues.size());
+  publishers_.resize(broker.queues.size());
   for (std::size_t q = 0; q < broker.queues.size(); ++q) {
     if (!holds_dead_letters(broker.queues[q])) continue;
     writers_[static_cast<std::size_t>(broker.queues[q].dead_letter_index)].push_back(static_cast<int>(q));

@@ -87,7 +87,18 @@ class QuorumRules {
   // to stop when over its limit and to go on when below 80% of it. (Asked at every change of
   // every queue's length, so one flag answers whether there is anything to do.)
   void target_changed(RabbitMq& mq, int target) {
-    if (has_workers_) enqueuer_status(mq, target);
+    if (has_workers_ || has_publishers_) enqueuer_status(mq, target);
+  }
+  // A producer's publish into quorum queue q with reject-publish: its client is an enqueuer like
+  // the dead-letter worker (rabbit_fifo_client:enqueue/4), refused only once told the queue is
+  // over its limit, so the queue takes one message past max-length (measured on 3.10.8: the
+  // real-broker case qdlx-publish-over-limit takes 3 of 4 publishes at max_length 2).
+  bool accepts_publish(RabbitMq& mq, int q, int producer) {
+    auto& by_producer = publishers_[static_cast<std::size_t>(q)];
+    const auto p = static_cast<std::size_t>(std::max(producer, 0));
+    if (by_producer.size() <= p) by_producer.resize(p + 1);
+    has_publishers_ = true;
+    return accepts(mq, by_producer[p], q);
   }
   // The worker's settle timer (Ev::DlxTimer) fired.
   void on_dlx_timer(RabbitMq& mq, int source, std::uint32_t gen);
@@ -109,9 +120,11 @@ class QuorumRules {
   // The dead-letter worker's publishing state toward its source's target (rabbit_fifo_client's
   // queue_status): not yet registered as an enqueuer, go, or told to stop (reject_publish).
   enum class Enqueuer : std::uint8_t { Unregistered, Go, Blocked };
-  struct Worker {
+  struct EnqueuerState {
     Enqueuer status = Enqueuer::Unregistered;
     Time blocked_at = sim::kNever;  // a reject_publish notice on its way (effective after this instant)
+  };
+  struct Worker : EnqueuerState {
     Time timer_at = sim::kNever;    // the settle timer, armed while it holds anything
     std::uint32_t timer_gen = 0;
     std::uint32_t checked_out = 0;  // held messages delivered to it (at most its prefetch)
@@ -129,7 +142,7 @@ class QuorumRules {
   static constexpr std::uint32_t kWorkerPrefetch = 32;
 
   bool try_publish(RabbitMq& mq, Held& h);
-  bool accepts(RabbitMq& mq, Worker& wk, int target);
+  bool accepts(RabbitMq& mq, EnqueuerState& e, int target);
   void redeliver(RabbitMq& mq, int source);
   void arm_timer(RabbitMq& mq, int source);
   void enqueuer_status(RabbitMq& mq, int target);
@@ -145,6 +158,8 @@ class QuorumRules {
   std::vector<Worker> workers_;           // by source queue (used for at-least-once sources)
   std::vector<std::vector<int>> writers_;  // by target queue: the at-least-once sources into it
   bool has_workers_ = false;              // some queue dead-letters at least once
+  std::vector<std::vector<EnqueuerState>> publishers_;  // by queue, by producer: publishing clients
+  bool has_publishers_ = false;          // some producer has published to a reject-publish queue
   Time retry_ = 0;                        // dead_letter_worker_publisher_confirm_timeout
   bool at_once_ = false;
 };

@@ -85,7 +85,7 @@ bool QuorumRules::try_publish(RabbitMq& mq, Held& h) {
 
 // The worker's enqueuer status toward `target` decides; only reject-publish stops enqueuers
 // (drop-head takes everything and drops at the head).
-bool QuorumRules::accepts(RabbitMq& mq, Worker& wk, int target) {
+bool QuorumRules::accepts(RabbitMq& mq, EnqueuerState& wk, int target) {
   const RabbitQueue& T = mq.queues_[target];
   if (T.spec().overflow != Overflow::RejectPublish) return true;
   const Time now = mq.w_.now;
@@ -100,20 +100,22 @@ bool QuorumRules::accepts(RabbitMq& mq, Worker& wk, int target) {
 
 // What the target tells its enqueuers after a change of its length.
 void QuorumRules::enqueuer_status(RabbitMq& mq, int target) {
-  if (writers_[target].empty()) return;
+  auto& producers = publishers_[target];
+  if (writers_[target].empty() && producers.empty()) return;
   const RabbitQueue& T = mq.queues_[target];
   if (T.spec().overflow != Overflow::RejectPublish) return;
   const bool over = over_limit(T, held_from(target));
   const bool below = !over && below_soft_limit(T, held_from(target));
-  for (int s : writers_[target]) {
-    Worker& wk = workers_[s];
-    if (wk.status == Enqueuer::Unregistered) continue;
+  const auto tell = [&](EnqueuerState& wk) {
+    if (wk.status == Enqueuer::Unregistered) return;
     if (over && wk.status == Enqueuer::Go && wk.blocked_at == sim::kNever) wk.blocked_at = mq.w_.now;
     if (below) {
       wk.status = Enqueuer::Go;
       wk.blocked_at = sim::kNever;
     }
-  }
+  };
+  for (int s : writers_[target]) tell(workers_[s]);
+  for (EnqueuerState& p : producers) tell(p);
 }
 
 void QuorumRules::arm_timer(RabbitMq& mq, int source) {
@@ -180,6 +182,7 @@ void QuorumRules::queue_deleted(World& w, int q) {
     workers_[s].blocked_at = sim::kNever;
   }
   reset_worker(workers_[q]);  // the source's own worker goes with it
+  for (EnqueuerState& p : publishers_[q]) p = EnqueuerState{};  // producers register again
   if (held_from_[q] == 0) return;
   std::erase_if(held_, [&](const Held& h) {
     if (h.source != q) return false;
@@ -192,6 +195,9 @@ void QuorumRules::queue_deleted(World& w, int q) {
 
 // A new worker checks out the source's dead letters again and publishes them at once.
 void QuorumRules::broker_up(RabbitMq& mq) {
+  // Clients reconnect to a restarted queue and register as enqueuers again.
+  for (auto& by_producer : publishers_)
+    for (EnqueuerState& p : by_producer) p = EnqueuerState{};
   if (!has_workers_) return;
   for (Worker& wk : workers_) reset_worker(wk);
   for (Held& h : held_) h.checked_out = false;
