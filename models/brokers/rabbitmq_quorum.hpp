@@ -24,8 +24,9 @@ struct World;
 
 class QuorumRules {
  public:
-  // `in_use`: the broker has quorum queues (without, the 4.3 message lock is never armed).
-  QuorumRules(const BrokerSpec& broker, std::size_t consumers, bool in_use);
+  // Only for the broker's quorum queues (QueueSpec::type); with none, nothing is allocated or
+  // armed (the 4.3 message lock included).
+  QuorumRules(const BrokerSpec& broker, std::size_t consumers);
 
   // The delivery limit in force for a queue: -1 = none (the spec's key, else the version's default).
   static std::int64_t delivery_limit(const QueueSpec& spec, const std::string& version);
@@ -75,7 +76,7 @@ class QuorumRules {
   // at-least-once needs reject-publish on the source (with drop-head the broker falls back to
   // at-most-once) and a target.
   static bool holds_dead_letters(const QueueSpec& source) {
-    return source.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
+    return source.type == QueueType::Quorum && source.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
   }
   void dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason why);
   // Dead-letters from queue q its target has not accepted yet: they count toward q's length.
@@ -129,7 +130,7 @@ class QuorumRules {
   static constexpr std::uint32_t kWorkerPrefetch = 32;
 
   bool try_publish(RabbitMq& mq, Held& h);
-  bool accepts(RabbitMq& mq, Worker& wk, int target);
+  bool accepts(RabbitMq& mq, Worker& wk, std::uint32_t j, int target);
   void redeliver(RabbitMq& mq, int source);
   void arm_timer(RabbitMq& mq, int source);
   void enqueuer_status(RabbitMq& mq, int target);
