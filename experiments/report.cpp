@@ -12,6 +12,15 @@ namespace brokersim {
 
 namespace {
 
+// The reasons the broker's queues can give: its kind's, and a RabbitMQ classic broker holding a
+// quorum queue (broker.queues.NAME.type) gives a quorum queue's too (delivery_limit). A broker
+// whose queues are all of the kind's type keeps the kind's columns.
+std::span<const DeathReason> death_reasons_of(const BrokerSpec& broker) {
+  const bool has_quorum = std::any_of(broker.queues.begin(), broker.queues.end(),
+                                      [](const QueueSpec& q) { return q.type == QueueType::Quorum; });
+  return brokersim::death_reasons_of(broker.kind == "rabbitmq-classic" && has_quorum ? "rabbitmq-quorum" : broker.kind);
+}
+
 template <class H>
 nlohmann::ordered_json wait_json(const H& h) {
   nlohmann::ordered_json w;
@@ -152,7 +161,7 @@ std::string duplicate_causes(const RunResult& r) {
 // over queues, in each broker's words); said only when there are any.
 void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
   std::string reasons;
-  for (DeathReason why : death_reasons_of(s.broker.kind)) {
+  for (DeathReason why : death_reasons_of(s.broker)) {
     std::uint64_t n = 0;
     for (const auto& q : r.queues) n += q.dl(why);
     if (n == 0) continue;
@@ -227,7 +236,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["delivered"] = q.delivered;
     auto& reasons = o["dead_lettered_by_reason"];
     reasons = nlohmann::ordered_json::object();
-    for (DeathReason why : death_reasons_of(scenario.broker.kind)) reasons[std::string(death_reason_name(why))] = q.dl(why);
+    for (DeathReason why : death_reasons_of(scenario.broker)) reasons[std::string(death_reason_name(why))] = q.dl(why);
     o["max_ready"] = q.max_ready;
     o["mean_ready"] = q.mean_ready;
     o["mean_unacked"] = q.mean_unacked;
@@ -430,7 +439,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << '\n';
 
   // One dl: column per reason the broker kind gives, named as in dead_lettered_by_reason.
-  const auto reasons = death_reasons_of(s.broker.kind);
+  const auto reasons = death_reasons_of(s.broker);
   auto width = [](DeathReason why) { return static_cast<int>(std::max<std::size_t>(11, death_reason_name(why).size() + 3)); };
   out << "Queue              published  delivered";
   for (DeathReason why : reasons) {

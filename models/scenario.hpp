@@ -31,6 +31,10 @@ struct ScenarioError : std::runtime_error {
 
 enum class Overflow : std::uint8_t { DropHead, RejectPublish, RejectPublishDlx };
 
+// A RabbitMQ queue's type: which rules it follows (models/brokers/rabbitmq.hpp asks it at every
+// step where the types differ). broker.queues.NAME.type, the broker kind's type by default.
+enum class QueueType : std::uint8_t { Classic, Quorum };
+
 struct QueueSpec {
   std::string name;
   std::optional<Time> message_ttl;        // x-message-ttl
@@ -42,7 +46,9 @@ struct QueueSpec {
   std::optional<std::int64_t> max_length_bytes;  // max-length-bytes (sum of ready message bodies)
   std::optional<Time> declare_every;      // a client re-declares the queue this often (extension)
   std::vector<Time> declare_at;           // ... or at these times (extension)
-  // rabbitmq-quorum only: x-delivery-limit (nullopt = the version's default: 20 from 4.0, none in
+  // RabbitMQ only: the queue's type (rabbitmq-quorum's queues are quorum unless typed classic).
+  QueueType type = QueueType::Classic;
+  // quorum queues only: x-delivery-limit (nullopt = the version's default: 20 from 4.0, none in
   // 3.13; -1 = disabled) and the dead-letter strategy.
   std::optional<std::int64_t> delivery_limit;
   bool dead_letter_at_least_once = false;
@@ -69,7 +75,7 @@ struct BrokerSpec {
   // Delivery acknowledgement timeout (RabbitMQ consumer_timeout, default 30 min); nullopt = off.
   std::optional<Time> consumer_timeout = Time{1'800'000} * sim::kNsPerMs;
   Distribution expiry_slack;      // added to every head-expiry timer firing, ns (default 0)
-  // rabbitmq-quorum: rabbit's dead_letter_worker_publisher_confirm_timeout, the at-least-once
+  // RabbitMQ with quorum queues: rabbit's dead_letter_worker_publisher_confirm_timeout, the at-least-once
   // dead-letter worker's retry period (default 3 min).
   Time dead_letter_confirm_timeout = Time{180'000} * sim::kNsPerMs;
   std::vector<QueueSpec> queues;  // sorted by name (JSON objects are), so indices are deterministic

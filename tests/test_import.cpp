@@ -128,14 +128,14 @@ TEST_SUITE("import") {
     // emails and dead-letters: ttl-all merged with the operator policy, the lower of each.
     CHECK(i.queue("emails") == json::parse(R"({"message_ttl_ms": 300000, "max_length": 20000})"));
     CHECK(i.queue("dead-letters") == json::parse(R"({"message_ttl_ms": 300000, "max_length": 20000})"));
-    CHECK(i.queue("payments") == json::parse(R"({"message_ttl_ms": 300000, "max_length": 20000, "overflow": "reject-publish",
-                                                 "dead_letter_to": "dead-letters"})"));
+    // payments, the one quorum queue of a classic broker, is typed quorum and keeps its quorum keys.
+    CHECK(i.queue("payments") == json::parse(R"({"type": "quorum", "message_ttl_ms": 300000, "max_length": 20000,
+                                                 "overflow": "reject-publish", "delivery_limit": 5,
+                                                 "dead_letter_strategy": "at-least-once", "dead_letter_to": "dead-letters"})"));
     CHECK(i.noted("queue \"orders\": x-max-priority 10 (not modelled)"));
     CHECK(i.noted("queue \"emails\": x-single-active-consumer true (not modelled)"));
     CHECK(i.noted("queue \"orders\": policy \"orders-limits\" key queue-version 2 (not modelled)"));
-    CHECK(i.noted("queue \"payments\": type quorum: not expressible in one broker.kind yet"));
-    CHECK(i.noted("queue \"payments\": delivery-limit 5"));
-    CHECK(i.noted("queue \"payments\": dead-letter-strategy \"at-least-once\""));
+    CHECK_FALSE(i.noted("not expressible"));
     CHECK(i.noted("queue \"audit-log\": a stream (not simulated): skipped"));
     CHECK(i.noted("policy \"events-ha\" applies to exchanges (not modelled)"));
     CHECK(i.noted("users: 1 entries (not modelled)"));
@@ -279,15 +279,30 @@ TEST_SUITE("import") {
     check_runs(i);
   }
 
-  TEST_CASE("import: RabbitMQ broker.kind: the majority queue type, the first queue's on a tie, the vhost's default type") {
+  TEST_CASE("import: RabbitMQ broker.kind: the majority queue type, the first queue's on a tie, the vhost's default type; the others typed per queue") {
     auto i = import_text(rabbit(arr({classic("a"), quorum("b")})));
     REQUIRE(i.status == 0);
     CHECK(i.scenario["broker"]["kind"] == "rabbitmq-classic");
-    CHECK(i.noted("queue \"b\": type quorum: not expressible in one broker.kind yet"));
+    // The queue of the other type says so (broker.queues.NAME.type).
+    CHECK(i.queue("a") == json::object());
+    CHECK(i.queue("b") == json::parse(R"({"type": "quorum"})"));
+    check_runs(i);
     i = import_text(rabbit(arr({quorum("b"), classic("a")})));
     REQUIRE(i.status == 0);
     CHECK(i.scenario["broker"]["kind"] == "rabbitmq-quorum");
-    CHECK(i.noted("queue \"a\": type classic: not expressible in one broker.kind yet"));
+    CHECK(i.queue("a") == json::parse(R"({"type": "classic"})"));
+    CHECK(i.queue("b") == json::object());
+    check_runs(i);
+    // Each queue's quorum keys and overflow by its own type: delivery-limit on the quorum queue of
+    // a classic broker is kept; reject-publish-dlx on the classic queue of a quorum broker too.
+    i = import_text(rabbit(arr({quorum("q", R"({"x-delivery-limit": 3})"), quorum("r"),
+                                classic("c", R"({"x-overflow": "reject-publish-dlx", "x-delivery-limit": 2})")})));
+    REQUIRE_MESSAGE(i.status == 0, i.err);
+    CHECK(i.scenario["broker"]["kind"] == "rabbitmq-quorum");
+    CHECK(i.queue("q") == json::parse(R"({"delivery_limit": 3})"));
+    CHECK(i.queue("c") == json::parse(R"({"type": "classic", "overflow": "reject-publish-dlx"})"));
+    CHECK(i.noted("queue \"c\": delivery-limit 2 (quorum queues only: a classic queue ignores it)"));
+    check_runs(i);
     i = import_text(R"({"rabbit_version": "4.2.0", "vhosts": [{"name": "/", "metadata": {"default_queue_type": "quorum"}}],
                         "queues": [{"name": "a", "vhost": "/", "arguments": {"x-delivery-limit": 4}}]})");
     REQUIRE_MESSAGE(i.status == 0, i.err);

@@ -90,8 +90,11 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   // Quorum queues dispatch, expire at the head and settle as classic queues do wherever the models
   // apply (no requeues, so no returns queue or delivery limit; no faults); they differ in the cap
   // on "unlimited" prefetch (2000) and in TTL 0 living 1 ms, both refused below.
-  const bool quorum = s.broker.kind == "rabbitmq-quorum";
-  need(s.broker.kind == "rabbitmq-classic" || quorum, "broker.kind is neither rabbitmq-classic nor rabbitmq-quorum");
+  const bool rabbit = s.broker.kind == "rabbitmq-classic" || s.broker.kind == "rabbitmq-quorum";
+  need(rabbit, "broker.kind is neither rabbitmq-classic nor rabbitmq-quorum");
+  // The queue's own type (broker.queues.NAME.type, the kind's by default): the queue producers.0 publishes to.
+  const bool quorum = rabbit && !s.producers.empty() &&
+                      s.broker.queues[static_cast<std::size_t>(s.producers[0].queue)].type == QueueType::Quorum;
   need(s.producers.size() == 1,
        "the scenario has " + std::to_string(s.producers.size()) + " producers (the models need exactly 1)");
   if (!s.producers.empty()) {

@@ -430,16 +430,14 @@ Imported import_rabbitmq(const json& doc) {
     if (list[i].is_object() && list[i].value("arguments", json::object()).value("x-queue-type", "") == "stream")
       stream_names.insert(list[i].value("vhost", "/") + "\n" + list[i].value("name", ""));
 
-  const std::string kind = out.broker["kind"];
   for (const auto& q : queues) {
     const std::string who =
         "queue " + loader::quoted(q.raw) + (vhosts.size() > 1 ? " (vhost " + loader::quoted(q.vhost) + ")" : "");
-    if (q.type != type)
-      notes.push_back(who + ": type " + q.type + ": not expressible in one broker.kind yet (imported as " + kind +
-                      ", with the arguments " + kind + " takes)");
     const Policy* policy = match(policies, q, notes, "policy");
     const Policy* op = match(operator_policies, q, notes, "operator policy");
     ojson spec = ojson::object();
+    // A queue of the other type than broker.kind's says so (broker.queues.NAME.type).
+    if (q.type != type) spec["type"] = q.type;
 
     // Settings not modelled: arguments, and the applied policies' other keys.
     for (auto it = q.arguments.begin(); it != q.arguments.end(); ++it) {
@@ -469,7 +467,7 @@ Imported import_rabbitmq(const json& doc) {
     set("max_length", "max-length");
     set("max_length_bytes", "max-length-bytes");
     if (!e["overflow"].value.is_null()) {
-      if (e["overflow"].value == "reject-publish-dlx" && (q.type == "quorum" || kind == "rabbitmq-quorum")) {
+      if (e["overflow"].value == "reject-publish-dlx" && q.type == "quorum") {
         notes.push_back(
             who + ": overflow \"reject-publish-dlx\" on a quorum queue: RabbitMQ ignores it (logs a warning) and uses drop-head");
         e["overflow"].value = "drop-head";
@@ -481,8 +479,6 @@ Imported import_rabbitmq(const json& doc) {
       if (v.value.is_null()) continue;
       if (q.type != "quorum") {
         notes.push_back(who + ": " + key + " " + v.value.dump() + " (quorum queues only: a classic queue ignores it)");
-      } else if (kind != "rabbitmq-quorum") {
-        notes.push_back(who + ": " + key + " " + v.value.dump() + " (quorum only: not expressible on " + kind + ")");
       } else {
         const std::string scenario_key = std::string(key) == "delivery-limit" ? "delivery_limit" : "dead_letter_strategy";
         Effective w = v;

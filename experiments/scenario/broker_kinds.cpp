@@ -81,9 +81,11 @@ BrokerSpec load_broker(const json& v, Context& context) {
   return kind.load(v, context);
 }
 
-BrokerSpec load_broker_common(const json& v, const BrokerKind& kind) {
+BrokerSpec load_broker_common(const json& v, const BrokerKind& kind, Keys also) {
   const std::string path = "broker";
-  check_keys(v, path, kind.broker_keys, foreign_key_owner(kind, Section::Broker));
+  std::vector<std::string_view> keys(kind.broker_keys.begin(), kind.broker_keys.end());
+  keys.insert(keys.end(), also.begin(), also.end());
+  check_keys(v, path, keys, foreign_key_owner(kind, Section::Broker));
   BrokerSpec broker;
   broker.kind = std::string(kind.name);
   broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);

@@ -40,16 +40,23 @@ const BrokerKind& azure_servicebus();  // azure_servicebus.cpp
 const BrokerKind& amazon_sqs();        // amazon_sqs.cpp
 
 // What RabbitMQ kinds share (rabbitmq_classic.cpp): the broker keys and the classic queue keys,
-// and the loader of "broker", which reads a queue's classic keys and then calls `load_own` (may be
-// nullptr) for the kind's own.
-using RabbitQueueKeys = void (*)(const json& q, const std::string& at, QueueSpec& queue);
+// and the loader of "broker". A queue's type is its `type` key, else the kind's `default_type`;
+// its keys are checked against its type's (a key of the other type names the queue's type), its
+// classic keys read, and a quorum queue's own keys then by load_quorum_queue_keys.
 Keys rabbitmq_broker_keys();
 Keys rabbitmq_queue_keys();
-BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, RabbitQueueKeys load_own);
+BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, QueueType default_type);
+
+// What quorum queues add (rabbitmq_quorum.cpp): their queue keys, the broker key of their
+// at-least-once dead-letter worker, and the reader of their queue keys.
+Keys quorum_queue_keys();
+Keys quorum_broker_keys();
+void load_quorum_queue_keys(const json& q, const std::string& at, QueueSpec& queue);
 
 // What every kind's "broker" object starts with: its keys checked (a foreign key names its kind),
-// the kind, and the delivery and ack latencies.
-BrokerSpec load_broker_common(const json& v, const BrokerKind& kind);
+// the kind, and the delivery and ack latencies. `also`: keys accepted beyond the kind's (a
+// rabbitmq-classic broker holding a quorum queue takes the quorum broker keys).
+BrokerSpec load_broker_common(const json& v, const BrokerKind& kind, Keys also = {});
 
 // The section's keys for `kind`: `common` (the keys every kind accepts there) and the kind's own.
 std::vector<std::string_view> section_keys(Keys common, const BrokerKind& kind, Section section);

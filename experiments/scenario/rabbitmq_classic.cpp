@@ -1,8 +1,10 @@
-// broker.kind "rabbitmq-classic": RabbitMQ classic queues, the broker-level keys (version,
-// latencies, consumer timeout, expiry slack) and each queue's arguments.
+// broker.kind "rabbitmq-classic": RabbitMQ with classic queues by default, the broker-level keys
+// (version, latencies, consumer timeout, expiry slack) and each queue's arguments; a queue's
+// `type` (either RabbitMQ kind) makes it classic or quorum, with its type's keys.
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <vector>
 
 #include "experiments/scenario/broker_kinds.hpp"
 
@@ -13,7 +15,8 @@ namespace {
 constexpr std::string_view kBrokerKeys[] = {"kind",           "version",         "delivery_latency_ms", "ack_latency_ms",
                                             "consumer_timeout_ms", "expiry_slack_ms", "queues"};
 constexpr std::string_view kQueueKeys[] = {"message_ttl_ms", "dead_letter_to", "max_length",       "max_length_bytes",
-                                           "overflow",       "expires_ms",     "declare_every_ms", "declare_at_ms"};
+                                           "overflow",       "expires_ms",     "declare_every_ms", "declare_at_ms",
+                                           "type"};
 
 // A key that may be null, meaning "not set".
 bool given(const json& q, const std::string& key) { return has(q, key) && !q[key].is_null(); }
@@ -59,16 +62,39 @@ void load_queue_lifetime(const json& q, const std::string& at, QueueSpec& queue)
   }
 }
 
+std::string_view type_name(QueueType type) { return type == QueueType::Quorum ? "quorum" : "classic"; }
+
+// broker.queues.NAME.type: "classic" or "quorum"; absent (or null), the kind's type.
+QueueType queue_type(const json& q, const std::string& at, QueueType default_type) {
+  if (!given(q, "type")) return default_type;
+  return choice(q["type"], join(at, "type"), {"classic", "quorum"}) == 1 ? QueueType::Quorum : QueueType::Classic;
+}
+
 QueueSpec load_queue(const std::string& name, const json& v, const Context& context, const BrokerKind& kind,
-                     RabbitQueueKeys load_own) {
+                     QueueType default_type) {
   const std::string at = join("broker.queues", name);
   const json& q = object_at(v, at, "an object (the queue's arguments)");
-  check_keys(q, at, kind.queue_keys, foreign_key_owner(kind, Section::Queue));
   QueueSpec queue;
   queue.name = name;
+  queue.type = queue_type(q, at, default_type);
+  // The keys of the queue's type. A key only the other type has: typed by its own `type` key, the
+  // error names that type; typed by the kind, the kind (as for any other kind's key).
+  std::vector<std::string_view> keys(std::begin(kQueueKeys), std::end(kQueueKeys));
+  if (queue.type == QueueType::Quorum) keys.insert(keys.end(), quorum_queue_keys().begin(), quorum_queue_keys().end());
+  const KeyOwner kind_owner = foreign_key_owner(kind, Section::Queue);
+  const bool typed = given(q, "type");
+  check_keys(q, at, keys, [&](std::string_view key) -> std::string {
+    const Keys quorum_only = quorum_queue_keys();
+    const bool of_quorum = std::find(quorum_only.begin(), quorum_only.end(), key) != quorum_only.end();
+    if (of_quorum && (typed || &kind == &rabbitmq_quorum())) {
+      return "this key belongs to quorum queues; " + join(at, "type") + " is \"" + std::string(type_name(queue.type)) +
+             "\" (" + (typed ? "set" : "the broker kind's type; set") + " it to \"quorum\" or drop this key)";
+    }
+    return kind_owner(key);
+  });
   load_queue_limits(q, at, context, queue);
   load_queue_lifetime(q, at, queue);
-  if (load_own) load_own(q, at, queue);
+  if (queue.type == QueueType::Quorum) load_quorum_queue_keys(q, at, queue);
   return queue;
 }
 
@@ -86,9 +112,31 @@ std::string version(const json& version) {
 Keys rabbitmq_broker_keys() { return kBrokerKeys; }
 Keys rabbitmq_queue_keys() { return kQueueKeys; }
 
-BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, RabbitQueueKeys load_own) {
+namespace {
+
+// Does some queue of `v` (the "broker" object) say it is a quorum queue (or have the kind's
+// default, quorum)? Read before the queues are loaded, for the broker keys: an ill-typed queue
+// counts as not quorum here, and its own check reports it.
+bool has_quorum_queue(const json& v, QueueType default_type) {
+  if (!has(v, "queues") || !v["queues"].is_object()) return false;
+  for (const json& q : v["queues"]) {
+    if (!q.is_object() || !given(q, "type")) {
+      if (default_type == QueueType::Quorum) return true;
+    } else if (q["type"] == "quorum") {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, QueueType default_type) {
   const std::string path = "broker";
-  BrokerSpec broker = load_broker_common(v, kind);
+  // A rabbitmq-classic broker with a quorum queue (broker.queues.NAME.type) also takes the quorum
+  // broker keys; without one, they name rabbitmq-quorum as any other kind's key does.
+  const bool add_quorum_keys = default_type == QueueType::Classic && has_quorum_queue(v, default_type);
+  BrokerSpec broker = load_broker_common(v, kind, add_quorum_keys ? quorum_broker_keys() : Keys{});
   if (has(v, "version")) broker.version = version(v["version"]);
   broker.expiry_slack = optional_distribution(v, "expiry_slack_ms", path, Range::Duration);
   if (has(v, "consumer_timeout_ms")) {
@@ -102,14 +150,18 @@ BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
   for (auto it = queues.begin(); it != queues.end(); ++it) {
-    broker.queues.push_back(load_queue(it.key(), it.value(), context, kind, load_own));
+    broker.queues.push_back(load_queue(it.key(), it.value(), context, kind, default_type));
+  }
+  if (has(v, "dead_letter_confirm_timeout_ms")) {
+    broker.dead_letter_confirm_timeout =
+        ms_positive(v["dead_letter_confirm_timeout_ms"], "broker.dead_letter_confirm_timeout_ms");
   }
   return broker;
 }
 
 namespace {
 
-BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, rabbitmq_classic(), nullptr); }
+BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, rabbitmq_classic(), QueueType::Classic); }
 
 constexpr BrokerKind kRabbitmqClassic{"rabbitmq-classic", kBrokerKeys, kQueueKeys, {}, {}, load};
 

@@ -1,8 +1,8 @@
-// broker.kind "rabbitmq-quorum": RabbitMQ quorum queues. The broker keys and the queue keys of
-// classic queues (rabbitmq_classic.cpp), plus each queue's delivery_limit and
-// dead_letter_strategy; overflow reject-publish-dlx, which quorum queues do not support, is refused.
-// One broker key of its own: dead_letter_confirm_timeout_ms, the at-least-once dead-letter
-// worker's retry period.
+// broker.kind "rabbitmq-quorum": RabbitMQ with quorum queues by default. The broker keys and the
+// queue keys of classic queues (rabbitmq_classic.cpp), plus what a quorum queue (of either kind,
+// broker.queues.NAME.type) adds: each queue's delivery_limit and dead_letter_strategy; overflow
+// reject-publish-dlx, which quorum queues do not support, is refused. One broker key of its own:
+// dead_letter_confirm_timeout_ms, the at-least-once dead-letter worker's retry period.
 #include <limits>
 #include <vector>
 
@@ -15,7 +15,12 @@ namespace {
 constexpr std::string_view kQuorumQueueKeys[] = {"delivery_limit", "dead_letter_strategy"};
 constexpr std::string_view kQuorumBrokerKeys[] = {"dead_letter_confirm_timeout_ms"};
 
-void load_quorum_keys(const json& q, const std::string& at, QueueSpec& queue) {
+}  // namespace
+
+Keys quorum_queue_keys() { return kQuorumQueueKeys; }
+Keys quorum_broker_keys() { return kQuorumBrokerKeys; }
+
+void load_quorum_queue_keys(const json& q, const std::string& at, QueueSpec& queue) {
   if (queue.overflow == Overflow::RejectPublishDlx) {
     fail(join(at, "overflow"), "\"drop-head\" or \"reject-publish\" (quorum queues do not support reject-publish-dlx)",
          q["overflow"]);
@@ -30,6 +35,8 @@ void load_quorum_keys(const json& q, const std::string& at, QueueSpec& queue) {
         choice(q["dead_letter_strategy"], join(at, "dead_letter_strategy"), {"at-most-once", "at-least-once"}) == 1;
   }
 }
+
+namespace {
 
 BrokerSpec load(const json& v, Context& context);
 
@@ -48,14 +55,7 @@ const BrokerKind& kind() {
   return k;
 }
 
-BrokerSpec load(const json& v, Context& context) {
-  BrokerSpec broker = load_rabbitmq(v, context, kind(), load_quorum_keys);
-  if (has(v, "dead_letter_confirm_timeout_ms")) {
-    broker.dead_letter_confirm_timeout =
-        ms_positive(v["dead_letter_confirm_timeout_ms"], "broker.dead_letter_confirm_timeout_ms");
-  }
-  return broker;
-}
+BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, kind(), QueueType::Quorum); }
 
 }  // namespace
 

@@ -9,8 +9,8 @@
 namespace brokersim {
 
 std::unique_ptr<Broker> make_broker(World& w) {
-  if (w.s.broker.kind == "rabbitmq-classic") return std::make_unique<RabbitMq>(w, QueueType::Classic);
-  if (w.s.broker.kind == "rabbitmq-quorum") return std::make_unique<RabbitMq>(w, QueueType::Quorum);
+  // Both RabbitMQ kinds: the kind is each queue's default type (QueueSpec::type, set by the loader).
+  if (w.s.broker.kind == "rabbitmq-classic" || w.s.broker.kind == "rabbitmq-quorum") return std::make_unique<RabbitMq>(w);
   if (w.s.broker.kind == "azure-servicebus") return std::make_unique<AzureServiceBus>(w);
   if (w.s.broker.kind == "amazon-sqs") return std::make_unique<AmazonSqs>(w);
   // The loader refuses every other kind with a clear error; reaching here is a bug.

@@ -9,16 +9,16 @@
 
 namespace brokersim {
 
-RabbitMq::RabbitMq(World& w, QueueType type)
-    : w_(w), quorum_(w.s.broker, w.consumers.size(), type == QueueType::Quorum) {
+RabbitMq::RabbitMq(World& w) : w_(w), quorum_(w.s.broker, w.consumers.size()) {
   const auto nq = w.s.broker.queues.size();
   // Cycle detection keeps the queues a message was dead-lettered from as bits of one word.
   if (nq > 64) throw InvariantError("at most 64 queues are supported");
   queues_.reserve(nq);
   for (const auto& spec : w.s.broker.queues) {
     const int q = static_cast<int>(queues_.size());
-    const RequeueTo requeue_to = type == QueueType::Quorum ? quorum_.requeue_to(q) : classic_.requeue_to(q);
-    queues_.emplace_back(spec, type, requeue_to);
+    // Each queue follows its own type's rules (broker.queues.NAME.type, the kind's by default).
+    const RequeueTo requeue_to = spec.type == QueueType::Quorum ? quorum_.requeue_to(q) : classic_.requeue_to(q);
+    queues_.emplace_back(spec, requeue_to);
   }
   dispatchers_.resize(nq);
   channels_.resize(w.consumers.size());
@@ -54,7 +54,7 @@ void RabbitMq::on_event(const sim::Event& ev) {
       if (w_.jobs[ev.target].gen == ev.tag) enqueue(ev.target, static_cast<int>(ev.aux), true);
       break;
     case Ev::DlxTimer: quorum_.on_dlx_timer(*this, q, ev.tag); break;
-    default: throw InvariantError("rabbitmq-classic: not a broker event");
+    default: throw InvariantError("rabbitmq: not a broker event");
   }
 }
 
@@ -82,7 +82,7 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
   const bool refused =
       spec.overflow == Overflow::DropHead || (dead_letter && quorum(q)) ? false
       : quorum(q) && spec.overflow == Overflow::RejectPublish && (spec.max_length || spec.max_length_bytes)
-          ? !quorum_.accepts_publish(*this, q, job.producer)
+          ? !quorum_.accepts_publish(*this, j, q, job.producer)
           : full_for(q, job.bytes);
   if (refused) {
     if (dead_letter) {

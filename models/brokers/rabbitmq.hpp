@@ -16,9 +16,11 @@
 //   rabbitmq_queue.*          a queue's ready list and head-expiry timer
 //   client_record.hpp, dispatcher.hpp  the channel's client record; the round-robin credit ring
 //
-// The type is the queue's (RabbitQueue::type), and the rules are chosen by a branch on it, not by
-// a virtual call (the per-job path asks): today every queue of a broker has the broker kind's
-// type; a broker holding queues of both types would set each queue's own.
+// The type is the queue's (QueueSpec::type: broker.queues.NAME.type, the broker kind's type by
+// default), and the rules are chosen by a branch on it, not by a virtual call (the per-job path
+// asks). One broker may hold queues of both types; a dead letter follows its source's rules on the
+// way out (at-least-once needs a quorum source) and its target's on the way in (a quorum target
+// never refuses an at-most-once dead letter).
 #pragma once
 
 #include <cstdint>
@@ -36,8 +38,9 @@ namespace brokersim {
 
 class RabbitMq final : public Broker {
  public:
-  // Every queue of the broker is of `type` (broker.kind rabbitmq-classic or rabbitmq-quorum).
-  RabbitMq(World& w, QueueType type);
+  // Each queue of the broker is of its spec's type (broker.kind rabbitmq-classic or
+  // rabbitmq-quorum gives the default).
+  explicit RabbitMq(World& w);
 
   void start() override;
   void publish(std::uint32_t j) override;

@@ -35,14 +35,10 @@ enum class RequeueTo : std::uint8_t { OriginalPosition, Returns, Tail };
 // depends on it.
 enum class ReturnCause : std::uint8_t { Nack, Crash, Timeout };
 
-// Which rules a queue follows (rabbitmq.hpp: the broker asks the queue's type at every step where
-// the types differ).
-enum class QueueType : std::uint8_t { Classic, Quorum };
-
 class RabbitQueue {
  public:
-  RabbitQueue(const QueueSpec& spec, QueueType type, RequeueTo requeue_to)
-      : spec_(&spec), type_(type), requeue_to_(requeue_to) {}
+  // The queue's type is its spec's (QueueType, models/scenario.hpp).
+  RabbitQueue(const QueueSpec& spec, RequeueTo requeue_to) : spec_(&spec), type_(spec.type), requeue_to_(requeue_to) {}
 
   const QueueSpec& spec() const { return *spec_; }
   QueueType type() const { return type_; }

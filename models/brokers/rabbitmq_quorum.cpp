@@ -15,8 +15,11 @@ std::int64_t QuorumRules::delivery_limit(const QueueSpec& spec, const std::strin
   return version == "3.13" ? -1 : 20;                      // ?DEFAULT_DELIVERY_LIMIT since 4.0
 }
 
-QuorumRules::QuorumRules(const BrokerSpec& broker, std::size_t consumers, bool in_use) {
-  if (!in_use) return;
+QuorumRules::QuorumRules(const BrokerSpec& broker, std::size_t consumers) {
+  const auto is_quorum = [](const QueueSpec& spec) { return spec.type == QueueType::Quorum; };
+  if (std::none_of(broker.queues.begin(), broker.queues.end(), is_quorum)) return;
+  // By queue, for every queue (a classic queue's entry is never asked).
+
   for (const auto& spec : broker.queues) limits_.push_back(delivery_limit(spec, broker.version));
   held_from_.resize(broker.queues.size(), 0);
   workers_.resize(broker.queues.size());

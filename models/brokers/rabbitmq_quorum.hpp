@@ -24,8 +24,9 @@ struct World;
 
 class QuorumRules {
  public:
-  // `in_use`: the broker has quorum queues (without, the 4.3 message lock is never armed).
-  QuorumRules(const BrokerSpec& broker, std::size_t consumers, bool in_use);
+  // Only for the broker's quorum queues (QueueSpec::type); with none, nothing is allocated or
+  // armed (the 4.3 message lock included).
+  QuorumRules(const BrokerSpec& broker, std::size_t consumers);
 
   // The delivery limit in force for a queue: -1 = none (the spec's key, else the version's default).
   static std::int64_t delivery_limit(const QueueSpec& spec, const std::string& version);
@@ -75,7 +76,7 @@ class QuorumRules {
   // at-least-once needs reject-publish on the source (with drop-head the broker falls back to
   // at-most-once) and a target.
   static bool holds_dead_letters(const QueueSpec& source) {
-    return source.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
+    return source.type == QueueType::Quorum && source.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
   }
   void dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason why);
   // Dead-letters from queue q its target has not accepted yet: they count toward q's length.
@@ -93,12 +94,12 @@ class QuorumRules {
   // the dead-letter worker (rabbit_fifo_client:enqueue/4), refused only once told the queue is
   // over its limit, so the queue takes one message past max-length (measured on 3.10.8: the
   // real-broker case qdlx-publish-over-limit takes 3 of 4 publishes at max_length 2).
-  bool accepts_publish(RabbitMq& mq, int q, int producer) {
+  bool accepts_publish(RabbitMq& mq, std::uint32_t j, int q, int producer) {
     auto& by_producer = publishers_[static_cast<std::size_t>(q)];
     const auto p = static_cast<std::size_t>(std::max(producer, 0));
     if (by_producer.size() <= p) by_producer.resize(p + 1);
     has_publishers_ = true;
-    return accepts(mq, by_producer[p], q);
+    return accepts(mq, by_producer[p], j, q);
   }
   // The worker's settle timer (Ev::DlxTimer) fired.
   void on_dlx_timer(RabbitMq& mq, int source, std::uint32_t gen);
@@ -142,7 +143,8 @@ class QuorumRules {
   static constexpr std::uint32_t kWorkerPrefetch = 32;
 
   bool try_publish(RabbitMq& mq, Held& h);
-  bool accepts(RabbitMq& mq, EnqueuerState& e, int target);
+  // `j`: the message published (a classic target answers by its size).
+  bool accepts(RabbitMq& mq, EnqueuerState& e, std::uint32_t j, int target);
   void redeliver(RabbitMq& mq, int source);
   void arm_timer(RabbitMq& mq, int source);
   void enqueuer_status(RabbitMq& mq, int target);

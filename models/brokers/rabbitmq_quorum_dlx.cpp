@@ -72,7 +72,7 @@ void QuorumRules::dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason 
 bool QuorumRules::try_publish(RabbitMq& mq, Held& h) {
   const int target = mq.queues_[h.source].spec().dead_letter_index;
   if (mq.queues_[target].deleted) return false;
-  if (!accepts(mq, workers_[h.source], target)) {
+  if (!accepts(mq, workers_[h.source], h.job, target)) {
     h.published = mq.w_.now;
     return false;
   }
@@ -83,10 +83,14 @@ bool QuorumRules::try_publish(RabbitMq& mq, Held& h) {
   return true;
 }
 
-// The worker's enqueuer status toward `target` decides; only reject-publish stops enqueuers
-// (drop-head takes everything and drops at the head).
-bool QuorumRules::accepts(RabbitMq& mq, EnqueuerState& wk, int target) {
+// A quorum target: the worker's enqueuer status toward it decides; only reject-publish stops
+// enqueuers (drop-head takes everything and drops at the head). A classic target (a broker with
+// queues of both types) has no enqueuer status: it answers each publish by its own overflow rule,
+// refusing (a negative confirm) when full with reject-publish or reject-publish-dlx, and the
+// worker keeps what it refused.
+bool QuorumRules::accepts(RabbitMq& mq, EnqueuerState& wk, std::uint32_t j, int target) {
   const RabbitQueue& T = mq.queues_[target];
+  if (T.type() == QueueType::Classic) return T.spec().overflow == Overflow::DropHead || !mq.full_for(target, mq.w_.jobs[j].bytes);
   if (T.spec().overflow != Overflow::RejectPublish) return true;
   const Time now = mq.w_.now;
   if (wk.status == Enqueuer::Unregistered) {
@@ -103,7 +107,7 @@ void QuorumRules::enqueuer_status(RabbitMq& mq, int target) {
   auto& producers = publishers_[target];
   if (writers_[target].empty() && producers.empty()) return;
   const RabbitQueue& T = mq.queues_[target];
-  if (T.spec().overflow != Overflow::RejectPublish) return;
+  if (T.type() == QueueType::Classic || T.spec().overflow != Overflow::RejectPublish) return;
   const bool over = over_limit(T, held_from(target));
   const bool below = !over && below_soft_limit(T, held_from(target));
   const auto tell = [&](EnqueuerState& wk) {
