@@ -125,11 +125,17 @@ void Consumer::start(World& w, std::uint32_t j) {
     result = ExecResult::Failed;
   }
   w.at(w.now + run, Ev::ExecDone, j, job.gen, static_cast<std::uint32_t>(result));
+  // before-start: the admission check has passed; the ack goes as the slot takes the job.
+  if (spec_->ack == AckMode::BeforeStart && job.early == Job::Early::None && !job.ghost) [[unlikely]]
+    ack_early(w, j);
   if (w.broker_hears_starts) w.broker->execution_started(j);  // last: it may move the pool
 }
 
 void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   Job& job = w.jobs[j];
+  // Early-acked on a connection cut since (its ack still on the wire): the client is gone, the
+  // ack's arrival decides what became of it (World::kept_by_client).
+  if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
   job.finished = w.now;
   w.ledger.wait(Wait::Service, job, w.now - job.started);
   busy_changed(w, -1);
@@ -139,6 +145,20 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
     case ExecResult::Completed:
       w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
       break;
+  }
+  if (job.early != Job::Early::None) [[unlikely]] {
+    // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
+    // outcome and is not retried, requeued or dead-lettered).
+    if (job.early == Job::Early::Released) {
+      release_kept(w, j);
+    } else {
+      job.where = Where::Settling;  // its early ack's arrival lets it leave
+    }
+    try_start(w);
+    if (leaving) [[unlikely]] {
+      if (busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
+    }
+    return;
   }
   job.ran_settles = send_ack(w, j, Job::Ack::Ack);
   // If the message still comes back with no cut of this connection before the settlement
@@ -164,6 +184,10 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   if (job.counted) {
     if (job.deadline != sim::kNever && job.deadline - w.now > spec_->min_window) ++w.ledger.r.rejected_but_valid;
   }
+  if (job.early == Job::Early::Released) {  // on-receipt: settled already (on_expired is ack)
+    release_kept(w, j);
+    return;
+  }
   switch (spec_->on_expired) {
     case OnExpired::Ack: send_ack(w, j, Job::Ack::Ack); break;
     case OnExpired::Reject: send_ack(w, j, Job::Ack::Reject); break;
@@ -180,6 +204,34 @@ Time Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
   last_ack_arrival_ = std::max(last_ack_arrival_, arrives);
   w.at(arrives, Ev::AckArrive, j, job.gen);
   return arrives;
+}
+
+// consumers[].ack before-start: the ack a settlement would carry, sent now, paying ack_latency;
+// the job goes on executing (Job::Early).
+void Consumer::ack_early(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
+  job.early = Job::Early::OnTheWire;
+  job.ack = Job::Ack::Ack;
+  const Time arrives = w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng);
+  last_ack_arrival_ = std::max(last_ack_arrival_, arrives);
+  job.ran_settles = arrives;
+  job.unsettled = DuplicateCause::Lapse;
+  w.at(arrives, Ev::AckArrive, j, job.gen);
+}
+
+void Consumer::keep(World& w, std::uint32_t j) {
+  w.jobs[j].unacked_pos = static_cast<std::uint32_t>(kept_.size());
+  kept_.push_back(j);
+}
+
+void Consumer::release_kept(World& w, std::uint32_t j) {
+  const std::uint32_t pos = w.jobs[j].unacked_pos;
+  const std::uint32_t last = kept_.back();
+  kept_[pos] = last;
+  w.jobs[last].unacked_pos = pos;
+  kept_.pop_back();
+  w.jobs[j].unacked_pos = kNoIndex;
+  w.leave(j);
 }
 
 void Consumer::busy_changed(World& w, int delta) {
@@ -210,6 +262,13 @@ void Consumer::crash(World& w) {
 void Consumer::connection_lost(World& w, DuplicateCause why) {
   cuts_.push_back(Cut{w.now, why});
   attached = false;
+  // What the broker no longer has (acked early, or settled as sent) is gone with the client:
+  // in transit, buffered or executing.
+  while (!kept_.empty()) {
+    const std::uint32_t j = kept_.back();
+    w.decide(w.jobs[j], Outcome::Lost);
+    release_kept(w, j);
+  }
   busy_changed(w, -busy);
   w.ledger.slots_attached(queue(), index_, w.now, -slots());
   w.ledger.local_changed(queue(), index_, w.now, local.size(), 0);

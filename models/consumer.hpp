@@ -54,6 +54,11 @@ class alignas(64) Consumer {
   // `why` is what an execution cut by it will be blamed for if it runs again.
   void connection_lost(World& w, DuplicateCause why);
 
+  // Jobs the broker is done with while this client still has them (an early ack arrived, or the
+  // broker settled the message as it sent it: consumers[].ack before-start / on-receipt): they
+  // leave when decided here, and are `lost` if the connection goes first.
+  void keep(World& w, std::uint32_t j);
+
   // Each lost connection, in order: when and why. A job remembers the connection it started on
   // (Job::ran_connection); if that one was cut before its settlement arrived, the cut is why
   // the job may run again (World::sent). One entry per connection lost.
@@ -106,6 +111,7 @@ class alignas(64) Consumer {
 
  private:
   std::vector<Cut> cuts_;
+  std::vector<std::uint32_t> kept_;  // see keep(); each job's Job::unacked_pos is its position here
 
  public:
   sim::TimeWeighted local_tw;
@@ -117,6 +123,8 @@ class alignas(64) Consumer {
   void reject_locally(World& w, std::uint32_t j);
   Time send_ack(World& w, std::uint32_t j, Job::Ack what);  // returns when it arrives
   void busy_changed(World& w, int delta);
+  void ack_early(World& w, std::uint32_t j);
+  void release_kept(World& w, std::uint32_t j);  // out of kept_, and out of the run
 
   void retire(World& w);
   void schedule_close(World& w, Time at);

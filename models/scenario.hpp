@@ -142,6 +142,12 @@ struct AutoscaleSpec {
 // Defer: Azure Service Bus's Defer() (azure-servicebus only).
 enum class OnExpired : std::uint8_t { Ack, Reject, Requeue, Defer };
 
+// consumers[].ack: when the client acknowledges a message. AfterFinish: its settlement follows the
+// execution (brokersim's behaviour before the key existed). BeforeStart: it acks as a slot takes
+// the job, after the admission check (Celery's default, task_acks_late false). OnReceipt: no-ack /
+// auto-ack; the broker settles the message as it sends it (Service Bus: ReceiveAndDelete).
+enum class AckMode : std::uint8_t { AfterFinish, BeforeStart, OnReceipt };
+
 struct ConsumerSpec {
   int queue = 0;
   int count = 1;
@@ -153,6 +159,7 @@ struct ConsumerSpec {
   Admission admission = Admission::CheckBeforeStart;
   Time min_window = 0;
   OnExpired on_expired = OnExpired::Ack;
+  AckMode ack = AckMode::AfterFinish;
   enum class ExecTimeout : std::uint8_t { None, RemainingBudget, Fixed };
   ExecTimeout exec_timeout = ExecTimeout::None;
   Distribution exec_timeout_value;        // ns, when Fixed

@@ -81,6 +81,7 @@ struct World {
       job.ran_here = false;
     }
     job.received = job.started = job.finished = -1;  // this delivery's, when they happen
+    job.early = Job::Early::None;
     job.redelivered = true;
     job.where = Where::Transit;
     job.consumer = ci;
@@ -88,6 +89,27 @@ struct World {
     job.delivered = now;
     ledger.update_resting(job);
     ledger.delivered(job, q, now);
+  }
+
+  // A broker's settle calls this for an ack (Job::Ack::Ack) before it lets the message leave: an
+  // early ack (consumers[].ack before-start) of a job still executing releases the message at the
+  // broker (its credit, lock or visibility, unacked count are settled as for any ack) but the
+  // job stays with its client, which decides it and makes it leave (true: do not leave it). A job
+  // whose execution ended before its early ack arrived leaves now with that decision (false); one
+  // whose client lost its connection meanwhile is `lost` (false).
+  bool kept_by_client(std::uint32_t j) {
+    Job& job = jobs[j];
+    if (job.early != Job::Early::OnTheWire) return false;
+    job.early = Job::Early::Released;
+    if (job.where != Where::Executing) return false;
+    job.back = -1;  // the client holds it from its delivery to its end (docs/outcomes.md stages)
+    Consumer& c = consumers[static_cast<std::size_t>(job.ran_at)];
+    if (c.connection() != job.ran_connection) {
+      decide(job, Outcome::Lost);
+      return false;
+    }
+    c.keep(*this, j);
+    return true;
   }
 
   // The broker takes back a message a client still holds (its lock or visibility lapsed): the

@@ -130,6 +130,11 @@ json random_scenario(sim::Rng& rng, const std::string& kind) {
     if (pick(3) == 0) c["failure_probability"] = rng.uniform() * 0.5;
     if (pick(4) == 0) c["exec_timeout"] = 50 + pick(300);
     if (sb && pick(5) == 0) c["receive_mode"] = "receive-and-delete";
+    // consumers[].ack: early acks on RabbitMQ (on-receipt settles at send: on_expired must be ack).
+    if (rabbit && pick(3) == 0) {
+      c["ack"] = pick(2) ? "before-start" : "on-receipt";
+      if (c["ack"] == "on-receipt") c["on_expired"] = "ack";
+    }
     // Deferred messages received back: their deferred time is a queue stage.
     if (sb && !c.contains("receive_mode") && pick(4) == 0) {
       c["on_expired"] = "defer";

@@ -104,6 +104,16 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
   if (has(v, "receive_mode")) {
     consumer.receive_and_delete = choice(v["receive_mode"], join(path, "receive_mode"), {"peek-lock", "receive-and-delete"}) == 1;
   }
+  // consumers[].ack "on-receipt" is ReceiveAndDelete by its generic name: either key says it, and
+  // both must agree when both are given.
+  if (has(v, "ack") && has(v, "receive_mode") && (consumer.ack == AckMode::OnReceipt) != consumer.receive_and_delete) {
+    fail_message(join(path, "ack"), std::string("ack \"") + (consumer.ack == AckMode::OnReceipt ? "on-receipt" : "after-finish") +
+                                        "\" contradicts receive_mode \"" +
+                                        (consumer.receive_and_delete ? "receive-and-delete" : "peek-lock") +
+                                        "\" (on-receipt is receive-and-delete; give one of the two keys)");
+  }
+  if (consumer.ack == AckMode::OnReceipt) consumer.receive_and_delete = true;
+  if (consumer.receive_and_delete) consumer.ack = AckMode::OnReceipt;
   // ServiceBusProcessorOptions.MaxAutoLockRenewalDuration (5 min by default in the .NET SDK; null
   // or absent here: renewed for as long as the handler runs). A negative TimeSpan is refused by the
   // SDK; 0 turns renewal off.

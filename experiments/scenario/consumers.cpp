@@ -9,7 +9,8 @@ namespace {
 constexpr std::string_view kConsumerKeys[] = {"queue",         "count",      "prefetch",     "slots",
                                               "start_ms",      "clock_offset_ms", "uncertainty_ms", "admission",
                                               "min_window_ms", "on_expired", "exec_timeout", "failure_probability",
-                                              "priority",      "stop_ms",    "shutdown_grace_ms", "autoscale"};
+                                              "priority",      "stop_ms",    "shutdown_grace_ms", "autoscale",
+                                              "ack"};
 
 constexpr std::int64_t kMaxReplicas = 10'000;
 
@@ -108,6 +109,23 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
     const int action = servicebus ? choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue", "defer"})
                                   : choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue"});
     consumer.on_expired = kActions[action];
+  }
+  if (has(v, "ack")) {
+    constexpr AckMode kModes[] = {AckMode::AfterFinish, AckMode::BeforeStart, AckMode::OnReceipt};
+    const std::string at = join(path, "ack");
+    consumer.ack = kModes[choice(v["ack"], at, {"after-finish", "before-start", "on-receipt"})];
+    if (kind.name == "amazon-sqs" && consumer.ack != AckMode::AfterFinish) {
+      fail(at, "\"after-finish\" (early deletes are not modelled on broker kind \"amazon-sqs\")", v["ack"]);
+    }
+    if (kind.name == "azure-servicebus" && consumer.ack == AckMode::BeforeStart) {
+      fail(at, "\"after-finish\" or \"on-receipt\" (an early Complete() is not modelled on broker kind \"azure-servicebus\")",
+           v["ack"]);
+    }
+    // A no-ack delivery is settled as it is sent: the client has nothing left to reject or requeue.
+    if (consumer.ack == AckMode::OnReceipt && consumer.on_expired != OnExpired::Ack) {
+      fail(join(path, "on_expired"), "\"ack\" with ack \"on-receipt\" (the broker settled the message when it sent it)",
+           v["on_expired"]);
+    }
   }
   if (has(v, "exec_timeout") && !v["exec_timeout"].is_null()) {
     const json& e = v["exec_timeout"];

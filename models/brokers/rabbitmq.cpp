@@ -23,7 +23,8 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(w.s.broker, w.consumers.size()) {
   dispatchers_.resize(nq);
   channels_.resize(w.consumers.size());
   for (const auto& c : w.consumers) {
-    const int prefetch = c.spec().prefetch;
+    // No-ack consumers (consumers[].ack on-receipt) have no prefetch limit: nothing is unacked.
+    const int prefetch = c.spec().ack == AckMode::OnReceipt ? 0 : c.spec().prefetch;
     channels_[c.index()].window = rules(c.queue(), [&](const auto& r) { return r.window(prefetch); });
   }
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
@@ -137,6 +138,14 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
   Consumer& c = w_.consumers[ci];
   Channel& ch = channels_[ci];
   w_.sent(job, q, ci, job.redelivered);
+  if (c.spec().ack == AckMode::OnReceipt) [[unlikely]] {
+    // basic.consume no-ack: settled as it is sent, the client's from here on (lost with it).
+    job.early = Job::Early::Released;
+    c.keep(w_, j);
+    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+    w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
+    return;
+  }
   ch.hold(w_.jobs, j);
   unacked_changed(q, job, +1);
   if (consumer_timeout_on_ && !ch.ticking) {
@@ -261,7 +270,9 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
   channels_[job.consumer].unhold(w_.jobs, j);
   unacked_changed(q, job, -1);
   switch (job.ack) {
-    case Job::Ack::Ack: w_.leave(j); break;
+    case Job::Ack::Ack:
+      if (!w_.kept_by_client(j)) w_.leave(j);  // an early ack leaves the job with its client
+      break;
     case Job::Ack::Reject: dead_letter(j, q, DeathReason::Rejected); break;
     case Job::Ack::Requeue: requeue(j, ReturnCause::Nack); break;
     case Job::Ack::Defer: throw InvariantError("rabbitmq: a consumer deferred a message (the loader refuses on_expired defer)");

@@ -56,7 +56,10 @@ void QuorumRules::on_message_lock(RabbitMq& mq, std::uint32_t j, std::uint32_t g
   const bool held = job.where == Where::Transit || job.where == Where::Local || job.where == Where::Executing ||
                     job.where == Where::Settling;
   // Same gen and same delivery: the job was neither settled and freed nor redelivered since.
-  if (job.gen != gen || job.ghost || !held || job.delivered + message_lock_ != w.now) return;
+  // Acked early (consumers[].ack before-start): settled, no timeout applies any more.
+  if (job.gen != gen || job.ghost || !held || job.delivered + message_lock_ != w.now ||
+      job.early == Job::Early::Released)
+    return;
   const int q = job.queue;
   const int ci = job.consumer;
   RabbitMq::Channel& ch = mq.channels_[ci];
