@@ -117,7 +117,7 @@ TEST_CASE("ack on-receipt: a crash loses everything received, executing or buffe
   }
 }
 
-TEST_CASE("ack before-start: a failed job keeps its outcome and is not retried; a job stale at its start is checked before any ack") {
+TEST_CASE("ack before-start: a failed job keeps its outcome and is not retried - a job stale at its start is checked before any ack") {
   const char* text = R"({
     "stop": {"time_ms": 5000},
     "broker": {"kind": "rabbitmq-quorum", "ack_latency_ms": 10, "queues": {"q": {"dead_letter_to": "dlq"}, "dlq": {}}},
