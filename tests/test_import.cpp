@@ -163,7 +163,7 @@ TEST_SUITE("import") {
     const auto i = import_text(rabbit(arr({classic("a"), classic("b"), quorum("q")}), policies));
     REQUIRE(i.status == 0);
     CHECK(i.queue("a") == json::parse(R"({"max_length": 10})"));
-    CHECK(i.queue("q") == json::parse(R"({"max_length": 20})"));
+    CHECK(i.queue("q") == json::parse(R"({"max_length": 20, "type": "quorum"})"));  // the minority type, per queue
     // The pattern is searched, not anchored: "b" matches "b" and so would "xbx".
     const auto j = import_text(rabbit(arr({classic("xbx")}), arr({policy("p", "b", R"({"expires": 60000})")})));
     REQUIRE(j.status == 0);
@@ -279,7 +279,7 @@ TEST_SUITE("import") {
     check_runs(i);
   }
 
-  TEST_CASE("import: RabbitMQ broker.kind: the majority queue type, the first queue's on a tie, the vhost's default type; the others typed per queue") {
+  TEST_CASE("import: RabbitMQ broker.kind: the majority queue type, the first queue's on a tie, the vhost's default type - the others typed per queue") {
     auto i = import_text(rabbit(arr({classic("a"), quorum("b")})));
     REQUIRE(i.status == 0);
     CHECK(i.scenario["broker"]["kind"] == "rabbitmq-classic");
