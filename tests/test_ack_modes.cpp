@@ -6,21 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/load_error.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;
+using brokersim::test::load_error;
 using brokersim::test::run_scenario;
 
 namespace {
-
-std::string load_error(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    (void)run_scenario(text, sets);
-  } catch (const brokersim::ScenarioError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Two jobs at 0, 100 ms each, prefetch 1, one slot; acks take 10 ms to reach the broker.
 constexpr const char* kTwoJobs = R"({

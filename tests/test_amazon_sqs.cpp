@@ -4,11 +4,13 @@
 // column is ReceiveCount - 1 in the job's current queue's history.
 #include <doctest/doctest.h>
 
+#include "tests/load_error.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::DeathReason;
 using brokersim::Outcome;
 using brokersim::Wait;
+using brokersim::test::load_error;
 using brokersim::test::run_scenario;
 
 namespace {
@@ -22,15 +24,6 @@ constexpr const char* kNeverDeleted = R"({
   "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 1000}],
   "consumers": [{"queue": "q", "prefetch": 1, "failure_probability": 1}]
 })";
-
-std::string load_error(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    (void)run_scenario(text, sets);
-  } catch (const brokersim::ScenarioError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 }  // namespace
 

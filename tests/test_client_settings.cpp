@@ -8,21 +8,14 @@
 
 #include "models/workload.hpp"
 #include "sim/rng.hpp"
+#include "tests/load_error.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;
+using brokersim::test::load_error;
 using brokersim::test::run_scenario;
 
 namespace {
-
-std::string load_error(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    (void)run_scenario(text, sets);
-  } catch (const brokersim::ScenarioError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // One 90 s job on a queue with a 30 s visibility; consumer 1 (attached at 1 s) is there to
 // receive it again if its visibility lapses.
