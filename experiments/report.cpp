@@ -198,6 +198,33 @@ void receives_json(nlohmann::ordered_json& j, const RunResult& r) {
   for (std::size_t n = 1; n < r.receives_by_size.size(); ++n) by[std::to_string(n)] = r.receives_by_size[n];
 }
 
+// consumers[].framework: each setting, its value and the brokersim key it set, so that a planner
+// sees what was simulated, in both outputs.
+nlohmann::ordered_json frameworks_json(const Scenario& s) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const FrameworkMapping& m : s.frameworks) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& row : m.rows)
+      rows.push_back({{"setting", row.setting}, {"value", row.value}, {"key", row.key}, {"key_value", row.key_value},
+                      {"note", row.note}});
+    all.push_back({{"group", m.group}, {"framework", m.framework}, {"mapping", rows}});
+  }
+  return all;
+}
+
+void print_frameworks(std::ostream& out, const Scenario& s) {
+  for (const FrameworkMapping& m : s.frameworks) {
+    out << "Consumer group " << m.group << " is framework \"" << m.framework << "\", read as:\n";
+    for (const auto& row : m.rows) {
+      std::string left = "  " + row.setting + " = " + row.value;
+      std::string right = row.key.empty() ? "(no key)" : row.key + " = " + row.key_value;
+      if (left.size() < 58) left.resize(58, ' ');
+      out << left << " -> " << right << (row.note.empty() ? "" : ": " + row.note) << '\n';
+    }
+  }
+  if (!s.frameworks.empty()) out << '\n';
+}
+
 }  // namespace
 
 nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r) {
@@ -228,6 +255,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
   }
   j["jobs_waited"] = r.generated - std::min(r.generated, r.started_at_once);
   if (scenario.broker.kind == "amazon-sqs") receives_json(j, r);
+  if (!scenario.frameworks.empty()) j["frameworks"] = frameworks_json(scenario);
 
   auto& queues = j["queues"];
   for (const auto& q : r.queues) {
@@ -330,6 +358,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
              " makes the figures steady-state ones (a load above capacity, or a run too short)";
     out << '\n';
   }
+  print_frameworks(out, s);
   // What is asked of the fleet, before what it did: a load near or above 100% explains the rest.
   // Over the measured span, as the throughput below; an autoscaled fleet at its ceiling and at
   // the replicas it had on average.

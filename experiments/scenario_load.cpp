@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "experiments/scenario/frameworks.hpp"
 #include "experiments/scenario/sections.hpp"
 
 namespace brokersim {
@@ -31,7 +32,10 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
     const json& consumers = doc["consumers"];
     if (!consumers.is_array()) fail("consumers", "an array of consumer groups", consumers);
     for (std::size_t i = 0; i < consumers.size(); ++i) {
-      scenario.consumers.push_back(load_consumer(consumers[i], join("consumers", i), context, total_consumers));
+      const std::string path = join("consumers", i);
+      // A group in its framework's own settings is read as the brokersim keys they map to.
+      const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
+      scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
     }
   }
 

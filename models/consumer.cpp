@@ -164,7 +164,9 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   // If the message still comes back with no cut of this connection before the settlement
   // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
   // SQS does not delete it), or the lock or visibility lapsed first (or an outage lost it).
-  job.unsettled = result == ExecResult::Failed ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
+  const bool retried = (result == ExecResult::Failed && !spec_->delete_failed) ||
+                       (result == ExecResult::TimedOut && spec_->keep_timed_out);
+  job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived
   // (they travel ahead of the close on the same connection, so they are not returned).

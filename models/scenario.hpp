@@ -174,6 +174,11 @@ struct ConsumerSpec {
   // (0 = no heartbeat).
   std::optional<Time> receive_visibility_timeout;
   Time heartbeat_every = 0, heartbeat_extend = 0;
+  // amazon-sqs only: on_timeout "keep": a timed-out job is not deleted (a Lambda invocation that
+  // times out is an error) and comes back when its visibility lapses, as a failed one does; and
+  // on_failure "delete": a failed job is deleted (Celery acks a failed task) instead.
+  bool keep_timed_out = false;
+  bool delete_failed = false;
   // azure-servicebus only: MaxAutoLockRenewalDuration, from the handler's start (nullopt = the
   // renewal never gives up, brokersim's behaviour before the key existed).
   std::optional<Time> max_auto_lock_renewal;
@@ -221,6 +226,19 @@ struct AutoWarmup {
   std::uint64_t jobs_discarded = 0;
 };
 
+// A consumer group written in its worker framework's own settings (consumers[].framework): what
+// each setting became in brokersim's keys, kept for `run` to print. The model never reads it.
+struct FrameworkMapping {
+  int group = 0;
+  std::string framework;
+  struct Row {
+    std::string setting, value;  // the framework's name and value ("(default)" when not given)
+    std::string key, key_value;  // the brokersim key it set (empty: it sets none) and its value
+    std::string note;            // how, or why it changes nothing here
+  };
+  std::vector<Row> rows;
+};
+
 struct Scenario {
   std::string name;
   std::uint64_t seed = 1;
@@ -239,6 +257,7 @@ struct Scenario {
   std::optional<Time> observe_every;
   std::optional<Time> observe_window;     // per-window outcomes and waits (run --json `windows`)
   Limits limits;
+  std::vector<FrameworkMapping> frameworks;  // consumers[].framework, in group order
 
   int consumer_count() const {
     int n = 0;

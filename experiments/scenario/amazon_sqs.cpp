@@ -13,7 +13,8 @@ namespace {
 constexpr std::string_view kBrokerKeys[] = {"kind", "delivery_latency_ms", "ack_latency_ms", "queues"};
 constexpr std::string_view kQueueKeys[] = {"dead_letter_to", "visibility_timeout_ms", "retention_ms", "delay_ms",
                                            "max_receive_count"};
-constexpr std::string_view kConsumerKeys[] = {"batch_size", "visibility_timeout_ms", "visibility_heartbeat"};
+constexpr std::string_view kConsumerKeys[] = {"batch_size", "visibility_timeout_ms", "visibility_heartbeat", "on_timeout",
+                                              "on_failure"};
 
 constexpr double kMaxVisibilityMs = 43'200'000;  // 12 h
 constexpr double kMinRetentionMs = 60'000;       // 60 s
@@ -92,6 +93,14 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
   if (has(v, "batch_size")) {
     consumer.batch_size = static_cast<int>(integer(v["batch_size"], join(path, "batch_size"), 1, 10, "an integer from 1 to 10"));
   }
+  // What the client does with a job its exec_timeout stopped: delete it (brokersim's rule before
+  // the key), or leave it to come back when its visibility lapses (a Lambda invocation's timeout
+  // is an error: "If the invocation fails or times out, every message in the batch will be
+  // returned to the queue").
+  if (given(v, "on_timeout")) consumer.keep_timed_out = choice(v["on_timeout"], join(path, "on_timeout"), {"delete", "keep"}) == 1;
+  // ... and with a job whose execution failed: leave it (brokersim's rule before the key, a worker
+  // whose handler threw deletes nothing), or delete it (Celery acks a failed task by default).
+  if (given(v, "on_failure")) consumer.delete_failed = choice(v["on_failure"], join(path, "on_failure"), {"keep", "delete"}) == 1;
   // ReceiveMessage's VisibilityTimeout: 0 to 43,200 s, as the queue attribute (ReceiveMessage API
   // reference).
   if (given(v, "visibility_timeout_ms")) {

@@ -10,7 +10,7 @@ constexpr std::string_view kConsumerKeys[] = {"queue",         "count",      "pr
                                               "start_ms",      "clock_offset_ms", "uncertainty_ms", "admission",
                                               "min_window_ms", "on_expired", "exec_timeout", "failure_probability",
                                               "priority",      "stop_ms",    "shutdown_grace_ms", "autoscale",
-                                              "ack"};
+                                              "ack",           "framework"};
 
 constexpr std::int64_t kMaxReplicas = 10'000;
 

@@ -54,6 +54,13 @@ void AmazonSqs::close_connection(Consumer& c) {
   }
 }
 
+// The client deletes nothing for a failed job (unless on_failure "delete"), nor for a timed-out
+// one under on_timeout "keep".
+bool AmazonSqs::kept_back(const Job& job) const {
+  const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
+  return (job.decision == Outcome::Failed && !spec.delete_failed) || (job.decision == Outcome::TimedOut && spec.keep_timed_out);
+}
+
 // A settlement arrives. ack = DeleteMessage, unless the execution failed (then the client deletes
 // nothing and the message comes back when its visibility lapses); requeue =
 // ChangeMessageVisibility(0): visible at once. During an outage both calls fail.
@@ -68,7 +75,7 @@ void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
   if (job.ghost) {
     settle_ghost(j);
   } else {
-    const bool deletes = job.ack == Job::Ack::Ack && job.decision != Outcome::Failed;
+    const bool deletes = job.ack == Job::Ack::Ack && !kept_back(job);
     if (down_ || !(deletes || job.ack == Job::Ack::Requeue)) {
       job.where = Where::Ready;  // still in flight, with no client, until its visibility lapses
       w_.ledger.update_resting(job);
@@ -95,7 +102,7 @@ void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
 void AmazonSqs::settle_ghost(std::uint32_t j) {
   const Job& ghost = w_.jobs[j];
   const std::uint32_t live = messages_[j].live;
-  const bool deletes = ghost.ack == Job::Ack::Ack && ghost.decision != Outcome::Failed && !down_;
+  const bool deletes = ghost.ack == Job::Ack::Ack && !kept_back(ghost) && !down_;
   if (deletes && live != kNoIndex && holds(live, ghost.id, w_.jobs[live].queue) &&
       messages_[live].token == messages_[j].live_token) {
     Job& job = w_.jobs[live];
