@@ -146,7 +146,7 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
       w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
       break;
   }
-  if (job.early != Job::Early::None) [[unlikely]] {
+  if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) [[unlikely]] {
     // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
     // outcome and is not retried, requeued or dead-lettered).
     if (job.early == Job::Early::Released) {
@@ -164,8 +164,9 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   // If the message still comes back with no cut of this connection before the settlement
   // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
   // SQS does not delete it), or the lock or visibility lapsed first (or an outage lost it).
-  const bool retried = (result == ExecResult::Failed && !spec_->delete_failed) ||
-                       (result == ExecResult::TimedOut && spec_->keep_timed_out);
+  // (An early delete that failed: the message comes back by its lapse, whatever the result.)
+  const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->delete_failed) ||
+                                                         (result == ExecResult::TimedOut && spec_->keep_timed_out));
   job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived

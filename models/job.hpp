@@ -106,8 +106,10 @@ struct Job {
   // An ack ahead of the outcome (consumers[].ack before-start / on-receipt), this delivery's:
   // OnTheWire, sent as the job started and not yet at the broker; Released, the broker is done
   // with the message while the client still has the job (it leaves when the client decides, or
-  // is `lost` with the client). World::sent clears it.
-  enum class Early : std::uint8_t { None, OnTheWire, Released } early = Early::None;
+  // is `lost` with the client); Failed, the broker refused it (an SQS delete during an outage,
+  // or one whose receipt handle was no longer the latest): the client sends nothing more, so the
+  // message comes back when its visibility lapses. World::sent clears it.
+  enum class Early : std::uint8_t { None, OnTheWire, Released, Failed } early = Early::None;
   std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
   // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; what to
   // blame if the message comes back with no cut (set when the execution ends: a lapse, or a

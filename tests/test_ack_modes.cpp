@@ -187,9 +187,10 @@ TEST_CASE("ack validation: unknown values, on-receipt with on_expired reject or 
   CHECK(load_error(kTwoJobs, {"consumers.0.ack=on-receipt", "consumers.0.on_expired=reject"}).find("consumers.0.on_expired: ") == 0);
   CHECK(load_error(kTwoJobs, {"consumers.0.ack=on-receipt", "consumers.0.on_expired=ack"}) == "(no error)");
   CHECK(load_error(kTwoJobs, {"consumers.0.ack=before-start", "consumers.0.on_expired=requeue"}) == "(no error)");
-  CHECK(load_error(kTwoJobs, {"broker.kind=amazon-sqs", "consumers.0.prefetch=0", "consumers.0.ack=before-start"}) ==
-        "consumers.0.ack: expected \"after-finish\" (early deletes are not modelled on broker kind \"amazon-sqs\"), got "
-        "\"before-start\"");
+  CHECK(load_error(kTwoJobs, {"broker.kind=amazon-sqs", "consumers.0.prefetch=0", "consumers.0.ack=before-start"}) == "(no error)");
+  CHECK(load_error(kTwoJobs, {"broker.kind=amazon-sqs", "consumers.0.prefetch=0", "consumers.0.ack=on-receipt"}) ==
+        "consumers.0.ack: expected \"after-finish\" or \"before-start\" (SQS has no no-ack receive: a received message "
+        "is in flight until deleted; a client that deletes at once is \"before-start\"), got \"on-receipt\"");
   CHECK(load_error(kTwoJobs, {"broker.kind=azure-servicebus", "consumers.0.ack=before-start"}) ==
         "consumers.0.ack: expected \"after-finish\" or \"on-receipt\" (an early Complete() is not modelled on broker kind "
         "\"azure-servicebus\"), got \"before-start\"");

@@ -114,8 +114,10 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
     constexpr AckMode kModes[] = {AckMode::AfterFinish, AckMode::BeforeStart, AckMode::OnReceipt};
     const std::string at = join(path, "ack");
     consumer.ack = kModes[choice(v["ack"], at, {"after-finish", "before-start", "on-receipt"})];
-    if (kind.name == "amazon-sqs" && consumer.ack != AckMode::AfterFinish) {
-      fail(at, "\"after-finish\" (early deletes are not modelled on broker kind \"amazon-sqs\")", v["ack"]);
+    // SQS has no auto-ack: a receive always starts a visibility timeout; a client can only delete early.
+    if (kind.name == "amazon-sqs" && consumer.ack == AckMode::OnReceipt) {
+      fail(at, "\"after-finish\" or \"before-start\" (SQS has no no-ack receive: a received message is in flight until "
+               "deleted; a client that deletes at once is \"before-start\")", v["ack"]);
     }
     if (kind.name == "azure-servicebus" && consumer.ack == AckMode::BeforeStart) {
       fail(at, "\"after-finish\" or \"on-receipt\" (an early Complete() is not modelled on broker kind \"azure-servicebus\")",

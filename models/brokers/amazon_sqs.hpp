@@ -176,6 +176,7 @@ class AmazonSqs : public Broker {
 
   // amazon_sqs_clients.cpp
   void settle_ghost(std::uint32_t j);
+  void settle_early(std::uint32_t j);
   bool kept_back(const Job& job) const;
   void heartbeat(std::uint32_t j, std::uint32_t gen, std::uint32_t token);
 

@@ -44,7 +44,9 @@ void AmazonSqs::close_connection(Consumer& c) {
   for (std::uint32_t j : held) {
     Job& job = w_.jobs[j];
     job.unacked_pos = kNoIndex;
-    if (job.ghost) {
+    if (job.early == Job::Early::OnTheWire) {
+      // Its early delete is on the wire: it arrives all the same, and decides (settle_early).
+    } else if (job.ghost) {
       w_.drop_ghost(j);
     } else if (job.where != Where::Settling) {
       ++job.gen;  // the client's pending receive and completion are void
@@ -56,7 +58,9 @@ void AmazonSqs::close_connection(Consumer& c) {
 
 // The client deletes nothing for a failed job (unless on_failure "delete"), nor for a timed-out
 // one under on_timeout "keep".
+// A job whose early delete failed is not deleted again: Celery acks once, before the task.
 bool AmazonSqs::kept_back(const Job& job) const {
+  if (job.early == Job::Early::Failed) return true;
   const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
   return (job.decision == Outcome::Failed && !spec.delete_failed) || (job.decision == Outcome::TimedOut && spec.keep_timed_out);
 }
@@ -72,7 +76,9 @@ void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
   const int ci = job.consumer;
   const bool held = job.unacked_pos != kNoIndex;
   if (held) clients_[ci].unhold(w_.jobs, j);
-  if (job.ghost) {
+  if (job.early == Job::Early::OnTheWire) {
+    settle_early(j);
+  } else if (job.ghost) {
     settle_ghost(j);
   } else {
     const bool deletes = job.ack == Job::Ack::Ack && !kept_back(job);
@@ -93,6 +99,46 @@ void AmazonSqs::settle(std::uint32_t j, std::uint32_t gen) {
     give_room(c);
     dispatch(c.queue());
   }
+}
+
+// An early delete (consumers[].ack before-start) arrives while the client runs the job, or
+// after. It deletes the message if its receipt handle is the latest: the client's copy is still
+// in flight, or, when the visibility lapsed first, nobody received the message since (then the
+// client's stale copy is the job again: the broker's copy, visible and untouched, is dropped).
+// The job then stays with its client, which decides it (World::kept_by_client), or is `lost`
+// with a client that crashed meanwhile. A delete that fails (an outage, a later receipt) is not
+// sent again: the client runs the job to its end and sends nothing more, and the message comes
+// back when its visibility lapses (a stale copy's run has no outcome of its own).
+void AmazonSqs::settle_early(std::uint32_t j) {
+  Job& job = w_.jobs[j];
+  std::uint32_t live = holds(j, job.id, job.queue) ? j : kNoIndex;
+  if (job.ghost) {
+    live = messages_[j].live;
+    if (live != kNoIndex && !(holds(live, job.id, w_.jobs[live].queue) && messages_[live].token == messages_[j].live_token))
+      live = kNoIndex;
+  }
+  const Consumer& client = w_.consumers[static_cast<std::size_t>(job.ran_at)];
+  const bool client_gone = client.connection() != job.ran_connection;
+  if (down_ || live == kNoIndex) {
+    job.early = Job::Early::Failed;
+    if (job.where == Where::Executing && !client_gone) return;  // it ends, then settles as kept back
+    job.early = Job::Early::None;
+    if (job.ghost) {
+      w_.drop_ghost(j);
+    } else {
+      ++job.gen;  // a stale execution end (its client crashed) is void
+      job.where = Where::Ready;  // in flight, with no client, until its visibility lapses
+      w_.ledger.update_resting(job);
+    }
+    return;
+  }
+  gone(live);
+  if (live != j) {
+    w_.drop_ghost(live);  // the broker's copy: nobody received it, the message is gone
+    job.ghost = false;
+    messages_[j].live = kNoIndex;
+  }
+  if (!w_.kept_by_client(j)) w_.leave(j);
 }
 
 // The settlement of a stale copy. Its receipt handle is the most recent one only if nobody
