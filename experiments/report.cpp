@@ -216,7 +216,8 @@ void print_frameworks(std::ostream& out, const Scenario& s) {
   for (const FrameworkMapping& m : s.frameworks) {
     out << "Consumer group " << m.group << " is framework \"" << m.framework << "\", read as:\n";
     for (const auto& row : m.rows) {
-      std::string left = "  " + row.setting + " = " + row.value;
+      // A row with no setting is the framework's fixed behaviour (no setting of its changes it).
+      std::string left = row.setting.empty() ? "  (always, in this framework)" : "  " + row.setting + " = " + row.value;
       std::string right = row.key.empty() ? "(no key)" : row.key + " = " + row.key_value;
       if (left.size() < 58) left.resize(58, ' ');
       out << left << " -> " << right << (row.note.empty() ? "" : ": " + row.note) << '\n';

@@ -255,6 +255,12 @@ std::vector<Situation> situations() {
              status({"import", d.write("unknown.json", R"({"hello": 1})")}),
              status({"import", d.write("template.yaml", "AWSTemplateFormatVersion: '2010-09-09'\n")})};
        }},
+      {"framework: a setting brokersim cannot honour", std::regex("cannot honour"),
+       [&](const ScratchDir& d) {
+         return std::vector<int>{
+             status({"run", small(d), "--set", R"(consumers.0={"queue": "work", "framework": {"name": "spring-amqp", "acknowledgeMode": "MANUAL"}})"}),
+             status({"run", small(d), "--set", R"(consumers.0={"queue": "work", "framework": {"name": "celery", "worker_concurrency": 2, "task_acks_late": true, "task_acks_on_failure_or_timeout": false}})"})};
+       }},
       {"invalid input", std::regex("invalid|validated|what was expected|refused", std::regex::icase),
        [&](const ScratchDir& d) {
          return std::vector<int>{

@@ -14,7 +14,10 @@ constexpr const Framework& (*kFrameworks[])() = {celery, masstransit, nservicebu
                                                  aws_lambda};
 
 std::string shown_json(const json& v) {
-  if (v.is_number()) return format_number(v.get<double>());
+  // Exact, as the key would be written in a scenario (300000, not 3e+05).
+  if (v.is_number_float() && std::abs(v.get<double>()) < 1e15 && v.get<double>() == std::floor(v.get<double>()))
+    return std::to_string(static_cast<std::int64_t>(v.get<double>()));
+  if (v.is_number()) return v.dump();
   if (v.is_string()) return v.get<std::string>();
   return describe(v);
 }
@@ -191,9 +194,10 @@ double Translation::timespan_ms(std::string_view setting, std::string_view fallb
 void Translation::set(std::string_view key, const json& value, std::string_view from, std::string note) {
   const std::string k(key);
   if (consumer_key(k) != nullptr) {
+    const std::string by = "set by " + join(path_, "name") + " " + loader::quoted(mapping_.framework);
     fail_message(join(path_.substr(0, path_.rfind('.')), k),
-                 "set by " + join(path_, "name") + " " + loader::quoted(mapping_.framework) + " from " + std::string(from) +
-                     "; give it there (or leave out framework)");
+                 from.empty() ? by + ", which always uses " + shown_json(value) + "; leave it out (or leave out framework)"
+                              : by + " from " + std::string(from) + "; give it there (or leave out framework)");
   }
   consumer_[k] = value;
   // The row shows the settings it came from, each with its value.

@@ -39,7 +39,7 @@ void translate(Translation& t) {
   t.set("batch_size", batch, "BatchSize", "one message per ReceiveMessage and invocation");
   t.set("prefetch", batch, "BatchSize", "an invocation holds its batch");
   t.set("slots", 1, "BatchSize", "one invocation per consumer");
-  t.set("ack", "after-finish", "BatchSize", "deleted when the invocation returns successfully");
+  t.set("ack", "after-finish", "", "deleted when the invocation returns successfully");
   t.set("exec_timeout", timeout * 1000, "Timeout", "the function's timeout");
   t.set("on_timeout", "keep", "Timeout",
         "a timed-out invocation is an error: its message is not deleted and comes back when its visibility lapses");

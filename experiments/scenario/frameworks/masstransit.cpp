@@ -22,7 +22,7 @@ void translate(Translation& t) {
   const std::int64_t limit = t.integer("ConcurrentMessageLimit", prefetch, 1, 65535, "PrefetchCount");
   t.set("prefetch", prefetch, "PrefetchCount", "basic.qos of the endpoint's consumer");
   t.set("slots", limit, "ConcurrentMessageLimit", "messages consumed at once per endpoint");
-  t.set("ack", "after-finish", "PrefetchCount", "acked when the consumer completes");
+  t.set("ack", "after-finish", "", "acked when the consumer completes");
   // A consumer that throws (after any retry policy) has its message moved to the _error queue:
   // gone from this queue, as brokersim's failed.
   const std::int64_t retries = t.integer("UseMessageRetry.Immediate", 0, 0, 1'000);

@@ -38,7 +38,7 @@ void translate(Translation& t) {
     how += ", raised to the concurrency";
   }
   t.set("prefetch", std::min<std::int64_t>(prefetch, 65535), from, how + (prefetch > 65535 ? ", capped at 65535" : ""));
-  t.set("ack", "after-finish", "LimitMessageProcessingConcurrencyTo",
+  t.set("ack", "after-finish", "",
         "the transport acks when the handlers' receive transaction completes");
   // Recoverability: immediate retries run again in the same slot, delayed retries go through a
   // delay queue, then the error queue. brokersim's `failed` is a message that has exhausted them.
