@@ -34,8 +34,26 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
     for (std::size_t i = 0; i < consumers.size(); ++i) {
       const std::string path = join("consumers", i);
       // A group in its framework's own settings is read as the brokersim keys they map to.
+      const std::size_t mapped = scenario.frameworks.size();
       const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
-      scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
+      try {
+        scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
+      } catch (const ScenarioError& e) {
+        // A key the framework wrote is not the user's: the error says which setting it came from.
+        if (scenario.frameworks.size() == mapped) throw;
+        const std::string what = e.what();
+        for (const auto& row : scenario.frameworks.back().rows) {
+          const std::string key = path + "." + row.key;
+          if (row.key.empty() || what.compare(0, key.size(), key) != 0 ||
+              (what.size() > key.size() && what[key.size()] != ':' && what[key.size()] != '.'))
+            continue;
+          ScenarioError attributed(what + " (set by " + path + ".framework from " +
+                                   (row.setting.empty() ? std::string("its fixed behaviour") : row.setting + " = " + row.value) + ")");
+          attributed.path = e.path;
+          throw attributed;
+        }
+        throw;
+      }
     }
   }
 

@@ -231,6 +231,10 @@ TEST_CASE("framework azure-functions: maxConcurrentCalls 16 x CPUs, renewal 5 mi
         "consumers.0.framework.functionTimeout: expected a duration as \"hh:mm:ss\" (or \"d.hh:mm:ss\", or ISO 8601 "
         "\"PT5M\"), got \"5 minutes\"");
   CHECK(load_error(servicebus(R"({"queue": "q", "count": 2, "framework": {"name": "azure-functions", "functionTimeout": "PT2M30S"}})")) == "(no error)");
+  // A value the framework derived that brokersim refuses: the error names the setting it came from.
+  CHECK(load_error(servicebus(R"({"queue": "q", "count": 2, "framework": {"name": "azure-functions", "host_cpus": 100000}})")) ==
+        "consumers.0.slots: expected an integer between 1 and 1000000, got 1600000 (set by consumers.0.framework from "
+        "maxConcurrentCalls = 1600000 (default: 16 x host_cpus))");
 }
 
 TEST_CASE("framework aws-lambda: five concurrent batches to start, 300 more a minute, timeouts come back") {
