@@ -1,6 +1,6 @@
 // consumers[].framework: each framework's settings, with its documented defaults, give the same
 // run as the brokersim keys they map to (byte-identical run --json but for the mapping itself),
-// the mapping is what docs/frameworks.md says, and a setting brokersim cannot honour is an error
+// the mapping is what docs/framework-NAME.md says, and a setting brokersim cannot honour is an error
 // naming it.
 #include <doctest/doctest.h>
 

@@ -22,10 +22,11 @@ void translate(Translation& t) {
   }
   const std::int64_t window = t.integer("MaximumBatchingWindowInSeconds", 0, 0, 300);
   if (window != 0) t.refuse("MaximumBatchingWindowInSeconds", "above 0 (waiting to fill a batch) cannot be honoured: give 0");
+  t.no_key("MaximumBatchingWindowInSeconds", "0: each poll's batch goes to an invocation at once");
   // The current developer guide: at most 1,000 concurrent batches per mapping; MaximumConcurrency
   // (2..1000) caps it lower.
   const std::int64_t max = t.integer("ScalingConfig.MaximumConcurrency", 1000, 2, 1000, "1000 batches per mapping");
-  const double timeout = t.seconds("Timeout", 3, 1, 900);
+  const std::int64_t timeout = t.integer("Timeout", 3, 1, 900);  // whole seconds, as the function's configuration
   if (const json* types = t.given("FunctionResponseTypes")) {
     if (!types->is_array()) fail(t.at("FunctionResponseTypes"), "an array, [] or [\"ReportBatchItemFailures\"]", *types);
     for (std::size_t i = 0; i < types->size(); ++i)

@@ -44,7 +44,7 @@ void translate(Translation& t) {
                                      "or leave out framework and give ack");
   }
   t.set("ack", "after-finish", "autoCompleteMessages", "completed when the function succeeds, abandoned when it throws");
-  t.set("receive_mode", "peek-lock", "autoCompleteMessages", "the trigger always receives in PeekLock");
+  t.set("receive_mode", "peek-lock", "", "the trigger always receives in PeekLock");
   // functionTimeout's default is the hosting plan's (functions-scale#timeout).
   const json* plan = t.given("hosting_plan");
   std::string plan_name = "consumption";

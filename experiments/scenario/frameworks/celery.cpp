@@ -29,7 +29,8 @@ void translate(Translation& t) {
   if (prefetch > 65535) {
     fail_message(t.at("worker_prefetch_multiplier"),
                  "worker_concurrency x worker_prefetch_multiplier = " + std::to_string(prefetch) +
-                     " is above AMQP's 16-bit prefetch count (65535)");
+                     (t.kind() == "amazon-sqs" ? " is above the largest prefetch brokersim takes (65535)"
+                                               : " is above AMQP's 16-bit prefetch count (65535)"));
   }
   // No limit is prefetch 0 on RabbitMQ; on SQS brokersim's 0 is "no buffer", so its largest
   // prefetch stands for none.
@@ -43,7 +44,9 @@ void translate(Translation& t) {
     // ack failures, so only the default can be honoured.
     if (!on_failure)
       t.refuse("task_acks_on_failure_or_timeout",
-               "false (a failed task rejected to the dead-letter exchange) cannot be honoured: give true");
+               t.kind() == "amazon-sqs"
+                   ? "false (a failed task rejected instead of acked: kombu's SQS reject is not modelled) cannot be honoured: give true"
+                   : "false (a failed task rejected to the dead-letter exchange) cannot be honoured: give true");
     if (t.kind() == "amazon-sqs")
       t.set("on_failure", "delete", "task_acks_on_failure_or_timeout", "a failed task is acked: deleted, not received again");
     else

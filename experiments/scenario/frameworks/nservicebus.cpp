@@ -32,6 +32,7 @@ void translate(Translation& t) {
     prefetch = t.integer("PrefetchCount", 0, 1, 65535);
     from = "LimitMessageProcessingConcurrencyTo, PrefetchCount";
     how = "PrefetchCount overrides the calculation";
+    if (t.given("PrefetchMultiplier") != nullptr) t.no_key("PrefetchMultiplier", "not used: PrefetchCount is given");
   }
   if (prefetch < concurrency) {
     prefetch = concurrency;
@@ -51,7 +52,9 @@ void translate(Translation& t) {
              "ImmediateRetries 0 and DelayedRetries 0, and failure_probability as the chance that a message fails "
              "all its attempts");
   }
-  t.no_key("ImmediateRetries", "not modelled; with failure_probability 0 no handler fails");
+  const bool fails = failures != nullptr && failures->is_number() && failures->get<double>() > 0;
+  t.no_key("ImmediateRetries", fails ? "0: a failed message is not retried in place"
+                                     : "not modelled; with failure_probability 0 no handler fails");
   t.no_key("DelayedRetries", "not modelled; a failed message goes to the error queue: brokersim's failed, acked");
 }
 

@@ -18,6 +18,7 @@ void translate(Translation& t) {
     if (m != consumers)
       t.refuse("maxConcurrentConsumers", "other than concurrentConsumers (the container's own scaling of consumers) cannot "
                                          "be honoured: give it equal to concurrentConsumers, or use the group's autoscale");
+    t.no_key("maxConcurrentConsumers", "equal to concurrentConsumers: the container does not scale");
   }
   const json* mode = t.given("acknowledgeMode");
   std::string ack = "after-finish";
@@ -43,7 +44,10 @@ void translate(Translation& t) {
   // queue (true) or rejected (false). brokersim's failed jobs are acked, so failures can be
   // honoured only when they are rejected to nowhere.
   const json* failures = t.consumer_key("failure_probability");
-  if (failures != nullptr && failures->is_number() && failures->get<double>() > 0) {
+  if (ack == "on-receipt") {
+    // autoAck: the broker settled the message as it sent it; a listener exception returns nothing.
+    t.no_key("defaultRequeueRejected", "NONE: a message is settled as sent, nothing is requeued or rejected");
+  } else if (failures != nullptr && failures->is_number() && failures->get<double>() > 0) {
     if (requeue)
       t.refuse("defaultRequeueRejected", "true (a failed message requeued and redelivered) cannot be honoured with "
                                          "failure_probability > 0: give false");
