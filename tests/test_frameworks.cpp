@@ -209,6 +209,12 @@ TEST_CASE("framework spring-amqp: each of concurrentConsumers is a consumer of o
         "honoured with failure_probability > 0: give false (spring-amqp: not modelled by brokersim)");
   CHECK(load_error(rabbitmq(R"({"queue": "q", "count": 2, "failure_probability": 0.1, "framework": {"name": "spring-amqp", "defaultRequeueRejected": false}})")) ==
         "(no error)");
+  // Under NONE (autoAck) nothing is requeued whatever the setting: failures are accepted.
+  const std::string none_failing = R"({"queue": "q", "count": 2, "failure_probability": 0.1, "framework": {"name": "spring-amqp",
+      "acknowledgeMode": "NONE"}})";
+  same_run(rabbitmq(none_failing),
+           rabbitmq(R"({"queue": "q", "count": 2, "failure_probability": 0.1, "slots": 1, "prefetch": 250, "ack": "on-receipt"})"));
+  CHECK(run_scenario(rabbitmq(none_failing)).result.outcomes[static_cast<std::size_t>(brokersim::Outcome::Failed)] > 0);
 }
 
 TEST_CASE("framework azure-functions: maxConcurrentCalls 16 x CPUs, renewal 5 min, the plan's functionTimeout") {
