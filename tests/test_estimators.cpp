@@ -130,7 +130,14 @@ TEST_CASE("estimators: no bias at 10,000 replications on M/M/4+D (throughput, go
 // covering seeds per metric is Binomial(60, 0.95); 52 or fewer has probability 0.035. The seeds are
 // fixed, so the test is deterministic; the README has the 200-seed table.
 TEST_CASE("estimators: analytic --coverage - Stein's intervals cover at 95% on exact models") {
-  const auto r = run_cli({"analytic", "--coverage", "60", "--jobs", "1000", "--precision", "0.05"});
+#ifdef BROKERSIM_SANITIZE
+  // Under the sanitizers (ten times slower) the code path is what is checked, on a few seeds; the
+  // coverage claim is the optimised build's, on all 60.
+  const char* seeds = "6";
+#else
+  const char* seeds = "60";
+#endif
+  const auto r = run_cli({"analytic", "--coverage", seeds, "--jobs", "1000", "--precision", "0.05"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   int rows = 0;
   for (const auto& line : brokersim::test::lines_of(r.out)) {
@@ -150,7 +157,12 @@ TEST_CASE("estimators: analytic --coverage - Stein's intervals cover at 95% on e
     REQUIRE(parts.size() >= 6);
     const double measured = std::stod(parts[5]);
     CAPTURE(line);
+#ifdef BROKERSIM_SANITIZE
+    CHECK(measured >= 0);
+    CHECK(measured <= 1);
+#else
     CHECK(measured >= 53.0 / 60 - 1e-9);
+#endif
     ++rows;
   }
   CHECK(rows >= 20);

@@ -613,6 +613,21 @@ TEST_SUITE("import") {
     CHECK(run_cli({"import", dir.path("missing.json")}).status == 2);
   }
 
+  // Each example's scenario is checked in as experiments/scenarios/import-NAME.json (with its
+  // fingerprint): the importer still writes exactly it.
+  TEST_CASE("import: every example's checked-in scenario is what the importer writes today") {
+    std::size_t examples = 0;
+    for (const auto& e : fs::directory_iterator(kExamples)) {
+      CAPTURE(e.path().string());
+      const auto i = import_file(e.path().string());
+      REQUIRE_MESSAGE(i.status == 0, i.err);
+      CHECK(i.out == read_file(std::string(BROKERSIM_SOURCE_DIR) + "/experiments/scenarios/import-" +
+                               e.path().filename().string()));
+      ++examples;
+    }
+    CHECK(examples == 5);
+  }
+
   TEST_CASE("import: every example imports to a scenario that loads and runs") {
     for (const auto& e : fs::directory_iterator(kExamples)) {
       CAPTURE(e.path().string());
