@@ -135,6 +135,9 @@ json random_scenario(sim::Rng& rng, const std::string& kind) {
       c["ack"] = pick(2) ? "before-start" : "on-receipt";
       if (c["ack"] == "on-receipt") c["on_expired"] = "ack";
     }
+    // Early deletes on SQS: with visibility timeouts this short, deletes that arrive after a
+    // lapse (with the latest receipt handle or not), during outages and after crashes.
+    if (sqs && pick(3) == 0) c["ack"] = "before-start";
     // Deferred messages received back: their deferred time is a queue stage.
     if (sb && !c.contains("receive_mode") && pick(4) == 0) {
       c["on_expired"] = "defer";

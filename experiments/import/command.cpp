@@ -66,25 +66,7 @@ int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ost
   } catch (const ScenarioError& e) {
     import::not_json(text, file, e.what());
   }
-  const import::Format format = import::sniff(doc, file);
-  import::Imported imported;
-  switch (format) {
-    case import::Format::RabbitMqDefinitions:
-      imported = import::import_rabbitmq(doc);
-      break;
-    case import::Format::ArmTemplate:
-      imported = import::import_arm_template(doc);
-      break;
-    case import::Format::AzCli:
-      imported = import::import_az_cli(doc);
-      break;
-    case import::Format::SqsAttributes:
-      imported = import::import_sqs_attributes(doc);
-      break;
-    case import::Format::CloudFormation:
-      imported = import::import_cloudformation(doc);
-      break;
-  }
+  const import::Imported imported = import::import_document(doc, file);
   const import::ojson scenario = import::scenario_of(imported, file);
 
   // The scenario must load and run: checked here, so that a user never gets one that does not.

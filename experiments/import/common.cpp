@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "experiments/scenario/checks.hpp"
+#include "models/results.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim::import {
@@ -252,6 +253,17 @@ ojson scenario_of(const Imported& imported, const std::string& file) {
   for (const auto& n : imported.notes) notes.push_back(n);
   doc["notes"] = notes;
   return doc;
+}
+
+Imported import_document(const json& doc, const std::string& file) {
+  switch (sniff(doc, file)) {
+    case Format::RabbitMqDefinitions: return import_rabbitmq(doc);
+    case Format::ArmTemplate: return import_arm_template(doc);
+    case Format::AzCli: return import_az_cli(doc);
+    case Format::SqsAttributes: return import_sqs_attributes(doc);
+    case Format::CloudFormation: return import_cloudformation(doc);
+  }
+  throw InvariantError("import: a format with no importer");
 }
 
 }  // namespace brokersim::import

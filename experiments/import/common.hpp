@@ -65,6 +65,8 @@ Imported import_arm_template(const json& doc);
 Imported import_az_cli(const json& doc);
 Imported import_sqs_attributes(const json& doc);
 Imported import_cloudformation(const json& doc);
+// The file's format recognised and read by its importer.
+Imported import_document(const json& doc, const std::string& file);
 
 // The whole scenario: name, stop, the broker, a placeholder producer and consumer group on the
 // work queue, and notes (the placeholders first, then everything not modelled).

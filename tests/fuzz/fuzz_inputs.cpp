@@ -1,14 +1,16 @@
 // libFuzzer target for everything brokersim reads from users: scenario files, --set
 // assignments, --vary lists, trace CSV files, plan's --target and --cost expressions (parsed,
-// then evaluated with every name 1) and the shard metadata `merge` reads. The first byte picks
-// the reader (modulo 7); the rest is
-// the input. Any outcome but success or a ScenarioError (a clear message naming the key) is a
+// then evaluated with every name 1), the shard metadata `merge` reads and the files `import`
+// reads (the scenario it writes must load: a ScenarioError there is a finding). The first byte
+// picks the reader (modulo 8); the rest is the input. Any outcome but success or a ScenarioError (a clear message naming the key) is a
 // finding: another exception, a crash, a sanitizer report, or a hang.
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 
+#include "experiments/import/common.hpp"
 #include "experiments/plan/expression.hpp"
 #include "experiments/scenario_load.hpp"
 #include "experiments/replication/grid.hpp"
@@ -35,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     const auto one = [](const std::string&) { return 1.0; };
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
       case 0: simulate_bounded(brokersim::load_scenario(brokersim::parse_json_text(text, "fuzz.json"), "/nonexistent")); break;
       case 1: {
         nlohmann::json doc = brokersim::parse_json_text(kBase, "base");
@@ -53,6 +55,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       case 5: (void)brokersim::parse_cost(text)->eval(one); break;
       case 6: (void)brokersim::read_shard_meta("fuzz.csv.meta.json", text); break;
+      case 7: {
+        const auto imported = brokersim::import::import_document(brokersim::parse_json_text(text, "fuzz.json"), "fuzz.json");
+        const auto scenario = brokersim::import::scenario_of(imported, "fuzz.json");
+        brokersim::Scenario loaded;
+        try {
+          loaded = brokersim::load_scenario(nlohmann::json::parse(scenario.dump()), "/nonexistent");
+        } catch (const brokersim::ScenarioError& e) {
+          std::fprintf(stderr, "import wrote a scenario that does not load: %s\n", e.what());
+          std::abort();
+        }
+        simulate_bounded(loaded);
+        break;
+      }
     }
   } catch (const brokersim::ScenarioError&) {
     // The expected answer to bad input.

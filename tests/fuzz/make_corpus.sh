@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Seed corpus for fuzz_inputs from the project's own inputs: every scenario in experiments/
 # (mode byte 0), some --set assignments (1), --vary lists (2), trace files (3), plan targets (4),
-# costs (5) and a shard's metadata as sweep writes it (6).
+# costs (5), a shard's metadata as sweep writes it (6) and broker configurations for import (7).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: make_corpus.sh DIR}
@@ -9,6 +9,8 @@ mkdir -p "$out"
 n=0
 put() { printf "\\x$1" > "$out/seed-$n"; cat >> "$out/seed-$n"; n=$((n + 1)); }
 while IFS= read -r f; do put 00 < "$f"; done < <(find "$top/experiments" -name '*.json' -not -name '*.meta.json' -not -path '*/results/*' | sort)
+# The importer's examples once more, for the importer (mode 7).
+for f in "$top"/experiments/import/examples/*.json; do put 07 < "$f"; done
 for s in 'consumers.0.prefetch=8' 'broker.queues.work.overflow=reject-publish' 'producers.0.arrivals={"at_ms": [0, 5]}' \
          'faults=[{"at_ms": 0, "consumer": 1, "crash": true, "restart_after_ms": 10}]' 'consumers.0.exec_timeout="remaining-budget"'; do
   printf '%s' "$s" | put 01
