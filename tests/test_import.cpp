@@ -543,6 +543,11 @@ TEST_SUITE("import") {
             .find("expected another queue") != std::string::npos);
     CHECK(import_error(R"({"Attributes": {"FifoQueue": "yes"}})").find("Attributes.FifoQueue: expected true or false") !=
           std::string::npos);
+    // A CloudFormation resource without a Type, or not an object (found by the fuzzer: the
+    // missing Type once escaped as a JSON library error).
+    const std::string cfn = R"({"AWSTemplateFormatVersion": "2010-09-09", "Resources": {"Q": {"Type": "AWS::SQS::Queue"}, )";
+    CHECK(import_error(cfn + R"("D": {"Tupe": "AWS::SQS::Queue"}}})") == "brokersim: error: Resources.D.Type: expected a resource type, got nothing\n");
+    CHECK(import_error(cfn + R"("D": 5}})") == "brokersim: error: Resources.D: expected an object (a resource), got 5\n");
   }
 
   TEST_CASE("import: the CloudFormation example, with Fn::GetAtt and Ref") {

@@ -217,8 +217,8 @@ Imported import_cloudformation(const json& doc) {
   for (auto it = doc["Resources"].begin(); it != doc["Resources"].end(); ++it) {
     const std::string path = at("Resources", it.key());
     const json& r = it.value();
-    if (!r.is_object() || !r.contains("Type") || !r["Type"].is_string())
-      fail(at(path, "Type"), "a resource type", r.is_object() && loader::member(r, "Type"));
+    if (!r.is_object()) fail(path, "an object (a resource)", r);
+    if (!r.contains("Type") || !r["Type"].is_string()) fail(at(path, "Type"), "a resource type", loader::member(r, "Type"));
     const std::string type = r["Type"];
     if (type != "AWS::SQS::Queue") {
       out.notes.push_back(path + ": resource of type " + type +
