@@ -360,9 +360,9 @@ Imported import_rabbitmq(const json& doc) {
     if (q.type != "classic" && q.type != "quorum" && q.type != "stream")
       fail(type_path, "\"classic\", \"quorum\" or \"stream\"", json(q.type));
     const std::string who = "queue " + loader::quoted(q.raw);
-    if (e.value("auto_delete", false) == true)
+    if (e.contains("auto_delete") && e["auto_delete"] == true)
       notes.push_back(who + ": auto_delete true (deleted when its last consumer leaves: not modelled)");
-    if (e.value("exclusive", false) == true) notes.push_back(who + ": exclusive true (not modelled)");
+    if (e.contains("exclusive") && e["exclusive"] == true) notes.push_back(who + ": exclusive true (not modelled)");
     if (e.contains("durable") && e["durable"] == false)
       notes.push_back(who +
                       ": durable false (a transient queue is gone after a broker restart: not modelled; messages are lost or "
@@ -425,10 +425,14 @@ Imported import_rabbitmq(const json& doc) {
   }
   if (queues.size() > 64) fail("queues", "at most 64 classic and quorum queues (brokersim's limit)", json(queues.size()));
 
+  // (json::value() would throw on a member of another type: read each one only if it is a string.)
+  const auto text_or = [](const json& o, const char* key, const std::string& fallback) {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : fallback;
+  };
   std::set<std::string> stream_names;
   for (std::size_t i = 0; i < list.size(); ++i)
-    if (list[i].is_object() && list[i].value("arguments", json::object()).value("x-queue-type", "") == "stream")
-      stream_names.insert(list[i].value("vhost", "/") + "\n" + list[i].value("name", ""));
+    if (list[i].is_object() && list[i].contains("arguments") && text_or(list[i]["arguments"], "x-queue-type", "") == "stream")
+      stream_names.insert(text_or(list[i], "vhost", "/") + "\n" + text_or(list[i], "name", ""));
 
   for (const auto& q : queues) {
     const std::string who =
