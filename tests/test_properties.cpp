@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "experiments/import/common.hpp"
 #include "experiments/plan/expression.hpp"
 #include "experiments/replication/shards.hpp"
 #include "sim/rng.hpp"
@@ -205,8 +206,8 @@ void check_invariants(const json& doc) {
 }
 
 // Every input the property test or the fuzzer ever broke the simulator with is kept in
-// tests/fuzz/regressions (first byte: the fuzz target's reader, modulo 6; 0 = scenario JSON, 4 = a
-// plan target, 5 = a plan cost). Each must now load and run (or parse and evaluate), or be refused
+// tests/fuzz/regressions (first byte: the fuzz target's reader, modulo 8; 0 = scenario JSON, 4 = a
+// plan target, 5 = a plan cost, 6 = a shard's metadata, 7 = a file for `import`). Each must now load and run (or parse and evaluate), or be refused
 // with a ScenarioError.
 TEST_CASE("fuzz and property-test findings stay fixed") {
   const std::filesystem::path dir = std::filesystem::path(BROKERSIM_SOURCE_DIR) / "tests/fuzz/regressions";
@@ -216,10 +217,10 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     REQUIRE(!bytes.empty());
     CAPTURE(entry.path().string());
-    if (bytes[0] % 7 == 4 || bytes[0] % 7 == 5) {  // plan's --target / --cost, evaluated with every name 1
+    if (bytes[0] % 8 == 4 || bytes[0] % 8 == 5) {  // plan's --target / --cost, evaluated with every name 1
       const auto one = [](const std::string&) { return 1.0; };
       try {
-        if (bytes[0] % 7 == 4) {
+        if (bytes[0] % 8 == 4) {
           const brokersim::Target t = brokersim::parse_target(bytes.substr(1));
           (void)(t.lhs->eval(one) + t.rhs->eval(one));
         } else {
@@ -231,7 +232,7 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
       ++checked;
       continue;
     }
-    if (bytes[0] % 7 == 6) {  // merge's shard metadata
+    if (bytes[0] % 8 == 6) {  // merge's shard metadata
       try {
         (void)brokersim::read_shard_meta("fuzz.csv.meta.json", bytes.substr(1));
       } catch (const brokersim::ScenarioError&) {
@@ -240,7 +241,18 @@ TEST_CASE("fuzz and property-test findings stay fixed") {
       ++checked;
       continue;
     }
-    if (bytes[0] % 7 != 0) continue;
+    if (bytes[0] % 8 == 7) {  // import: the file read, and the scenario written must load
+      try {
+        const auto imported = brokersim::import::import_document(brokersim::parse_json_text(bytes.substr(1), "fuzz.json"), "fuzz.json");
+        const auto scenario = brokersim::import::scenario_of(imported, "fuzz.json");
+        CHECK_NOTHROW((void)brokersim::load_scenario(nlohmann::json::parse(scenario.dump()), "/nonexistent"));
+      } catch (const brokersim::ScenarioError&) {
+        // refused with a clear message: fine
+      }
+      ++checked;
+      continue;
+    }
+    if (bytes[0] % 8 != 0) continue;
     try {
       const auto run = run_scenario(bytes.substr(1));
       std::uint64_t sum = 0;
