@@ -29,7 +29,7 @@ class Simulation {
   void on_observe();
   std::uint64_t samples_ = 0;  // Observe events handled
   void report_progress();
-  bool past_a_limit();
+  bool past_a_limit(std::uint64_t stop_jobs);  // stop_jobs: s.stop_jobs, or the largest count
   void close_span(Time end);
   bool following_ = false;
   std::vector<ConsumerResult> consumers_at_span_end_;
@@ -128,6 +128,10 @@ void Simulation::handle(const sim::Event& ev) {
   const Scenario& s = w_.s;
   r.stop_reason = StopReason::Drained;
   bool by_time = false;
+  // The per-event checks read these, not the scenario's optionals (hoisted: they cost every event).
+  const std::uint64_t max_events = s.limits.max_events;
+  const std::uint64_t stop_jobs = s.stop_jobs.value_or(~std::uint64_t{0});
+  std::ostream* const progress = w_.opt.progress;
   while (!w_.events.empty()) {
     // Only a timed run looks at the next event before taking it: a run that stops on its jobs
     // takes it at once (one look at the lane and the heap instead of two).
@@ -146,22 +150,22 @@ void Simulation::handle(const sim::Event& ev) {
     }
     const sim::Event ev = w_.events.pop();
     w_.now = ev.time;
-    if (++r.events > s.limits.max_events) {
+    if (++r.events > max_events) [[unlikely]] {
       r.stop_reason = StopReason::MaxEvents;
       break;
     }
     if (ev.time != instant_) {
       instant_ = ev.time;
       events_at_instant_ = 0;
-    } else if (++events_at_instant_ > kMaxEventsAtOneInstant) {
+    } else if (++events_at_instant_ > kMaxEventsAtOneInstant) [[unlikely]] {
       // Simulated time stopped moving: e.g. a consumer requeueing an expired job that the
       // broker, with zero latencies, redelivers at once, forever.
       r.stop_reason = StopReason::ZeroTimeLoop;
       break;
     }
     handle(ev);
-    if (w_.opt.progress && (r.events & 0x3fffff) == 0) report_progress();
-    if (past_a_limit()) break;
+    if ((r.events & 0x3fffff) == 0 && progress) [[unlikely]] report_progress();
+    if (past_a_limit(stop_jobs)) [[unlikely]] break;
   }
   if (following_) r.followed = w_.now - *s.stop_time;
   // A run given a time span covers all of it, even when nothing happened towards its end.
@@ -187,13 +191,13 @@ void Simulation::close_span(Time end) {
   broker_->report(broker_at_span_end_);
 }
 
-bool Simulation::past_a_limit() {
+bool Simulation::past_a_limit(std::uint64_t stop_jobs) {
   RunResult& r = w_.ledger.r;
-  if (w_.jobs.live() > w_.s.limits.max_in_system) {
+  if (w_.jobs.live() > w_.s.limits.max_in_system) [[unlikely]] {
     r.stop_reason = StopReason::MaxInSystem;
     return true;
   }
-  if (w_.s.stop_jobs && w_.ledger.created_total >= *w_.s.stop_jobs && w_.ledger.settled()) {
+  if (w_.ledger.created_total >= stop_jobs && w_.ledger.settled()) {
     r.stop_reason = StopReason::Jobs;
     return true;
   }

@@ -40,8 +40,12 @@ struct World {
   bool tick_worth(Time next) const { return s.stop_time ? next <= horizon : !only_ticks_pending(); }
 
   void at(Time t, Ev kind, std::uint32_t target, std::uint32_t tag = 0, std::uint32_t aux = 0) {
-    if (t < now) throw InvariantError("event scheduled in the past");
+    if (t < now) [[unlikely]] scheduled_in_the_past();
     events.push(t, static_cast<std::uint8_t>(kind), static_cast<std::uint32_t>(kind), target, tag, aux);
+  }
+  // Out of line and cold: building the message would otherwise sit in every caller's hot path.
+  [[noreturn, gnu::cold, gnu::noinline]] static void scheduled_in_the_past() {
+    throw InvariantError("event scheduled in the past");
   }
   static Time sample_ns(const sim::Distribution& d, sim::Rng& rng) { return sim::round_ns(d.sample(rng)); }
 
