@@ -75,12 +75,12 @@ class EventQueue {
   bool empty() const { return heap_.size() == hole_ && lane_size_ == 0; }
   std::size_t size() const { return heap_.size() - hole_ + lane_size_; }
   const Event& top() {
+    if (from_lane()) return lane_[lane_min_];
     fill_hole();
-    return from_lane() ? lane_[lane_min_] : heap_.front();
+    return heap_.front();
   }
 
   Event pop() {
-    fill_hole();
     Event e;
     if (from_lane()) {
       e = lane_[lane_min_];
@@ -89,8 +89,9 @@ class EventQueue {
       for (std::size_t i = 1; i < lane_size_; ++i)
         if (before(lane_[i], lane_[lane_min_])) lane_min_ = i;
     } else {
-      // The root stays vacant until the next push (which takes it) or the next look at the top
-      // (which fills it with the last event, as a plain pop would have).
+      fill_hole();
+      // The root stays vacant until the next push (which takes it) or the next look at the
+      // heap's top (which fills it with the last event, as a plain pop would have).
       e = heap_.front();
       hole_ = true;
     }
@@ -160,8 +161,18 @@ class EventQueue {
     sift_up(i);
   }
 
+  // Whether the lane holds the next event. With the root vacant, the heap's least event is the
+  // lesser of the root's children: the lane can win without the root being refilled, so a chain
+  // of same-instant events (an execution's end, its ack, the next delivery) popped between a
+  // heap pop and the next heap push leaves the root vacant for that push (one walk, not two).
   bool from_lane() const {
-    return lane_size_ > 0 && (heap_.empty() || before(lane_[lane_min_], heap_.front()));
+    if (lane_size_ == 0) return false;
+    const Event& l = lane_[lane_min_];
+    if (!hole_) return heap_.empty() || before(l, heap_.front());
+    const std::size_t n = heap_.size();
+    if (n == 1) return true;
+    const Event& c = n > 2 && before(heap_[2], heap_[1]) ? heap_[2] : heap_[1];
+    return before(l, c);
   }
 
   static constexpr std::size_t kLane = 8;
