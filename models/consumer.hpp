@@ -6,10 +6,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "models/clock.hpp"
+#include "sim/fifo.hpp"
 #include "models/events.hpp"
 #include "models/job.hpp"
 #include "models/results.hpp"
@@ -103,11 +103,11 @@ class alignas(64) Consumer {
   bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
   bool retired = false;   // left: connects no more until revived
   int busy = 0;
+  sim::Fifo<std::uint32_t> local;  // received, not started, in arrival order
   Time stalled_until = 0;
   LocalClock clock;
   std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
   sim::TimeWeighted busy_tw;
-  std::deque<std::uint32_t> local;  // received, not started, in arrival order
 
  private:
   std::vector<Cut> cuts_;

@@ -1,0 +1,49 @@
+// A first-in, first-out buffer of small values in one growable ring: what std::deque offers
+// for a queue, without its per-object block allocation (a deque allocates its first 512-byte
+// block and a map even to hold one value) and with its length in the object itself, so that
+// asking whether it is empty reads the owner's own cache line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sim {
+
+template <class T>
+class Fifo {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  const T& front() const { return ring_[head_]; }
+  void push_back(const T& v) {
+    if (size_ == ring_.size()) grow();
+    ring_[(head_ + size_) & (ring_.size() - 1)] = v;
+    ++size_;
+  }
+  void pop_front() {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --size_;
+  }
+  void clear() {
+    head_ = 0;
+    size_ = 0;
+  }
+  // The i-th value from the front.
+  const T& operator[](std::size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+
+ private:
+  // Capacity stays a power of two, so a position wraps with a mask.
+  void grow() {
+    std::vector<T> bigger(ring_.empty() ? 8 : 2 * ring_.size());
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
+    ring_.swap(bigger);
+    head_ = 0;
+  }
+
+  std::vector<T> ring_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace sim
