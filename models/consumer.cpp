@@ -264,6 +264,7 @@ void Consumer::crash(World& w) {
 
 void Consumer::connection_lost(World& w, DuplicateCause why) {
   cuts_.push_back(Cut{w.now, why});
+  connections_lost_ = static_cast<std::uint32_t>(cuts_.size());
   attached = false;
   // What the broker no longer has (acked early, or settled as sent) is gone with the client:
   // in transit, buffered or executing.

@@ -66,7 +66,7 @@ class alignas(64) Consumer {
     Time at;
     DuplicateCause why;
   };
-  std::uint32_t connection() const { return static_cast<std::uint32_t>(cuts_.size()); }
+  std::uint32_t connection() const { return connections_lost_; }  // cuts_.size(), on the hot line
   const Cut* cut_of(std::uint32_t connection) const {
     return connection < cuts_.size() ? &cuts_[connection] : nullptr;
   }
@@ -107,6 +107,11 @@ class alignas(64) Consumer {
   Time stalled_until = 0;
   LocalClock clock;
   std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
+
+ private:
+  std::uint32_t connections_lost_ = 0;  // cuts_.size(): every start reads it
+
+ public:
   sim::TimeWeighted busy_tw;
 
  private:
