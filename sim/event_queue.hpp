@@ -62,7 +62,8 @@ struct CacheAlignedAllocator {
     using other = CacheAlignedAllocator<U, Align>;
   };
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{Align})); }
-  void deallocate(T* p, std::size_t n) { ::operator delete(p, n * sizeof(T), std::align_val_t{Align}); }
+  // Unsized: clang declares the sized aligned delete only with -fsized-deallocation.
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{Align}); }
   friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator&) { return true; }
 };
 
