@@ -1,7 +1,9 @@
 // A first-in, first-out buffer of small values in one growable ring: what std::deque offers
 // for a queue, without its per-object block allocation (a deque allocates its first 512-byte
 // block and a map even to hold one value) and with its length in the object itself, so that
-// asking whether it is empty reads the owner's own cache line.
+// asking whether it is empty, or how long it is, reads one word (a deque computes its size from
+// four pointers). Rare insertions in the middle (a requeued message going back to its place)
+// shift the shorter side, as a deque's do.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +33,26 @@ class Fifo {
   }
   // The i-th value from the front.
   const T& operator[](std::size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  T& operator[](std::size_t i) { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+
+  // v becomes the i-th value from the front (0 <= i <= size()); the values from i on move back.
+  void insert(std::size_t i, const T& v) {
+    if (size_ == ring_.size()) grow();
+    if (i < size_ / 2) {
+      // Closer to the front: the first i values move one place towards the front.
+      head_ = static_cast<std::uint32_t>((head_ + ring_.size() - 1) & (ring_.size() - 1));
+      for (std::size_t k = 0; k < i; ++k) (*this)[k] = (*this)[k + 1];
+    } else {
+      for (std::size_t k = size_; k > i; --k) (*this)[k] = (*this)[k - 1];
+    }
+    (*this)[i] = v;
+    ++size_;
+  }
+  // Removes the i-th value from the front; the values after it move up.
+  void erase(std::size_t i) {
+    for (std::size_t k = i; k + 1 < size_; ++k) (*this)[k] = (*this)[k + 1];
+    --size_;
+  }
 
  private:
   // Capacity stays a power of two, so a position wraps with a mask.

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <numbers>
 #include <cstdint>
+#include <deque>
 #include <set>
 #include <string>
 #include <tuple>
@@ -20,6 +21,7 @@
 
 #include "sim/distribution.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/fifo.hpp"
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
@@ -320,6 +322,47 @@ TEST_SUITE("event_queue") {
 }
 
 // =============================================================================================
+TEST_SUITE("fifo") {
+  TEST_CASE("sim::Fifo agrees with std::deque under random pushes, pops, inserts and erases") {
+    // Inserts near the front shift the front part and near the back the back part, across the
+    // ring's wrap and its growth: every path is compared with the reference after every step.
+    sim::Fifo<int> f;
+    std::deque<int> ref;
+    sim::Rng rng(7, 0, "fifo");
+    int next = 0, inserts_front = 0, inserts_back = 0, wraps = 0;
+    for (int step = 0; step < 20000; ++step) {
+      const auto op = rng.below(10);
+      if (op < 4 || ref.empty()) {
+        f.push_back(next);
+        ref.push_back(next++);
+      } else if (op < 7) {
+        f.pop_front();
+        ref.pop_front();
+      } else if (op < 9) {
+        const std::size_t i = rng.below(ref.size() + 1);
+        (i < ref.size() / 2 ? inserts_front : inserts_back)++;
+        f.insert(i, next);
+        ref.insert(ref.begin() + static_cast<std::ptrdiff_t>(i), next++);
+      } else {
+        const std::size_t i = rng.below(ref.size());
+        f.erase(i);
+        ref.erase(ref.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      REQUIRE(f.size() == ref.size());
+      REQUIRE(f.empty() == ref.empty());
+      if (!ref.empty()) REQUIRE(f.front() == ref.front());
+      if (step % 97 == 0)
+        for (std::size_t i = 0; i < ref.size(); ++i) REQUIRE(f[i] == ref[i]);
+      if (!ref.empty() && &f[ref.size() - 1] < &f.front()) ++wraps;
+    }
+    CHECK(inserts_front > 1000);
+    CHECK(inserts_back > 1000);
+    CHECK(wraps > 100);  // the ring wrapped around while holding values
+    f.clear();
+    CHECK(f.empty());
+  }
+}
+
 TEST_SUITE("rng") {
   TEST_CASE("reference generator matches published vectors") {
     // SplitMix64 from seed 1234567 (the vector quoted with the reference splitmix64.c).

@@ -8,8 +8,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
+
+#include "sim/fifo.hpp"
 
 namespace brokersim {
 
@@ -50,9 +51,9 @@ class Dispatcher {
   // A consumer detached (crash): O(ring size), which is fine for a rare event.
   void erase(int consumer) {
     for (auto& level : levels_) {
-      for (auto it = level.ring.begin(); it != level.ring.end(); ++it) {
-        if (*it == consumer) {
-          level.ring.erase(it);
+      for (std::size_t i = 0; i < level.ring.size(); ++i) {
+        if (level.ring[i] == consumer) {
+          level.ring.erase(i);
           --active_;
           return;
         }
@@ -63,7 +64,7 @@ class Dispatcher {
  private:
   struct Level {
     int priority;
-    std::deque<int> ring;
+    sim::Fifo<int> ring;
   };
   std::vector<Level> levels_;
   std::size_t active_ = 0;

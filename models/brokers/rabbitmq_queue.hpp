@@ -10,11 +10,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "models/scenario.hpp"
+#include "sim/fifo.hpp"
 
 namespace brokersim {
 
@@ -86,11 +87,15 @@ class RabbitQueue {
     return (spec_->max_length && ready_.size() > static_cast<std::uint64_t>(*spec_->max_length)) ||
            (spec_->max_length_bytes && ready_bytes_ > static_cast<std::uint64_t>(*spec_->max_length_bytes));
   }
-  // Queue deletion (x-expires): every ready message goes with it.
-  std::deque<Message> take_all() {
+  // Queue deletion (x-expires), a broker restart: every ready message goes with it, in order.
+  std::vector<Message> take_all() {
+    std::vector<Message> all;
+    all.reserve(ready_.size());
+    for (std::size_t i = 0; i < ready_.size(); ++i) all.push_back(ready_[i]);
+    ready_.clear();
     ready_bytes_ = 0;
     returns_ = 0;
-    return std::exchange(ready_, {});
+    return all;
   }
 
   bool head_expired(Time now) const { return !ready_.empty() && ready_.front().expiry <= now; }
@@ -98,8 +103,15 @@ class RabbitQueue {
   // The head-expiry timer, as rabbit_amqqueue_process:ensure_ttl_timer/2 keeps it: armed for the
   // head's expiry with the delay rounded up to whole milliseconds ("always fire later"), and
   // re-armed only when the new head expires more than 1 ms before the armed time. Returns the
-  // time to schedule a timer event for, or nullopt when the armed timer will do.
-  std::optional<Time> arm_timer(Time now);
+  // time to schedule a timer event for, or nullopt when the armed timer will do (decided inline:
+  // the queue asks after every delivery, and the armed timer usually does).
+  std::optional<Time> arm_timer(Time now) {
+    if (ready_.empty()) return std::nullopt;
+    const Time expiry = ready_.front().expiry;
+    if (expiry == sim::kNever) return std::nullopt;
+    if (timer_at_ != sim::kNever && expiry >= timer_at_ - sim::kNsPerMs) return std::nullopt;
+    return rearm(now, expiry);
+  }
   // The timer event fired (or was superseded): its generation, to ignore stale timer events.
   std::uint32_t timer_gen() const { return timer_gen_; }
   void timer_fired() { timer_at_ = sim::kNever; }
@@ -113,7 +125,9 @@ class RabbitQueue {
   const QueueSpec* spec_;
   QueueType type_;
   RequeueTo requeue_to_;
-  std::deque<Message> ready_;
+  Time rearm(Time now, Time expiry);
+
+  sim::Fifo<Message> ready_;
   std::size_t returns_ = 0;  // the returns queue: the first returns_ messages of ready_
   std::uint64_t ready_bytes_ = 0;
   std::uint64_t next_seq_ = 0;
