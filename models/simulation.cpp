@@ -5,6 +5,7 @@
 // writers (experiments/outputs/) hear of the run through models/run_observer.hpp.
 #include "models/simulation.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 
@@ -41,8 +42,8 @@ class Simulation {
   World w_;
   std::unique_ptr<Broker> broker_;
   Fleet fleet_;
-  Time instant_ = -1;
-  std::uint64_t events_at_instant_ = 0;
+  Time instant_ = -1;  // the time of the events being counted toward kMaxEventsAtOneInstant
+  static std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > ~b ? ~std::uint64_t{0} : a + b; }
 };
 
 Simulation::Simulation(const Scenario& s, const RunOptions& o) : w_(s, o), fleet_(w_) {
@@ -83,14 +84,17 @@ void Simulation::start() {
 }
 
 void Simulation::handle(const sim::Event& ev) {
-  w_.tick_fired(static_cast<Ev>(ev.kind));
   switch (static_cast<Ev>(ev.kind)) {
     case Ev::Warmup: on_warmup(); break;
     case Ev::Fault: on_fault(w_.s.faults[ev.target]); break;
     case Ev::Attach: w_.consumers[ev.target].connect(w_); break;
     case Ev::ReplicaUp:
-    case Ev::Leave:
-    case Ev::Scale: fleet_.on_event(ev); break;
+    case Ev::Leave: fleet_.on_event(ev); break;
+    case Ev::Scale:
+      // The periodic ticks are counted down where they are handled, not on every event's path.
+      w_.tick_fired(Ev::Scale);
+      fleet_.on_event(ev);
+      break;
     case Ev::Close: w_.consumers[ev.target].close_for_leave(w_, ev.tag); break;
     case Ev::BrokerUp:
     case Ev::Declare:
@@ -116,7 +120,10 @@ void Simulation::handle(const sim::Event& ev) {
         w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux));
       break;
     case Ev::StallEnd: w_.consumers[ev.target].try_start(w_); break;
-    case Ev::Observe: on_observe(); break;
+    case Ev::Observe:
+      w_.tick_fired(Ev::Observe);
+      on_observe();
+      break;
   }
 }
 
@@ -132,6 +139,7 @@ void Simulation::handle(const sim::Event& ev) {
   const std::uint64_t max_events = s.limits.max_events;
   const std::uint64_t stop_jobs = s.stop_jobs.value_or(~std::uint64_t{0});
   std::ostream* const progress = w_.opt.progress;
+  std::uint64_t limit = max_events;
   while (!w_.events.empty()) {
     // Only a timed run looks at the next event before taking it: a run that stops on its jobs
     // takes it at once (one look at the lane and the heap instead of two).
@@ -150,17 +158,17 @@ void Simulation::handle(const sim::Event& ev) {
     }
     const sim::Event ev = w_.events.pop();
     w_.now = ev.time;
-    if (++r.events > max_events) [[unlikely]] {
-      r.stop_reason = StopReason::MaxEvents;
-      break;
-    }
+    ++r.events;
+    // One comparison per event for both event limits: `limit` is the lesser of max_events and
+    // the count at which this instant would exceed kMaxEventsAtOneInstant events after its first.
     if (ev.time != instant_) {
       instant_ = ev.time;
-      events_at_instant_ = 0;
-    } else if (++events_at_instant_ > kMaxEventsAtOneInstant) [[unlikely]] {
-      // Simulated time stopped moving: e.g. a consumer requeueing an expired job that the
-      // broker, with zero latencies, redelivers at once, forever.
-      r.stop_reason = StopReason::ZeroTimeLoop;
+      limit = std::min(max_events, sat_add(r.events, kMaxEventsAtOneInstant));
+    }
+    if (r.events > limit) [[unlikely]] {
+      // max_events first; otherwise simulated time stopped moving: e.g. a consumer requeueing
+      // an expired job that the broker, with zero latencies, redelivers at once, forever.
+      r.stop_reason = r.events > max_events ? StopReason::MaxEvents : StopReason::ZeroTimeLoop;
       break;
     }
     handle(ev);

@@ -19,19 +19,13 @@ class Dispatcher {
   bool empty() const { return active_ == 0; }
 
   void add(int consumer, int priority) {
-    for (auto& level : levels_) {
-      if (level.priority == priority) {
-        level.ring.push_back(consumer);
-        ++active_;
-        return;
-      }
+    // Most queues have one level: its ring is the first (inline; the search is the rare case).
+    if (!levels_.empty() && levels_.front().priority == priority) [[likely]] {
+      levels_.front().ring.push_back(consumer);
+      ++active_;
+      return;
     }
-    // New level: keep levels sorted, highest priority first.
-    auto it = levels_.begin();
-    while (it != levels_.end() && it->priority > priority) ++it;
-    it = levels_.insert(it, Level{priority, {}});
-    it->ring.push_back(consumer);
-    ++active_;
+    add_to_level(consumer, priority);
   }
 
   // The consumer to deliver to next; it leaves the ring (the caller re-adds it if it still has
@@ -62,6 +56,22 @@ class Dispatcher {
   }
 
  private:
+  [[gnu::noinline]] void add_to_level(int consumer, int priority) {
+    for (auto& level : levels_) {
+      if (level.priority == priority) {
+        level.ring.push_back(consumer);
+        ++active_;
+        return;
+      }
+    }
+    // New level: keep levels sorted, highest priority first.
+    auto it = levels_.begin();
+    while (it != levels_.end() && it->priority > priority) ++it;
+    it = levels_.insert(it, Level{priority, {}});
+    it->ring.push_back(consumer);
+    ++active_;
+  }
+
   struct Level {
     int priority;
     sim::Fifo<int> ring;
