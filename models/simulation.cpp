@@ -43,7 +43,6 @@ class Simulation {
   std::unique_ptr<Broker> broker_;
   Fleet fleet_;
   Time instant_ = -1;  // the time of the events being counted toward kMaxEventsAtOneInstant
-  static std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > ~b ? ~std::uint64_t{0} : a + b; }
 };
 
 Simulation::Simulation(const Scenario& s, const RunOptions& o) : w_(s, o), fleet_(w_) {
@@ -91,7 +90,6 @@ void Simulation::handle(const sim::Event& ev) {
     case Ev::ReplicaUp:
     case Ev::Leave: fleet_.on_event(ev); break;
     case Ev::Scale:
-      // The periodic ticks are counted down where they are handled, not on every event's path.
       w_.tick_fired(Ev::Scale);
       fleet_.on_event(ev);
       break;
@@ -163,7 +161,10 @@ void Simulation::handle(const sim::Event& ev) {
     // the count at which this instant would exceed kMaxEventsAtOneInstant events after its first.
     if (ev.time != instant_) {
       instant_ = ev.time;
-      limit = std::min(max_events, sat_add(r.events, kMaxEventsAtOneInstant));
+      // min(max_events, r.events + kMaxEventsAtOneInstant), written so that the sum cannot wrap.
+      limit = max_events - std::min(max_events, r.events) <= kMaxEventsAtOneInstant
+                  ? max_events
+                  : r.events + kMaxEventsAtOneInstant;
     }
     if (r.events > limit) [[unlikely]] {
       // max_events first; otherwise simulated time stopped moving: e.g. a consumer requeueing

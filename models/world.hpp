@@ -173,8 +173,10 @@ struct World {
     at(t, kind, target);
     ++ticks_pending_;
   }
+  // Called by the Observe and Scale handlers only (not on every event's path).
   void tick_fired(Ev kind) {
-    if (is_tick(kind)) --ticks_pending_;
+    assert(is_tick(kind) && ticks_pending_ > 0);
+    --ticks_pending_;
   }
   bool only_ticks_pending() const { return events.size() <= ticks_pending_; }
   Time horizon;  // follow_horizon(s)

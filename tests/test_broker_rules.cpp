@@ -304,6 +304,30 @@ TEST_CASE("stop.jobs ends the run once that many jobs were generated and all are
   CHECK(run.result.stop_reason == brokersim::StopReason::Jobs);
 }
 
+TEST_CASE("limits.max_events stops a run after that many events, at the boundary and at the largest value") {
+  const std::string scenario = R"({
+    "stop": {"jobs": 50},
+    "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"poisson": {"rate_per_s": 100}}, "service_ms": {"exp": {"mean": 5}}}],
+    "consumers": [{"queue": "q", "prefetch": 1}]
+  })";
+  const auto full = run_scenario(scenario);
+  REQUIRE(full.result.stop_reason == brokersim::StopReason::Jobs);
+  const std::uint64_t needed = full.result.events;
+  // Exactly enough events: the run ends on its jobs, as without the limit.
+  auto just = run_scenario(scenario, {"limits.max_events=" + std::to_string(needed)});
+  CHECK(just.result.stop_reason == brokersim::StopReason::Jobs);
+  CHECK(just.result.events == needed);
+  // One fewer: stopped by the limit; the event that crossed it is counted, not handled.
+  auto short_by_one = run_scenario(scenario, {"limits.max_events=" + std::to_string(needed - 1)});
+  CHECK(short_by_one.result.stop_reason == brokersim::StopReason::MaxEvents);
+  CHECK(short_by_one.result.events == needed);
+  // The largest value cannot wrap the per-instant limit into stopping early.
+  auto largest = run_scenario(scenario, {"limits.max_events=18446744073709551615"});
+  CHECK(largest.result.stop_reason == brokersim::StopReason::Jobs);
+  CHECK(largest.result.events == needed);
+}
+
 TEST_CASE("warm-up: only jobs created after it are counted") {
   auto run = run_scenario(R"({
     "stop": {"time_ms": 1000}, "warmup_ms": 500,

@@ -20,12 +20,9 @@ class Dispatcher {
 
   void add(int consumer, int priority) {
     // Most queues have one level: its ring is the first (inline; the search is the rare case).
-    if (!levels_.empty() && levels_.front().priority == priority) [[likely]] {
-      levels_.front().ring.push_back(consumer);
-      ++active_;
-      return;
-    }
-    add_to_level(consumer, priority);
+    Level& level = !levels_.empty() && levels_.front().priority == priority ? levels_.front() : level_of(priority);
+    level.ring.push_back(consumer);
+    ++active_;
   }
 
   // The consumer to deliver to next; it leaves the ring (the caller re-adds it if it still has
@@ -56,26 +53,18 @@ class Dispatcher {
   }
 
  private:
-  [[gnu::noinline]] void add_to_level(int consumer, int priority) {
-    for (auto& level : levels_) {
-      if (level.priority == priority) {
-        level.ring.push_back(consumer);
-        ++active_;
-        return;
-      }
-    }
-    // New level: keep levels sorted, highest priority first.
-    auto it = levels_.begin();
-    while (it != levels_.end() && it->priority > priority) ++it;
-    it = levels_.insert(it, Level{priority, {}});
-    it->ring.push_back(consumer);
-    ++active_;
-  }
-
   struct Level {
     int priority;
     sim::Fifo<int> ring;
   };
+
+  // The level of this priority, made if new: levels stay sorted, highest priority first.
+  [[gnu::noinline]] Level& level_of(int priority) {
+    auto it = levels_.begin();
+    while (it != levels_.end() && it->priority > priority) ++it;
+    if (it == levels_.end() || it->priority != priority) it = levels_.insert(it, Level{priority, {}});
+    return *it;
+  }
   std::vector<Level> levels_;
   std::size_t active_ = 0;
 };

@@ -2,6 +2,7 @@
 #include "models/brokers/rabbitmq_queue.hpp"
 
 #include <algorithm>
+#include <ranges>
 
 namespace brokersim {
 
@@ -17,14 +18,10 @@ void RabbitQueue::requeue(const Message& m) {
     ready_bytes_ += back.bytes;
     return;
   }
-  // The first message with a later sequence number (upper bound: the list is in seq order).
-  std::size_t lo = 0, hi = ready_.size();
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (m.seq < ready_[mid].seq) hi = mid;
-    else lo = mid + 1;
-  }
-  ready_.insert(lo, m);
+  // Before the first message with a later sequence number (the list is in seq order).
+  const auto positions = std::views::iota(std::size_t{0}, ready_.size());
+  const std::size_t at = *std::ranges::partition_point(positions, [&](std::size_t i) { return ready_[i].seq <= m.seq; });
+  ready_.insert(at, m);
   ready_bytes_ += m.bytes;
 }
 
