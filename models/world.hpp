@@ -174,7 +174,7 @@ struct World {
     ++ticks_pending_;
   }
   // Called by the Observe and Scale handlers only (not on every event's path).
-  void tick_fired(Ev kind) {
+  void tick_fired([[maybe_unused]] Ev kind) {
     assert(is_tick(kind) && ticks_pending_ > 0);
     --ticks_pending_;
   }
