@@ -22,6 +22,7 @@
 #include "sim/distribution.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/fifo.hpp"
+#include "sim/small_vec.hpp"
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
@@ -360,6 +361,55 @@ TEST_SUITE("fifo") {
     CHECK(wraps > 100);  // the ring wrapped around while holding values
     f.clear();
     CHECK(f.empty());
+  }
+}
+
+TEST_SUITE("small_vec") {
+  TEST_CASE("sim::SmallVec agrees with std::vector inline and on the heap, through copies and moves") {
+    // Swap-with-last removal (how a client's held deliveries leave) and growth past the inline
+    // four, then back under them: the values stay where a vector would keep them.
+    sim::SmallVec<std::uint32_t, 4> v;
+    std::vector<std::uint32_t> ref;
+    sim::Rng rng(11, 0, "small_vec");
+    std::uint32_t next = 0;
+    std::size_t largest = 0, inline_steps = 0;
+    for (int step = 0; step < 20000; ++step) {
+      if (step % 1000 == 0) {  // a fresh one (move-assigned) starts inline again
+        v = sim::SmallVec<std::uint32_t, 4>{};
+        ref.clear();
+      }
+      // Sizes wander between 0 and a few dozen: both the inline and the heap storage are used.
+      const bool grow = ref.empty() || rng.below(100) < (ref.size() < 20 ? 55u : 40u);
+      if (grow) {
+        v.push_back(next);
+        ref.push_back(next++);
+      } else {
+        const std::size_t i = rng.below(ref.size());
+        v[i] = v.back();
+        v.pop_back();
+        ref[i] = ref.back();
+        ref.pop_back();
+      }
+      largest = std::max(largest, ref.size());
+      inline_steps += ref.size() <= 4;
+      REQUIRE(v.size() == ref.size());
+      REQUIRE(v.empty() == ref.empty());
+      REQUIRE(std::equal(v.begin(), v.end(), ref.begin(), ref.end()));
+      if (step % 101 == 0) {
+        sim::SmallVec<std::uint32_t, 4> copy = v;  // copy, then move it on
+        sim::SmallVec<std::uint32_t, 4> moved = std::move(copy);
+        REQUIRE(std::equal(moved.begin(), moved.end(), ref.begin(), ref.end()));
+        CHECK(copy.empty());
+        moved.push_back(7);  // the copy is its own: the original does not change
+        REQUIRE(std::equal(v.begin(), v.end(), ref.begin(), ref.end()));
+        copy = v;
+        REQUIRE(std::equal(copy.begin(), copy.end(), ref.begin(), ref.end()));
+      }
+    }
+    CHECK(largest > 8);         // the heap storage was used
+    CHECK(inline_steps > 500);  // and the inline one (each fresh start)
+    v.clear();
+    CHECK(v.empty());
   }
 }
 

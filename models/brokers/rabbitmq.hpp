@@ -61,7 +61,8 @@ class RabbitMq final : public Broker {
   // What the broker keeps per consumer: its channel. Its held deliveries are the unacked ones:
   // the prefetch window counts deliveries not yet acked *at the broker*, so deliveries in transit
   // and acks in flight both use it up. basic.cancel: no credit until the next consume.
-  struct Channel : ClientRecord {
+  // One cache line each: a delivery and its settlement read the whole record.
+  struct alignas(64) Channel : ClientRecord {
     // The prefetch window, as the queue's type grants the consumer's prefetch; 0 = unlimited.
     std::uint32_t window = 0;
     // `epoch` grows whenever the channel closes, voiding its pending ticks; the consumer-timeout
