@@ -85,7 +85,7 @@ enum class Where : std::uint8_t {
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
 
-struct alignas(64) Job {
+struct Job {
   std::uint64_t id = 0;          // creation order, from 0
   std::uint32_t gen = 0;         // see the file comment
   std::int32_t producer = -1;
