@@ -9,7 +9,6 @@ namespace brokersim {
 
 Ledger::Ledger(const Scenario& s, const RunOptions& o)
     : s_(s),
-      opt_(o),
       observer_(o.job_observer),
       idleness_(s.broker.queues.size(), static_cast<std::size_t>(s.consumer_count())),
       outcomes_(o, o.state_observer != nullptr && s.observe_every.has_value()),

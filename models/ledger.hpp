@@ -141,7 +141,6 @@ class Ledger {
   }
 
   const Scenario& s_;
-  const RunOptions& opt_;
   Time span_end_ = sim::kNever;  // close_span's time; completions after it are in no rate
   std::array<std::uint64_t, 3> span_counters_{};
   std::array<std::uint64_t, kDuplicateCauseCount> span_duplicates_by_cause_{};  // close_span's duplicate executions, redeliveries, consumer timeouts

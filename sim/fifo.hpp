@@ -6,6 +6,7 @@
 // shift the shorter side, as a deque's do.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -47,6 +48,18 @@ class Fifo {
     }
     (*this)[i] = v;
     ++size_;
+  }
+  // The position of the first value for which pred is false, pred being true up to some position
+  // and false after it (as std::partition_point): a binary search of the ring's one or two
+  // contiguous runs.
+  template <class Pred>
+  std::size_t partition_point(Pred pred) const {
+    const T* base = ring_.data();
+    const std::size_t first_run = std::min<std::size_t>(size_, ring_.size() - head_);
+    const T* a = base + head_;
+    const T* p = std::partition_point(a, a + first_run, pred);
+    if (p != a + first_run || first_run == size_) return static_cast<std::size_t>(p - a);
+    return first_run + static_cast<std::size_t>(std::partition_point(base, base + (size_ - first_run), pred) - base);
   }
   // Removes the i-th value from the front; the values after it move up.
   void erase(std::size_t i) {

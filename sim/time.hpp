@@ -48,7 +48,9 @@ inline constexpr double ns_to_s(double ns) { return ns / kNsPerSF; }
 inline std::string format_ms(Time t) {
   const bool negative = t < 0;
   const std::uint64_t v = negative ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
-  std::string out = (negative ? "-" : "") + std::to_string(v / kNsPerMs);
+  // Appended, not "-" + string: g++ 12 warns falsely (-Wstringop-overflow) on that when inlined.
+  std::string out = negative ? "-" : "";
+  out += std::to_string(v / kNsPerMs);
   std::uint64_t frac = v % kNsPerMs;
   if (frac == 0) return out;
   char digits[7] = "000000";

@@ -364,6 +364,33 @@ TEST_SUITE("fifo") {
   }
 }
 
+TEST_SUITE("fifo") {
+  TEST_CASE("sim::Fifo::partition_point agrees with std::partition_point on sorted rings, wrapped or not") {
+    // Sorted values from a varying head position: the ring's values lie in one run or two, and
+    // every cut (before all, between any two, after all) is found.
+    int wrapped = 0;
+    for (int head = 0; head < 16; ++head) {
+      for (int n = 0; n <= 16; ++n) {
+        sim::Fifo<int> f;
+        for (int i = 0; i < head; ++i) f.push_back(-1);  // moves the head on, then leaves
+        for (int i = 0; i < head; ++i) f.pop_front();
+        std::deque<int> ref;
+        for (int i = 0; i < n; ++i) {
+          f.push_back(10 * i);
+          ref.push_back(10 * i);
+        }
+        if (n > 0 && &f[static_cast<std::size_t>(n - 1)] < &f.front()) ++wrapped;
+        for (int cut = -5; cut <= 10 * n + 5; cut += 5) {
+          const auto pred = [&](int x) { return x <= cut; };
+          const auto expected = static_cast<std::size_t>(std::partition_point(ref.begin(), ref.end(), pred) - ref.begin());
+          REQUIRE(f.partition_point(pred) == expected);
+        }
+      }
+    }
+    CHECK(wrapped > 20);  // the two-run case was exercised
+  }
+}
+
 TEST_SUITE("small_vec") {
   TEST_CASE("sim::SmallVec agrees with std::vector inline and on the heap, through copies and moves") {
     // Swap-with-last removal (how a client's held deliveries leave) and growth past the inline

@@ -25,10 +25,10 @@ std::vector<std::string> transient_warnings(const Scenario& s, const AnalyticFit
                        "run may compare a transient with the model's steady state (a long warmup_ms helps)");
   if (s.auto_warmup) {
     if (!s.auto_warmup->steady)
-      warnings.push_back("warmup_ms \"auto\": no steady state was reached in the run (its series still trends at "
+      warnings.emplace_back("warmup_ms \"auto\": no steady state was reached in the run (its series still trends at "
                          "its end), so the run compares a transient with the model's steady state; run longer");
   } else if (s.warmup == 0)
-    warnings.push_back("warmup_ms is 0: the run's averages include the start from an empty system (a transient), "
+    warnings.emplace_back("warmup_ms is 0: the run's averages include the start from an empty system (a transient), "
                        "the model gives the steady state; set warmup_ms");
   return warnings;
 }

@@ -2,7 +2,6 @@
 #include "models/brokers/rabbitmq_queue.hpp"
 
 #include <algorithm>
-#include <ranges>
 
 namespace brokersim {
 
@@ -19,9 +18,7 @@ void RabbitQueue::requeue(const Message& m) {
     return;
   }
   // Before the first message with a later sequence number (the list is in seq order).
-  const auto positions = std::views::iota(std::size_t{0}, ready_.size());
-  const std::size_t at = *std::ranges::partition_point(positions, [&](std::size_t i) { return ready_[i].seq <= m.seq; });
-  ready_.insert(at, m);
+  ready_.insert(ready_.partition_point([&](const Message& x) { return x.seq <= m.seq; }), m);
   ready_bytes_ += m.bytes;
 }
 
