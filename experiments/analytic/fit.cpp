@@ -158,11 +158,11 @@ std::optional<Patiences> patiences_of(const Scenario& s, std::vector<std::string
   bool known = true, deadline_named = false;
   if (p.expiration == ProducerSpec::Expiration::Fixed) {
     msg = patience_of(p.expiration_value);
-    if (msg.kind == Patience::Other) fails.push_back("producers.0.expiration_ms is neither constant nor exponential"), known = false;
+    if (msg.kind == Patience::Other) fails.emplace_back("producers.0.expiration_ms is neither constant nor exponential"), known = false;
   } else if (p.expiration == ProducerSpec::Expiration::RemainingBudget && p.deadline) {
     msg = deadline;  // publish at creation, producer clock true: TTL = the deadline
     if (msg.kind == Patience::Other)
-      fails.push_back("producers.0.deadline_ms is neither constant nor exponential (it sets the TTL via remaining-budget)"),
+      fails.emplace_back("producers.0.deadline_ms is neither constant nor exponential (it sets the TTL via remaining-budget)"),
           known = false, deadline_named = true;
   }
   if (msg.kind == Patience::Const) {
@@ -175,7 +175,7 @@ std::optional<Patiences> patiences_of(const Scenario& s, std::vector<std::string
   if (c.admission != Admission::None && p.deadline) {
     r.adm = deadline;
     if (r.adm.kind == Patience::Other && !deadline_named)
-      fails.push_back("producers.0.deadline_ms is neither constant nor exponential and consumers.0.admission checks it");
+      fails.emplace_back("producers.0.deadline_ms is neither constant nor exponential and consumers.0.admission checks it");
     if (r.adm.kind == Patience::Other) known = false;
   }
   r.remaining_budget = p.expiration == ProducerSpec::Expiration::RemainingBudget && p.deadline;

@@ -278,8 +278,6 @@ FittedDistribution fit_empirical(const std::vector<double>& sorted) {
   f.syntax = {{"empirical", vs}};
   f.log_likelihood = kNaN;
   f.aic = kNaN;
-  double mean = 0;
-  for (double x : sorted) mean += x;
   f.params = {{"values", static_cast<double>(f.values.size()), kNaN, kNaN}};
   f.ks = ks_distance_two_sample(sorted, f.values);
   f.ks_p = kNaN;
