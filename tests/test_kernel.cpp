@@ -362,9 +362,7 @@ TEST_SUITE("fifo") {
     f.clear();
     CHECK(f.empty());
   }
-}
 
-TEST_SUITE("fifo") {
   TEST_CASE("sim::Fifo::partition_point agrees with std::partition_point on sorted rings, wrapped or not") {
     // Sorted values from a varying head position: the ring's values lie in one run or two, and
     // every cut (before all, between any two, after all) is found.

@@ -40,8 +40,7 @@ void AmazonSqs::consume(Consumer& c) {
 void AmazonSqs::close_connection(Consumer& c) {
   ClientRecord& cl = clients_[c.index()];
   cl.close(dispatchers_[c.queue()], c.index());
-  const std::vector<std::uint32_t> held(cl.held.begin(), cl.held.end());
-  cl.held.clear();
+  const auto held = std::exchange(cl.held, {});
   for (std::uint32_t j : held) {
     Job& job = w_.jobs[j];
     job.unacked_pos = kNoIndex;

@@ -51,7 +51,7 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   ch.ticking = false;
   // The client's stale copies of deliveries the queue took back die with it.
   quorum_.drop_ghosts(w_, c.index());
-  const std::vector<std::uint32_t> unacked(ch.held.begin(), ch.held.end());
+  const auto unacked = ch.held;  // a copy: unhold changes ch.held
   for (std::uint32_t j : unacked) {
     ch.unhold(w_.jobs, j);
     ++w_.jobs[j].gen;  // its pending receive / completion / ack events are void now
