@@ -34,12 +34,13 @@ constexpr double kMeanService = 1;  // seconds (mu = 1)
 constexpr double kDeadline = 0.5;   // seconds in queue
 
 double exact_p_abandon(double lambda, double mu, int c, double d) {
-  double term = 1, sum = 0;  // pi_j / pi_0 = a^j / j!
-  for (int j = 0; j < c; ++j) {
-    if (j > 0) term *= (lambda / mu) / j;
-    sum += term;
-  }
-  const double pc1 = term, r = lambda - c * mu;
+  // pi_j / pi_{c-1} = (a^j / j!) / (a^(c-1) / (c-1)!), a = lambda / mu, in logarithms: for a
+  // fleet (c = 10,000) a^j / j! alone overflows.
+  const double a = lambda / mu;
+  const double log_top = (c - 1) * std::log(a) - std::lgamma(c);
+  double sum = 0;
+  for (int j = 0; j < c; ++j) sum += std::exp(j * std::log(a) - std::lgamma(j + 1.0) - log_top);
+  const double pc1 = 1, r = lambda - c * mu;
   const double wait_lt_d = lambda * pc1 * (r == 0 ? d : std::expm1(r * d) / r);
   const double wait_ge_d = lambda * pc1 * std::exp(r * d) / (c * mu);
   return wait_ge_d / (sum + wait_lt_d + wait_ge_d);
@@ -142,11 +143,16 @@ class Fifo {
   std::size_t head_ = 0, tail_ = 0;
 };
 
+// C servers at the same load per server as the M/M/10 case (arrival rate 0.95 C per second); a
+// template, so that the loop's constants stay constants as in a hand-written loop.
+template <int C>
 struct MinimalMMcD {
+  static constexpr int servers = C;
+  static constexpr double lambda = kLambda * C / kServers;
   Xoshiro256pp rng{20240601};
-  CompletionHeap busy{kServers};
+  CompletionHeap busy{C};
   Fifo queue;
-  double next_arrival = rng.exponential(1 / kLambda);
+  double next_arrival = rng.exponential(1 / lambda);
   std::uint64_t arrivals = 0, served = 0, lost = 0;
 
   void run(std::uint64_t n_arrivals) {
@@ -169,8 +175,8 @@ struct MinimalMMcD {
       } else {
         const double now = next_arrival;
         ++arrivals;
-        next_arrival = now + rng.exponential(1 / kLambda);
-        if (busy.size() < static_cast<std::size_t>(kServers)) {
+        next_arrival = now + rng.exponential(1 / lambda);
+        if (busy.size() < static_cast<std::size_t>(servers)) {
           ++served;  // a free server means the queue is empty
           busy.push(now + rng.exponential(kMeanService));
         } else {
@@ -181,23 +187,35 @@ struct MinimalMMcD {
   }
 };
 
-void BM_MinimalMMcD(benchmark::State& state) {
+template <int C>
+void run_minimal(benchmark::State& state) {
   constexpr std::uint64_t kChunk = 100'000;  // arrivals per benchmark iteration
-  MinimalMMcD sim;
+  MinimalMMcD<C> sim;
   for (auto _ : state) sim.run(kChunk);
   benchmark::DoNotOptimize(sim.served);
   const double jobs = static_cast<double>(state.iterations()) * static_cast<double>(kChunk);
   state.counters["jobs_per_s"] = benchmark::Counter(jobs, benchmark::Counter::kIsRate);
   state.counters["P_abandon"] =
       static_cast<double>(sim.lost) / static_cast<double>(sim.served + sim.lost);
-  state.counters["P_abandon_exact"] =
-      exact_p_abandon(kLambda, 1 / kMeanService, kServers, kDeadline);
+  state.counters["P_abandon_exact"] = exact_p_abandon(sim.lambda, 1 / kMeanService, C, kDeadline);
   state.counters["jobs"] = jobs;
   // One event per arrival and one per completion (a job lost in the queue has none): the
   // figure brokersim's events_per_job (bench_run.cpp) is compared with.
   state.counters["events_per_job"] =
       static_cast<double>(sim.arrivals + sim.served) / static_cast<double>(sim.arrivals);
 }
+
+void BM_MinimalMMcD(benchmark::State& state) { run_minimal<kServers>(state); }
 BENCHMARK(BM_MinimalMMcD)->Unit(benchmark::kMillisecond);
+
+// What a fleet costs the hand-written loop: the same load per server with 100 and with 10,000
+// servers (brokersim's BM_Run_Fleet100 and BM_Run_Fleet10000, bench_run.cpp, run this model with
+// as many consumers of one slot and prefetch 1). The loop's heap of completion times holds
+// 8-byte doubles and it keeps no per-server or per-job record, so this is the least a fleet can
+// cost: the heap's depth, not the cache.
+void BM_MinimalMMcD_Fleet100(benchmark::State& state) { run_minimal<100>(state); }
+void BM_MinimalMMcD_Fleet10000(benchmark::State& state) { run_minimal<10'000>(state); }
+BENCHMARK(BM_MinimalMMcD_Fleet100)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MinimalMMcD_Fleet10000)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -44,17 +44,25 @@ marginal() {
 
 echo "| model | instructions per job | events per job | instructions per event |"
 echo "| --- | --- | --- | --- |"
-if [ -x "$bench" ]; then
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.minimal" --toggle-collect='*BM_MinimalMMcD*' \
-    "$bench" --benchmark_filter='BM_MinimalMMcD$' --benchmark_min_time=0.05 --benchmark_format=json \
-    > "$tmp/minimal.json" 2> /dev/null
-  python3 - "$tmp/minimal.json" "$(instructions "$tmp/cg.minimal")" <<'EOF'
+# The minimal loop's benchmark NAME under callgrind (only its function counted): prints its row.
+minimal() {
+  local name=$1 label=$2
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.$name" --toggle-collect="*${name}*" \
+    "$bench" --benchmark_filter="${name}\$" --benchmark_min_time=0.05 --benchmark_format=json \
+    > "$tmp/$name.json" 2> /dev/null
+  python3 - "$tmp/$name.json" "$(instructions "$tmp/cg.$name")" "$name" "$label" <<'EOF'
 import json, sys
-b = [x for x in json.load(open(sys.argv[1]))["benchmarks"] if x["name"] == "BM_MinimalMMcD"][0]
+b = [x for x in json.load(open(sys.argv[1]))["benchmarks"] if x["name"] == sys.argv[3]][0]
 jobs, events = b["jobs"], b["events_per_job"]
 i = int(sys.argv[2]) / jobs
-print(f"| minimal hand-written M/M/10+D loop | {i:.0f} | {events:.3f} | {i / events:.0f} |")
+print(f"| {sys.argv[4]} | {i:.0f} | {events:.3f} | {i / events:.0f} |")
 EOF
+}
+
+if [ -x "$bench" ]; then
+  minimal BM_MinimalMMcD "minimal hand-written M/M/10+D loop"
+  minimal BM_MinimalMMcD_Fleet100 "minimal loop, the same at utilisation 0.95 with 100 servers"
+  minimal BM_MinimalMMcD_Fleet10000 "minimal loop, the same with 10,000 servers"
 else
   echo "| minimal loop: not built ($bench; configure with -DBROKERSIM_BENCH=ON) | | | |"
 fi
