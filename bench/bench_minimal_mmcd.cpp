@@ -36,13 +36,14 @@ constexpr double kDeadline = 0.5;   // seconds in queue
 double exact_p_abandon(double lambda, double mu, int c, double d) {
   // pi_j / pi_{c-1} = (a^j / j!) / (a^(c-1) / (c-1)!), a = lambda / mu, in logarithms: for a
   // fleet (c = 10,000) a^j / j! alone overflows.
-  const double a = lambda / mu;
-  const double log_top = (c - 1) * std::log(a) - std::lgamma(c);
+  const double log_a = std::log(lambda / mu);
+  const double log_top = (c - 1) * log_a - std::lgamma(c);
   double sum = 0;
-  for (int j = 0; j < c; ++j) sum += std::exp(j * std::log(a) - std::lgamma(j + 1.0) - log_top);
-  const double pc1 = 1, r = lambda - c * mu;
-  const double wait_lt_d = lambda * pc1 * (r == 0 ? d : std::expm1(r * d) / r);
-  const double wait_ge_d = lambda * pc1 * std::exp(r * d) / (c * mu);
+  for (int j = 0; j < c; ++j) sum += std::exp(j * log_a - std::lgamma(j + 1.0) - log_top);
+  // The waiting-time densities, relative to pi_{c-1} as the sum is.
+  const double r = lambda - c * mu;
+  const double wait_lt_d = lambda * (r == 0 ? d : std::expm1(r * d) / r);
+  const double wait_ge_d = lambda * std::exp(r * d) / (c * mu);
   return wait_ge_d / (sum + wait_lt_d + wait_ge_d);
 }
 
@@ -147,7 +148,6 @@ class Fifo {
 // template, so that the loop's constants stay constants as in a hand-written loop.
 template <int C>
 struct MinimalMMcD {
-  static constexpr int servers = C;
   static constexpr double lambda = kLambda * C / kServers;
   Xoshiro256pp rng{20240601};
   CompletionHeap busy{C};
@@ -176,7 +176,7 @@ struct MinimalMMcD {
         const double now = next_arrival;
         ++arrivals;
         next_arrival = now + rng.exponential(1 / lambda);
-        if (busy.size() < static_cast<std::size_t>(servers)) {
+        if (busy.size() < static_cast<std::size_t>(C)) {
           ++served;  // a free server means the queue is empty
           busy.push(now + rng.exponential(kMeanService));
         } else {
