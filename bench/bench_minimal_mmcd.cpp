@@ -34,12 +34,14 @@ constexpr double kMeanService = 1;  // seconds (mu = 1)
 constexpr double kDeadline = 0.5;   // seconds in queue
 
 double exact_p_abandon(double lambda, double mu, int c, double d) {
-  // pi_j / pi_{c-1} = (a^j / j!) / (a^(c-1) / (c-1)!), a = lambda / mu, in logarithms: for a
-  // fleet (c = 10,000) a^j / j! alone overflows.
-  const double log_a = std::log(lambda / mu);
-  const double log_top = (c - 1) * log_a - std::lgamma(c);
-  double sum = 0;
-  for (int j = 0; j < c; ++j) sum += std::exp(j * log_a - std::lgamma(j + 1.0) - log_top);
+  // pi_j / pi_{c-1}, from j = c - 1 down (pi_{j-1} / pi_j = j / a, a = lambda / mu): no a^j / j!,
+  // which overflows for a fleet (c = 10,000); no term exceeds (c / a)^(c - a), e^26 at c = 10,000.
+  const double a = lambda / mu;
+  double term = 1, sum = 0;
+  for (int j = c - 1; j >= 0; --j) {
+    sum += term;
+    term *= j / a;
+  }
   // The waiting-time densities, relative to pi_{c-1} as the sum is.
   const double r = lambda - c * mu;
   const double wait_lt_d = lambda * (r == 0 ? d : std::expm1(r * d) / r);
