@@ -268,6 +268,18 @@ TEST_CASE("README worked scenario is the file it is named after and runs") {
   CHECK(j["run"]["stop_reason"] == "time");
 }
 
+// The README's worked example shows the whole text a planner reads, and interprets its figures:
+// a change to the model or the report must show there too, or the README describes another program.
+TEST_CASE("README worked example shows what run prints today, word for word") {
+  const std::string readme = read_file(kSource + "/README.md");
+  const auto r = run_cli({"run", kSource + "/experiments/scenarios/capacity-baseline.json"});
+  REQUIRE(r.status == 0);
+  REQUIRE(!r.out.empty());
+  CHECK_MESSAGE(readme.find("$ ./build/experiments/brokersim run experiments/scenarios/capacity-baseline.json\n" + r.out +
+                            "```\n") != std::string::npos,
+                "README.md \"Worked example\" should show:\n" << r.out);
+}
+
 // One package list, named word for word by the README's install command and by .ci/run (a reader
 // sees what is installed), holding every package a find_package or a test needs.
 TEST_CASE("README install command and .ci/run install the one package list") {
