@@ -182,6 +182,35 @@ void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult&
   out << ".\n";
 }
 
+// The outcomes the "In short" paragraph does not name, so that its percentages add up to 100: a
+// planner reading only that paragraph learns that early-acked work was lost in a crash, say. Any
+// outcome added to kReportedOutcomes shows here by its JSON name until it is given words.
+void rest_sentence(std::ostream& out, const RunResult& r) {
+  std::uint64_t total = 0;
+  std::string parts;
+  for (Outcome o : kReportedOutcomes) {
+    std::string words;
+    switch (o) {
+      case Outcome::CompletedOnTime: case Outcome::CompletedLate: case Outcome::TimedOut:
+      case Outcome::ExpiredInQueue: case Outcome::ExpiredInTransit: case Outcome::ExpiredBeforeStart:
+        continue;  // in the paragraph
+      case Outcome::RejectedAtPublish: words = "rejected at publish (already stale in the producer's clock)"; break;
+      case Outcome::Lost: words = "lost (gone without any consumer deciding them: docs/outcomes.md says how)"; break;
+      case Outcome::DeadLettered: words = "dead-lettered"; break;
+      case Outcome::InSystem: words = "still in the system when the run ended"; break;
+      default: words = std::string(outcome_name(o)); break;
+    }
+    const std::uint64_t jobs = r.outcomes[static_cast<std::size_t>(o)];
+    if (jobs == 0) continue;
+    total += jobs;
+    if (!parts.empty()) parts += ", ";
+    parts += grouped(jobs) + " " + words;
+  }
+  if (total == 0 || r.generated == 0) return;
+  out << "The other " << fmt("%.2f", 100.0 * static_cast<double>(total) / static_cast<double>(r.generated))
+      << "% of jobs: " << parts << ".\n";
+}
+
 // amazon-sqs: how many messages each ReceiveMessage response carried (a long poll returns what is
 // visible, up to the batch size): the responses, the messages, their mean and the count by size.
 void receives_json(nlohmann::ordered_json& j, const RunResult& r) {
@@ -397,8 +426,9 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << "% in the broker queue, " << fmt("%.2f", pct(Outcome::ExpiredInTransit)) << "% in transit,\n  "
       << fmt("%.2f", share(r.stale_on_receipt))
       << "% were already stale when a consumer received them (their budget was spent before delivery),\n  "
-      << fmt("%.2f", share(r.stale_in_local_buffer)) << "% went stale waiting in a consumer's local (prefetch) buffer.\n"
-      << "Mean wait: " << fmt("%.1f", mean_ms(Wait::Queue)) << " ms in the broker queue (delivered jobs";
+      << fmt("%.2f", share(r.stale_in_local_buffer)) << "% went stale waiting in a consumer's local (prefetch) buffer.\n";
+  rest_sentence(out, r);
+  out << "Mean wait: " << fmt("%.1f", mean_ms(Wait::Queue)) << " ms in the broker queue (delivered jobs";
   if (r.wait(Wait::QueueExpired).count() > 0)
     out << "; the " << grouped(r.wait(Wait::QueueExpired).count()) << " that expired there waited "
         << fmt("%.1f", mean_ms(Wait::QueueExpired)) << " ms";

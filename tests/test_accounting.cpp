@@ -328,3 +328,30 @@ TEST_CASE("duplicate_executions_by_cause reaches sweep columns through the flatt
     CHECK_MESSAGE(std::find(header.begin(), header.end(), column) != header.end(), column);
   }
 }
+
+TEST_CASE("summary - the In short paragraph names the outcomes it does not count, so its shares add up to 100%") {
+  // Three jobs, early acks, a crash at 50 ms: job 0 is lost (acked as it started), jobs 1 and 2
+  // come back and complete (test_ack_modes.cpp has the timeline).
+  const auto lost = run_scenario(R"({"stop": {"time_ms": 10000},
+    "broker": {"delivery_latency_ms": 0, "ack_latency_ms": 0, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0]}, "service_ms": 100}],
+    "consumers": [{"queue": "q", "prefetch": 3, "ack": "before-start"}],
+    "faults": [{"at_ms": 50, "consumer": 0, "crash": true, "restart_after_ms": 1000}]})");
+  REQUIRE(lost.outcome(brokersim::Outcome::Lost) == 1);
+  const std::string text = summary_of(lost);
+  CHECK(text.find("In short: 66.67% of jobs completed on time") != std::string::npos);
+  CHECK(text.find("The other 33.33% of jobs: 1 lost (gone without any consumer deciding them") != std::string::npos);
+  // Several at once, in the table's order: one job fails, one is still executing at the stop
+  // (follow_ms 0: the run ends at stop.time_ms).
+  const auto mixed = run_scenario(R"({"stop": {"time_ms": 1500, "follow_ms": 0},
+    "broker": {"delivery_latency_ms": 0, "ack_latency_ms": 0, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 1000]}, "service_ms": 1000}],
+    "consumers": [{"queue": "q", "prefetch": 1, "failure_probability": 1}]})");
+  CHECK(summary_of(mixed).find("The other 100.00% of jobs: 1 failed, 1 still in the system when the run ended.") != std::string::npos);
+  // Nothing to add: no sentence.
+  const auto plain = run_scenario(R"({"stop": {"time_ms": 10000},
+    "broker": {"delivery_latency_ms": 0, "ack_latency_ms": 0, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 100}],
+    "consumers": [{"queue": "q", "prefetch": 1}]})");
+  CHECK(summary_of(plain).find("The other") == std::string::npos);
+}
