@@ -46,6 +46,12 @@ std::string grouped(std::uint64_t n) {
   return out;
 }
 
+// n as a percentage of the jobs generated in the measured span (0 when there were none): every
+// share the summary prints.
+double percent_of_jobs(const RunResult& r, std::uint64_t n) {
+  return r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
+}
+
 // outcomes, fraction and wait_ms, alike for the whole run and for one window.
 template <class H>
 void tally_json(nlohmann::ordered_json& j, const Tally<H>& t) {
@@ -176,8 +182,7 @@ void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult&
     out << "Messages dead-lettered by reason: " << reasons << " (their jobs keep the outcome decided before, above).\n";
     return;
   }
-  const double pct = r.generated ? 100.0 * static_cast<double>(jobs) / static_cast<double>(r.generated) : 0.0;
-  out << fmt("%.2f", pct) << "% of jobs (" << grouped(jobs) << ") ended dead-lettered";
+  out << fmt("%.2f", percent_of_jobs(r, jobs)) << "% of jobs (" << grouped(jobs) << ") ended dead-lettered";
   if (!reasons.empty()) out << "; messages dead-lettered by reason: " << reasons;
   out << ".\n";
 }
@@ -206,8 +211,8 @@ void rest_sentence(std::ostream& out, const RunResult& r) {
     if (!parts.empty()) parts += ", ";
     parts += grouped(jobs) + " " + words;
   }
-  if (total == 0 || r.generated == 0) return;
-  out << "The other " << fmt("%.2f", 100.0 * static_cast<double>(total) / static_cast<double>(r.generated))
+  if (total == 0) return;
+  out << "The other " << fmt("%.2f", percent_of_jobs(r, total))
       << "% of jobs: " << parts << ".\n";
 }
 
@@ -409,14 +414,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << '\n';
 
   // The answer first, in one paragraph: how much work went stale, and where it waited.
-  auto pct = [&](Outcome o) {
-    return r.generated ? 100.0 * static_cast<double>(r.outcomes[static_cast<std::size_t>(o)]) /
-                             static_cast<double>(r.generated)
-                       : 0.0;
-  };
-  auto share = [&](std::uint64_t n) {
-    return r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
-  };
+  auto pct = [&](Outcome o) { return percent_of_jobs(r, r.outcomes[static_cast<std::size_t>(o)]); };
+  auto share = [&](std::uint64_t n) { return percent_of_jobs(r, n); };
   auto mean_ms = [&](Wait w) { return r.wait(w).mean() / sim::kNsPerMsF; };
   const double stale = pct(Outcome::ExpiredInQueue) + pct(Outcome::ExpiredInTransit) + pct(Outcome::ExpiredBeforeStart);
   out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time, "
@@ -443,7 +442,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "Outcomes                          jobs        %\n";
   for (Outcome o : kReportedOutcomes) {
     const auto n = r.outcomes[static_cast<std::size_t>(o)];
-    const double pct = r.generated ? 100.0 * static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
+    const double pct = percent_of_jobs(r, n);
     char line[128];
     std::snprintf(line, sizeof line, "  %-24s %12s %7.2f%%\n", std::string(outcome_name(o)).c_str(),
                   grouped(n).c_str(), pct);
