@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include "experiments/scenario/frameworks/number_text.hpp"
+#include "sim/time.hpp"
 
 namespace brokersim::loader {
 
@@ -123,58 +128,48 @@ double Translation::seconds(std::string_view setting, double fallback, double mi
 
 namespace {
 
-// "[d.]hh:mm:ss[.fff]" (.NET TimeSpan, as host.json writes it) or "PT#H#M#S" (ISO 8601), in ms;
-// -1 when the text is neither.
-double parse_timespan_ms(const std::string& s) {
-  auto number = [](const std::string& t, double& out) {
-    if (t.empty() || t.find_first_not_of("0123456789.") != std::string::npos) return false;
-    if (std::count(t.begin(), t.end(), '.') > 1) return false;
-    out = std::stod(t);
-    return true;
-  };
+// "[d.]hh:mm:ss[.fffffff]" (.NET TimeSpan, as host.json writes it) or "PT#H#M#S" (ISO 8601), in
+// ms; nullopt when the text is neither; +infinity when a number in it has more digits than any
+// duration brokersim takes (read_decimal). One pass, every number read by read_decimal.
+std::optional<double> parse_timespan_ms(std::string_view s) {
   if (s.size() > 2 && s[0] == 'P' && s[1] == 'T') {
     double total = 0;
-    std::string digits;
-    bool any = false;
-    for (std::size_t i = 2; i < s.size(); ++i) {
-      const char c = s[i];
-      if ((c >= '0' && c <= '9') || c == '.') {
-        digits += c;
-        continue;
-      }
-      double x = 0;
-      if (!number(digits, x)) return -1;
-      if (c == 'H') total += x * 3'600'000;
-      else if (c == 'M') total += x * 60'000;
-      else if (c == 'S') total += x * 1'000;
-      else return -1;
-      digits.clear();
-      any = true;
+    std::size_t i = 2;
+    while (i < s.size()) {
+      const auto x = read_decimal(s, i);
+      if (!x || i >= s.size()) return std::nullopt;
+      const char unit = s[i++];
+      const double scale = unit == 'H' ? 3'600'000 : unit == 'M' ? 60'000 : unit == 'S' ? 1'000 : 0;
+      if (scale == 0) return std::nullopt;
+      total += x->value() * scale;
     }
-    return any && digits.empty() ? total : -1;
+    return total;
   }
-  std::vector<std::string> parts;
-  std::string part;
-  for (char c : s) {
-    if (c == ':') {
-      parts.push_back(part);
-      part.clear();
-    } else {
-      part += c;
-    }
-  }
-  parts.push_back(part);
-  if (parts.size() != 3) return -1;
-  double days = 0, hours = 0, minutes = 0, secs = 0;
-  std::string h = parts[0];
-  if (const std::size_t dot = h.find('.'); dot != std::string::npos) {
-    if (!number(h.substr(0, dot), days)) return -1;
-    h = h.substr(dot + 1);
-  }
-  if (!number(h, hours) || !number(parts[1], minutes) || !number(parts[2], secs)) return -1;
-  if (hours >= 24 || minutes >= 60 || secs >= 60) return -1;
-  return ((days * 24 + hours) * 60 + minutes) * 60'000 + secs * 1'000;
+  // [d.]h:m:s[.f]: whole days and hours (hours < 24), minutes (< 60), seconds (< 60, a fraction allowed).
+  const auto whole = [](std::string_view t) -> std::optional<DecimalText> {
+    std::size_t k = 0;
+    const auto d = read_decimal(t, k);
+    if (!d || d->has_point || k != t.size()) return std::nullopt;
+    return d;
+  };
+  const std::size_t colon = s.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const std::string_view head = s.substr(0, colon);
+  const std::size_t dot = head.find('.');
+  const auto days = dot == std::string_view::npos ? std::optional<DecimalText>(DecimalText{}) : whole(head.substr(0, dot));
+  const auto hours = whole(dot == std::string_view::npos ? head : head.substr(dot + 1));
+  std::size_t i = colon + 1;
+  const auto minutes = read_decimal(s, i);
+  if (!days || !hours || !minutes || minutes->has_point || i >= s.size() || s[i] != ':') return std::nullopt;
+  ++i;
+  const auto secs = read_decimal(s, i);
+  if (!secs || i != s.size()) return std::nullopt;
+  if (hours->value() >= 24 || minutes->value() >= 60 || secs->value() >= 60) return std::nullopt;
+  return ((days->value() * 24 + hours->value()) * 60 + minutes->value()) * 60'000 + secs->value() * 1'000;
 }
+
+// 1e12 ms, where simulated time ends, as a TimeSpan.
+constexpr const char* kLongestTimespan = "11574.01:46:40 (1e12 ms, where brokersim's simulated time ends)";
 
 }  // namespace
 
@@ -182,13 +177,14 @@ double Translation::timespan_ms(std::string_view setting, std::string_view fallb
   if (const json* v = given(setting)) {
     const std::string expected = "a duration as \"hh:mm:ss\" (or \"d.hh:mm:ss\", or ISO 8601 \"PT5M\")";
     if (!v->is_string()) fail(at(setting), expected, *v);
-    const double ms = parse_timespan_ms(v->get<std::string>());
-    if (ms < 0) fail(at(setting), expected, *v);
+    const auto ms = parse_timespan_ms(v->get<std::string>());
+    if (!ms) fail(at(setting), expected, *v);
+    if (*ms > sim::kMaxMs) too_large(at(setting), std::string("a duration of at most ") + kLongestTimespan, *v);
     remember(setting, v->get<std::string>());
-    return ms;
+    return *ms;
   }
   remember(setting, std::string(fallback) + " (default)");
-  return parse_timespan_ms(std::string(fallback));
+  return *parse_timespan_ms(fallback);
 }
 
 void Translation::set(std::string_view key, const json& value, std::string_view from, std::string note) {

@@ -64,6 +64,12 @@ void translate(Translation& t) {
     return;
   }
   const double limit = t.timespan_ms("functionTimeout", fallback);
+  // The host refuses a timeout under a second ("FunctionTimeout must be greater than 00:00:01",
+  // ScriptJobHostOptionsSetup.MinFunctionTimeout): 00:00:00 would time out every execution.
+  if (limit < 1'000)
+    fail_message(t.at("functionTimeout"),
+                 "expected at least 00:00:01 (the Functions host refuses a shorter functionTimeout), got " +
+                     t.shown("functionTimeout"));
   if (plan_name == "consumption" && limit > 600'000)
     fail_message(t.at("functionTimeout"), "expected at most 00:10:00 on the Consumption plan, got " + t.shown("functionTimeout"));
   t.set("exec_timeout", limit, "hosting_plan, functionTimeout",
