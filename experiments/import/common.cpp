@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <regex>
 
 #include "experiments/scenario/checks.hpp"
+#include "experiments/scenario/frameworks/number_text.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"
 
@@ -75,15 +75,9 @@ std::int64_t integer_value(const json& v, const std::string& path, std::int64_t 
 std::int64_t string_integer(const json& v, const std::string& path, std::int64_t min, std::int64_t max,
                             const std::string& expected) {
   if (!v.is_string()) return integer_value(v, path, min, max, expected);
-  const std::string s = v.get<std::string>();
-  const bool negative = !s.empty() && s[0] == '-';
-  const std::string digits = negative ? s.substr(1) : s;
-  if (digits.empty() || digits.size() > 18 ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    fail(path, expected, v);
-  const std::int64_t x = (negative ? -1 : 1) * std::stoll(digits);
-  if (x < min || x > max) fail(path, expected, v);
-  return x;
+  const auto x = loader::read_integer(v.get<std::string>());
+  if (!x || x->too_large || x->value < min || x->value > max) fail(path, expected, v);
+  return x->value;
 }
 
 bool boolean_value(const json& v, const std::string& path, bool string_ok) {
@@ -97,64 +91,100 @@ bool boolean_value(const json& v, const std::string& path, bool string_ok) {
   fail(path, string_ok ? "true or false (or the strings \"true\", \"false\")" : "true or false", v);
 }
 
+namespace {
+
+// TimeSpan.MaxValue, 10675199 days 02:48:05.4775807, in ms: .NET's longest duration, its "never".
+constexpr double kTimeSpanMaxMs = 922337203685477.5807;
+constexpr const char* kTimeSpanMax =
+    "a duration of at most P10675199DT2H48M5.4775807S (TimeSpan.MaxValue, .NET's longest, which Service Bus reads as "
+    "no limit)";
+
+// Python's timedelta as older az versions print it: "[D day[s], ]H:MM:SS[.ffffff]"; nullopt when
+// `s` is not in that form. Read by hand, in one pass.
+std::optional<double> timedelta_ms(const std::string& s) {
+  std::size_t i = 0;
+  double days = 0;
+  if (s.find(" day") != std::string::npos) {
+    const auto d = loader::read_decimal(s, i);
+    if (!d || d->has_point) return std::nullopt;
+    const std::string_view rest = std::string_view(s).substr(i);
+    const std::size_t skip = rest.starts_with(" days, ") ? 7 : rest.starts_with(" day, ") ? 6 : 0;
+    if (skip == 0) return std::nullopt;
+    days = d->value();
+    i += skip;
+  }
+  const auto hours = loader::read_decimal(s, i);
+  if (!hours || hours->has_point || i >= s.size() || s[i] != ':') return std::nullopt;
+  // Minutes and seconds: exactly two digits each, below 60; seconds may have a fraction.
+  const auto two_digits = [&](std::size_t k) {
+    return k + 1 < s.size() && s[k] >= '0' && s[k] <= '5' && s[k + 1] >= '0' && s[k + 1] <= '9';
+  };
+  if (!two_digits(i + 1) || i + 3 >= s.size() || s[i + 3] != ':' || !two_digits(i + 4) ||
+      (i + 6 < s.size() && s[i + 6] != '.'))
+    return std::nullopt;
+  i += 1;
+  const auto minutes = loader::read_decimal(s, i);
+  ++i;  // ':'
+  const auto seconds = loader::read_decimal(s, i);
+  if (!minutes || !seconds || i != s.size()) return std::nullopt;
+  return ((days * 24 + hours->value()) * 60 + minutes->value()) * 60e3 + seconds->value() * 1e3;
+}
+
+}  // namespace
+
 std::optional<double> iso8601_ms(const json& v, const std::string& path) {
   const std::string expected = "an ISO-8601 duration (PT1M, P14D, PT0.5S, P1DT2H30M)";
   if (!v.is_string()) fail(path, expected, v);
   const std::string s = v.get<std::string>();
-  // Older az versions print Python's timedelta: "10675199 days, 2:48:05.477581", "0:01:00".
-  static const std::regex timedelta(R"(^(?:(\d+) days?, )?(\d+):(\d\d):(\d\d(?:\.\d+)?)$)");
-  std::smatch m;
-  if (std::regex_match(s, m, timedelta)) {
-    const double ms =
-        ((m[1].matched ? std::stod(m[1]) : 0) * 86400 + std::stod(m[2]) * 3600 + std::stod(m[3]) * 60 + std::stod(m[4])) * 1e3;
-    if (ms >= 10675199.0 * 86400e3) return std::nullopt;
-    return std::round(ms * 1e6) / 1e6;
-  }
-  if (s.size() < 2 || s[0] != 'P') fail(path, expected, v);
   double ms = 0;
-  bool in_time = false, any = false;
-  std::size_t i = 1;
-  while (i < s.size()) {
-    if (s[i] == 'T') {
-      if (in_time) fail(path, expected, v);
-      in_time = true;
-      ++i;
-      continue;
+  if (!s.empty() && s[0] >= '0' && s[0] <= '9') {
+    // Older az versions print Python's timedelta: "10675199 days, 2:48:05.477581", "0:01:00".
+    const auto t = timedelta_ms(s);
+    if (!t) fail(path, expected, v);
+    ms = *t;
+  } else {
+    if (s.size() < 2 || s[0] != 'P') fail(path, expected, v);
+    bool in_time = false, any = false;
+    std::size_t i = 1;
+    while (i < s.size()) {
+      if (s[i] == 'T') {
+        if (in_time) fail(path, expected, v);
+        in_time = true;
+        ++i;
+        continue;
+      }
+      const double x = loader::decimal_at(s, i, true, path, expected, v).value();
+      if (i >= s.size()) fail(path, expected, v);
+      const char unit = s[i];
+      double scale = 0;
+      if (!in_time) {
+        if (unit == 'Y')
+          scale = 365 * 86400e3;
+        else if (unit == 'M')
+          scale = 30 * 86400e3;
+        else if (unit == 'W')
+          scale = 7 * 86400e3;
+        else if (unit == 'D')
+          scale = 86400e3;
+      } else {
+        if (unit == 'H')
+          scale = 3600e3;
+        else if (unit == 'M')
+          scale = 60e3;
+        else if (unit == 'S')
+          scale = 1e3;
+      }
+      if (scale == 0) fail(path, expected, v);
+      ms += x * scale;
+      any = true;
+      i = i + 1;
     }
-    std::size_t j = i;
-    while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == '.' || s[j] == ',')) ++j;
-    if (j == i || j == s.size()) fail(path, expected, v);
-    std::string number = s.substr(i, j - i);
-    std::replace(number.begin(), number.end(), ',', '.');
-    if (std::count(number.begin(), number.end(), '.') > 1 || number.front() == '.' || number.back() == '.')
-      fail(path, expected, v);
-    const double x = std::stod(number);
-    const char unit = s[j];
-    double scale = 0;
-    if (!in_time) {
-      if (unit == 'Y')
-        scale = 365 * 86400e3;
-      else if (unit == 'M')
-        scale = 30 * 86400e3;
-      else if (unit == 'W')
-        scale = 7 * 86400e3;
-      else if (unit == 'D')
-        scale = 86400e3;
-    } else {
-      if (unit == 'H')
-        scale = 3600e3;
-      else if (unit == 'M')
-        scale = 60e3;
-      else if (unit == 'S')
-        scale = 1e3;
-    }
-    if (scale == 0) fail(path, expected, v);
-    ms += x * scale;
-    any = true;
-    i = j + 1;
+    if (!any || (in_time && s.back() == 'T')) fail(path, expected, v);
   }
-  if (!any || (in_time && s.back() == 'T')) fail(path, expected, v);
-  // TimeSpan.MaxValue, 10675199 days 02:48:05.4775807: .NET's "never"; anything near it is too.
+  // Longer than TimeSpan.MaxValue is no .NET duration (Service Bus refuses it); within a
+  // millisecond of it is (timedelta rounds .4775807 s up to .477581).
+  if (ms > kTimeSpanMaxMs + 1) loader::too_large(path, kTimeSpanMax, v);
+  // TimeSpan.MaxValue: .NET's "never"; anything from 10675199 days on is too.
   if (ms >= 10675199.0 * 86400e3) return std::nullopt;
   return std::round(ms * 1e6) / 1e6;
 }

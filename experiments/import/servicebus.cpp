@@ -10,6 +10,7 @@
 
 #include "experiments/import/common.hpp"
 #include "experiments/scenario/checks.hpp"
+#include "experiments/scenario/frameworks/number_text.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim::import {
@@ -25,13 +26,41 @@ struct SbQueue {
 };
 
 // ---- ARM template expressions: "[concat(parameters('ns'), '/orders')]"
+//
+// No input controls the evaluator's recursion or what it allocates: calls nest at most kMaxNesting
+// deep in one expression, parameters and variables refer on at most kMaxReferences deep (a loop is
+// named), each parameter or variable is evaluated once (so ten references to a variable that
+// references the next ten times cost twenty evaluations, not 10^n), every string concat(),
+// format() or string() builds is checked against kMaxBuilt before it is built, and the bytes the
+// template's expressions build and copy in all against kMaxBuiltTotal.
+
+constexpr int kMaxNesting = 64;
+constexpr std::size_t kMaxReferences = 32;
+constexpr std::size_t kMaxBuilt = std::size_t{1} << 20;             // 1 MiB
+constexpr std::size_t kMaxBuiltTotal = std::size_t{64} << 20;       // 64 MiB
+
+// What the evaluation of one template shares: the template, the values of the parameters and
+// variables evaluated so far, the chain of those being evaluated, and the bytes built.
+struct ArmState {
+  explicit ArmState(const json& t) : templ(t) {}
+  const json& templ;
+  struct Done {
+    json value;
+    std::size_t bytes;
+  };
+  std::map<std::string, Done> done;  // "variables('x')" -> value
+  std::vector<std::string> active;   // outermost first
+  std::size_t built = 0;
+};
+
+std::size_t text_bytes(const json& v) { return v.is_string() ? v.get_ref<const std::string&>().size() : v.dump().size(); }
 
 class Expression {
  public:
-  Expression(const std::string& text, const json& templ, const std::string& path, const json& original)
-      : s_(text), templ_(templ), path_(path), original_(original) {}
+  Expression(const std::string& text, ArmState& state, const std::string& path, const json& original)
+      : s_(text), state_(state), path_(path), original_(original) {}
   json evaluate() {
-    json v = value();
+    json v = value(0);
     skip();
     if (i_ != s_.size()) bad("text after the expression");
     return v;
@@ -48,7 +77,16 @@ class Expression {
   void skip() {
     while (i_ < s_.size() && s_[i_] == ' ') ++i_;
   }
-  json value() {
+  // Bytes about to be built or copied: refused past the limits, before the work.
+  void charge(std::size_t bytes, const std::string& what) {
+    if (bytes > kMaxBuilt)
+      bad(what + " would be " + std::to_string(bytes) + " bytes, more than brokersim's limit of " + std::to_string(kMaxBuilt) +
+          " (1 MiB)");
+    if (bytes > kMaxBuiltTotal - state_.built)
+      bad("the template's expressions would build more than " + std::to_string(kMaxBuiltTotal) + " bytes (64 MiB) in all");
+    state_.built += bytes;
+  }
+  json value(int nesting) {
     skip();
     if (i_ >= s_.size()) bad("it ends early");
     if (s_[i_] == '\'') {
@@ -70,10 +108,10 @@ class Expression {
     if (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-') {
       std::size_t j = i_ + 1;
       while (j < s_.size() && std::isdigit(static_cast<unsigned char>(s_[j]))) ++j;
-      if (j - i_ > 18 || (s_[i_] == '-' && j == i_ + 1)) bad("a number that is not a 64-bit integer");
-      const json n = std::stoll(s_.substr(i_, j - i_));
+      const auto n = loader::read_integer(std::string_view(s_).substr(i_, j - i_));
+      if (!n || n->too_large) bad("a number that is not a 64-bit integer");
       i_ = j;
-      return n;
+      return n->value;
     }
     std::size_t j = i_;
     while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_')) ++j;
@@ -83,6 +121,7 @@ class Expression {
     skip();
     if (name.empty() || i_ >= s_.size() || s_[i_] != '(')
       bad("unexpected " + (name.empty() ? std::string("character") : "name " + name));
+    if (nesting >= kMaxNesting) bad("calls nested more than " + std::to_string(kMaxNesting) + " deep");
     ++i_;
     std::vector<json> args;
     skip();
@@ -90,7 +129,7 @@ class Expression {
       ++i_;
     } else {
       for (;;) {
-        args.push_back(value());
+        args.push_back(value(nesting + 1));
         skip();
         if (i_ < s_.size() && s_[i_] == ',') {
           ++i_;
@@ -110,27 +149,53 @@ class Expression {
     if (name == "parameters" || name == "variables") {
       if (args.size() != 1 || !args[0].is_string()) bad(name + "() takes one name");
       const std::string key = args[0];
-      const json& section = templ_.contains(name) ? templ_[name] : json::object();
+      const json& templ = state_.templ;
+      const json& section = templ.contains(name) ? templ[name] : json::object();
       if (!section.is_object() || !section.contains(key)) bad(name + "('" + key + "') is not in the template's " + name);
-      if (name == "variables") return evaluate_nested(section[key]);
+      if (name == "variables") return reference(name + "('" + key + "')", section[key]);
       const json& p = section[key];
       if (!p.is_object() || !p.contains("defaultValue"))
         bad("parameter '" + key + "' has no defaultValue in the template: give the value in the template or export with values");
-      return evaluate_nested(p["defaultValue"]);
+      return reference(name + "('" + key + "')", p["defaultValue"]);
     }
     if (name == "concat" || name == "format") {
+      // Non-string arguments as JSON text, once.
+      std::vector<std::string> texts;
+      for (const auto& a : args) texts.push_back(a.is_string() ? std::string() : a.dump());
+      const auto piece = [&](std::size_t k) -> const std::string& {
+        return args[k].is_string() ? args[k].get_ref<const std::string&>() : texts[k];
+      };
       std::string out;
       if (name == "concat") {
-        for (const auto& a : args) out += a.is_string() ? a.get<std::string>() : a.dump();
+        std::size_t bytes = 0;
+        for (std::size_t k = 0; k < args.size(); ++k) bytes += piece(k).size();
+        charge(bytes, "the string concat() builds");
+        out.reserve(bytes);
+        for (std::size_t k = 0; k < args.size(); ++k) out += piece(k);
         return out;
       }
       if (args.empty() || !args[0].is_string()) bad("format() takes a format string");
-      const std::string f = args[0];
-      for (std::size_t k = 0; k < f.size(); ++k) {
-        if (f[k] == '{' && k + 2 < f.size() && std::isdigit(static_cast<unsigned char>(f[k + 1])) && f[k + 2] == '}') {
+      const std::string& f = args[0].get_ref<const std::string&>();
+      const auto placeholder = [&](std::size_t k) {
+        return f[k] == '{' && k + 2 < f.size() && std::isdigit(static_cast<unsigned char>(f[k + 1])) && f[k + 2] == '}';
+      };
+      // The size first (saturating past the limit), then the string.
+      std::size_t bytes = 0;
+      for (std::size_t k = 0; k < f.size() && bytes <= kMaxBuiltTotal; ++k) {
+        if (placeholder(k)) {
           const std::size_t n = static_cast<std::size_t>(f[k + 1] - '0') + 1;
           if (n >= args.size()) bad("format() lacks argument " + std::to_string(n - 1));
-          out += args[n].is_string() ? args[n].get<std::string>() : args[n].dump();
+          bytes += piece(n).size();
+          k += 2;
+        } else {
+          ++bytes;
+        }
+      }
+      charge(bytes, "the string format() builds");
+      out.reserve(bytes);
+      for (std::size_t k = 0; k < f.size(); ++k) {
+        if (placeholder(k)) {
+          out += piece(static_cast<std::size_t>(f[k + 1] - '0') + 1);
           k += 2;
         } else {
           out += f[k];
@@ -138,37 +203,57 @@ class Expression {
       }
       return out;
     }
-    if (name == "string" && args.size() == 1) return args[0].is_string() ? args[0] : json(args[0].dump());
+    if (name == "string" && args.size() == 1) {
+      if (args[0].is_string()) return args[0];
+      std::string out = args[0].dump();
+      charge(out.size(), "the string string() builds");
+      return out;
+    }
     bad("function " + name + "() is not supported");
   }
-  json evaluate_nested(const json& v) {
-    if (++depth_ > 32) bad("parameters or variables refer to each other in a loop");
-    if (v.is_string() && v.get<std::string>().size() > 1 && v.get<std::string>().front() == '[' &&
-        v.get<std::string>()[1] != '[') {
-      const std::string t = v.get<std::string>();
-      if (t.back() != ']') bad("no closing ']'");
-      Expression inner(t.substr(1, t.size() - 2), templ_, path_, original_);
-      inner.depth_ = depth_;
-      return inner.evaluate();
+  // A parameter's defaultValue or a variable's value (`id`: "variables('x')"), evaluated once.
+  json reference(const std::string& id, const json& v) {
+    if (const auto hit = state_.done.find(id); hit != state_.done.end()) {
+      charge(hit->second.bytes, id);
+      return hit->second.value;
     }
-    return v;
+    auto& active = state_.active;
+    if (std::find(active.begin(), active.end(), id) != active.end()) {
+      std::string chain;
+      for (auto k = std::find(active.begin(), active.end(), id); k != active.end(); ++k) chain += *k + " -> ";
+      bad("parameters or variables refer to each other in a loop: " + chain + id);
+    }
+    if (active.size() >= kMaxReferences)
+      bad("parameters and variables refer on more than " + std::to_string(kMaxReferences) + " deep (" + active.front() +
+          " -> ... -> " + id + ")");
+    active.push_back(id);
+    json out = v;
+    if (v.is_string() && v.get_ref<const std::string&>().size() > 1 && v.get_ref<const std::string&>().front() == '[' &&
+        v.get_ref<const std::string&>()[1] != '[') {
+      const std::string& t = v.get_ref<const std::string&>();
+      if (t.back() != ']') bad(id + " has no closing ']'");
+      out = Expression(t.substr(1, t.size() - 2), state_, path_, original_).evaluate();
+    }
+    active.pop_back();
+    const std::size_t bytes = text_bytes(out);
+    state_.done.emplace(id, ArmState::Done{out, bytes});
+    return out;
   }
 
   std::string s_;
-  const json& templ_;
-  std::string path_;
-  json original_;
+  ArmState& state_;
+  const std::string& path_;
+  const json& original_;
   std::size_t i_ = 0;
-  int depth_ = 0;
 };
 
-json arm_value(const json& v, const json& templ, const std::string& path) {
+json arm_value(const json& v, ArmState& state, const std::string& path) {
   if (!v.is_string()) return v;
-  const std::string t = v.get<std::string>();
+  const std::string& t = v.get_ref<const std::string&>();
   if (t.size() >= 2 && t.front() == '[' && t[1] == '[') return t.substr(1);  // "[[" escapes a literal '['
   if (t.empty() || t.front() != '[') return v;
   if (t.back() != ']') fail(path, "a template expression ending in ']'", v);
-  return Expression(t.substr(1, t.size() - 2), templ, path, v).evaluate();
+  return Expression(t.substr(1, t.size() - 2), state, path, v).evaluate();
 }
 
 // ---- the properties of one queue
@@ -283,7 +368,8 @@ Imported import_arm_template(const json& doc) {
   Imported out;
   out.format = "ARM template";
   std::vector<SbQueue> queues;
-  const Evaluate eval = [&doc](const json& v, const std::string& path) { return arm_value(v, doc, path); };
+  ArmState state(doc);
+  const Evaluate eval = [&state](const json& v, const std::string& path) { return arm_value(v, state, path); };
   const json& resources = doc["resources"];
   // Symbolic-name templates (languageVersion 2.0) hold resources in an object.
   std::vector<std::pair<std::string, const json*>> list;
@@ -301,7 +387,7 @@ Imported import_arm_template(const json& doc) {
     const std::string type = r["type"];
     const bool queue = type == "Microsoft.ServiceBus/namespaces/queues" || (nested && type == "queues");
     if (queue) {
-      const json name = arm_value(loader::member(r, "name"), doc, at(path, "name"));
+      const json name = arm_value(loader::member(r, "name"), state, at(path, "name"));
       if (!name.is_string() || name.get<std::string>().empty()) fail(at(path, "name"), "a queue name (NAMESPACE/QUEUE)", name);
       const std::string full = name;
       SbQueue q;
@@ -313,7 +399,7 @@ Imported import_arm_template(const json& doc) {
       const bool servicebus = type.rfind("Microsoft.ServiceBus/", 0) == 0 || nested;
       out.notes.push_back(path + ": resource of type " + type + (servicebus ? " (not modelled)" : " (not Service Bus: ignored)"));
     } else if (r.contains("sku") && r["sku"].is_object() && r["sku"].contains("name")) {
-      out.notes.push_back(path + ": namespace sku " + arm_value(r["sku"]["name"], doc, at(at(path, "sku"), "name")).dump() +
+      out.notes.push_back(path + ": namespace sku " + arm_value(r["sku"]["name"], state, at(at(path, "sku"), "name")).dump() +
                           " (tiers, throttling and messaging units are not modelled)");
     }
     if (r.contains("resources") && r["resources"].is_array())
