@@ -35,6 +35,19 @@ json cfn_value(const json& v, const json& doc, const std::string& path) {
   fail(path, "a value brokersim can read (a literal, or a Ref to a parameter with a Default)", v);
 }
 
+// The CLI's RedrivePolicy: JSON text inside the attribute's string. Its errors name the
+// attribute: a repeated key is PATH.KEY (parse_json_text reports the key's path within the text).
+json policy_text(const std::string& text, const std::string& path) {
+  try {
+    return parse_json_text(text, path);
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    // A syntax error is "PATH:LINE:COLUMN: invalid JSON: ..." already.
+    if (e.path.empty() || !message.starts_with(e.path + ": ")) throw;
+    loader::fail_message(at(path, e.path), message.substr(e.path.size() + 2));
+  }
+}
+
 std::string arn_queue(const std::string& arn) {
   return arn.substr(arn.rfind(':') + 1);
 }
@@ -46,10 +59,13 @@ struct Context {
   std::map<std::string, std::string> added;  // raw name -> name, targets not in the file
 };
 
-// The queue a RedrivePolicy's deadLetterTargetArn names.
-std::string target_queue(const json& v, const std::string& path, Context& c, Imported& out) {
-  std::string raw;
-  if (c.doc && v.is_object() && v.size() == 1 && (v.contains("Fn::GetAtt") || v.contains("Ref"))) {
+// The queue a RedrivePolicy's deadLetterTargetArn names. In a template: Fn::GetAtt or Ref to a
+// queue of the template, or Ref to a parameter whose Default is the ARN (or, again, a Ref), followed
+// in a loop, not by recursion: each parameter at most once, a loop reported with its chain.
+std::string target_queue(const json& given, const std::string& path, Context& c, Imported& out) {
+  json v = given;
+  std::vector<std::string> parameters;  // followed so far
+  while (c.doc && v.is_object() && v.size() == 1 && (v.contains("Fn::GetAtt") || v.contains("Ref"))) {
     std::string logical;
     if (v.contains("Ref") && v["Ref"].is_string()) logical = v["Ref"];
     const json& g = v.contains("Fn::GetAtt") ? v["Fn::GetAtt"] : json();
@@ -57,12 +73,20 @@ std::string target_queue(const json& v, const std::string& path, Context& c, Imp
     if (g.is_string() && g.get<std::string>().ends_with(".Arn"))
       logical = g.get<std::string>().substr(0, g.get<std::string>().size() - 4);
     const auto hit = std::find_if(c.queues->begin(), c.queues->end(), [&](const SqsQueue& q) { return q.logical_id == logical; });
-    if (logical.empty() || hit == c.queues->end()) {
-      if (v.contains("Ref")) return target_queue(cfn_value(v, *c.doc, path), path, c, out);
-      fail(path, "the Arn of an AWS::SQS::Queue of the template ({\"Fn::GetAtt\": [\"LOGICAL_ID\", \"Arn\"]})", v);
+    if (!logical.empty() && hit != c.queues->end()) return hit->name;
+    if (!v.contains("Ref")) fail(path, "the Arn of an AWS::SQS::Queue of the template ({\"Fn::GetAtt\": [\"LOGICAL_ID\", \"Arn\"]})", v);
+    if (std::find(parameters.begin(), parameters.end(), logical) != parameters.end()) {
+      std::string chain;
+      for (const auto& p : parameters) chain += loader::quoted(p) + " -> ";
+      fail(path,
+           "a queue ARN, or a Ref to a parameter whose Default is one (the parameters' Defaults refer to each other in a loop: " +
+               chain + loader::quoted(logical) + ")",
+           given);
     }
-    return hit->name;
+    if (!logical.empty()) parameters.push_back(logical);
+    v = cfn_value(v, *c.doc, path);
   }
+  std::string raw;
   if (!v.is_string() || v.get<std::string>().rfind("arn:", 0) != 0)
     fail(path, "a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", v);
   raw = arn_queue(v.get<std::string>());
@@ -137,7 +161,7 @@ void map_queue(const SqsQueue& q, Context& c, Imported& out) {
           it.value().is_object() && (it.value().contains("deadLetterTargetArn") || it.value().contains("maxReceiveCount"))
               ? it.value()
               : value(it.value(), path);
-      if (policy.is_string()) policy = parse_json_text(policy.get<std::string>(), path);  // the CLI's JSON inside a string
+      if (policy.is_string()) policy = policy_text(policy.get<std::string>(), path);  // the CLI's JSON inside a string
       if (!policy.is_object())
         fail(path, "a redrive policy ({\"deadLetterTargetArn\": ARN, \"maxReceiveCount\": N})", it.value());
       if (!policy.contains("deadLetterTargetArn"))
@@ -198,6 +222,10 @@ Imported import_sqs_attributes(const json& doc) {
     if (!attributes["QueueArn"].is_string() || attributes["QueueArn"].get<std::string>().rfind("arn:", 0) != 0)
       fail("Attributes.QueueArn", "a queue ARN (arn:aws:sqs:REGION:ACCOUNT:NAME)", attributes["QueueArn"]);
     q.raw = arn_queue(attributes["QueueArn"].get<std::string>());
+    // "arn:aws:sqs:REGION:ACCOUNT:" names no queue: an error, not a queue called "queue".
+    if (q.raw.empty())
+      fail("Attributes.QueueArn", "a queue ARN that ends in the queue's name (arn:aws:sqs:REGION:ACCOUNT:NAME)",
+           attributes["QueueArn"]);
   }
   if (q.raw.empty()) {
     q.raw = "queue";
