@@ -260,7 +260,7 @@ TEST_CASE("import hostile cloud: a duplicate key in an SQS redrive policy names 
         "brokersim: error: Attributes.RedrivePolicy.maxReceiveCount: duplicate key\n");
   // A syntax error keeps its line and column within the policy.
   CHECK(cloud_has(cloud_error(R"({"Attributes": {"RedrivePolicy": "{not json"}})"),
-                  "brokersim: error: Attributes.RedrivePolicy:1:"));
+                  "brokersim: error: Attributes.RedrivePolicy:1:3: invalid JSON: syntax error"));
 }
 
 TEST_CASE("import hostile cloud: Functions functionTimeout 00:00:00 is refused as the host refuses it") {
