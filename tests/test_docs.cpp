@@ -286,7 +286,7 @@ TEST_CASE("README install command and .ci/run install the one package list") {
   const std::string readme = read_file(kSource + "/README.md");
   const std::string ci = read_file(kSource + "/.ci/run");
   const std::vector<std::string> needed{"cmake", "g++", "libboost-program-options-dev", "libboost-dev", "libeigen3-dev",
-                                        "nlohmann-json3-dev", "libbenchmark-dev", "doctest-dev", "clang",
+                                        "nlohmann-json3-dev", "libbenchmark-dev", "doctest-dev", "libre2-dev", "clang",
                                         "libclang-rt-14-dev", "python3-matplotlib", "python3-pandas",
                                         "jupyter-nbconvert", "python3-ipykernel"};
   const auto words = [](const std::string& text) {

@@ -255,6 +255,12 @@ std::vector<Situation> situations() {
              status({"import", d.write("unknown.json", R"({"hello": 1})")}),
              status({"import", d.write("template.yaml", "AWSTemplateFormatVersion: '2010-09-09'\n")})};
        }},
+      {"import: a policy pattern RE2 cannot match", std::regex("naming the policy and its `pattern`"),
+       [](const ScratchDir& d) {
+         return std::vector<int>{status(
+             {"import", d.write("backref.json", R"({"queues": [{"name": "a", "vhost": "/"}], "policies": [{"name": "p", "vhost": "/", )"
+                                                R"("pattern": "(a)\1", "definition": {"message-ttl": 1}}]})")})};
+       }},
       {"framework: a setting brokersim cannot honour", std::regex("cannot honour"),
        [&](const ScratchDir& d) {
          return std::vector<int>{

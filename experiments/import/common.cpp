@@ -42,6 +42,11 @@ void fail(const std::string& path, const std::string& expected, const json& got)
 }
 
 std::string queue_name(const std::string& raw, std::vector<std::string>& taken, std::vector<std::string>& notes) {
+  // Before naming, so that a file of a million queues of one name is refused at the 65th (the
+  // suffix search below is then at most 64 x 64 comparisons).
+  if (taken.size() >= kMaxQueues)
+    fail("queues", "at most " + std::to_string(kMaxQueues) + " queues (brokersim's limit)",
+         json("a " + std::to_string(kMaxQueues + 1) + "th, " + loader::quoted(raw.substr(0, 64)) + (raw.size() > 64 ? "..." : "")));
   std::string s;
   for (unsigned char c : raw) s += (c < 0x20 || c == 0x7f || c == '.' || c == ',' || c == '"') ? '_' : static_cast<char>(c);
   if (s.size() > 240) s.resize(240);

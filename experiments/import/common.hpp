@@ -36,8 +36,11 @@ std::string at(const std::string& path, std::size_t index);
 // ScenarioError "PATH: expected EXPECTED, got GOT" (GOT rendered as JSON): exit status 2.
 [[noreturn]] void fail(const std::string& path, const std::string& expected, const json& got);
 
+// brokersim's limit on queues in one scenario, checked as an importer names them.
+inline constexpr std::size_t kMaxQueues = 64;
+
 // A brokersim queue name for `raw` (1..255 bytes without '.', ',', '"' or control characters;
-// unique among `taken`); a renaming is noted.
+// unique among `taken`); a renaming is noted. The 65th name is an input error.
 std::string queue_name(const std::string& raw, std::vector<std::string>& taken, std::vector<std::string>& notes);
 
 // Integers as the broker reads them. `integer_value` accepts a JSON integer (or an integral

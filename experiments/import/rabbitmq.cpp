@@ -8,7 +8,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <regex>
+#include <memory>
+#include <re2/re2.h>
 #include <set>
 
 #include "experiments/import/common.hpp"
@@ -21,10 +22,14 @@ namespace {
 
 constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMaxExpiry = 315'360'000'000;
+// AMQP 0-9-1 carries queue names and routing keys as short strings: at most 255 bytes.
+constexpr std::size_t kMaxShortString = 255;
+constexpr std::size_t kMaxPatternBytes = 65'536;
+constexpr std::int64_t kPatternMemory = 8 << 20;
 
 struct Policy {
   std::string name, vhost, apply_to, path;
-  std::regex pattern;
+  std::shared_ptr<const RE2> pattern;
   double priority = 0;
   json definition;
 };
@@ -58,6 +63,33 @@ const json& array_of(const json& doc, const char* key) {
   return doc[key];
 }
 
+// RabbitMQ matches a policy's pattern with Erlang's re (PCRE) against the queue name's bytes.
+// PCRE backtracks, so a pattern such as ^(a+)+$ takes exponential time on a name it does not
+// match; RE2 matches in time linear in the name and refuses what only a backtracking engine can
+// do (backreferences, lookaround), which is then an error naming the policy, not a hang.
+std::shared_ptr<const RE2> compile_pattern(const std::string& pattern, const std::string& path, const std::string& policy) {
+  RE2::Options options;
+  options.set_encoding(RE2::Options::EncodingLatin1);  // re:run on a binary without `unicode`: bytes
+  options.set_log_errors(false);
+  options.set_max_mem(kPatternMemory);
+  if (pattern.size() > kMaxPatternBytes)
+    fail(path, "a regular expression of at most " + std::to_string(kMaxPatternBytes) + " bytes (policy " + loader::quoted(policy) + ")",
+         json(std::to_string(pattern.size()) + " bytes"));
+  auto re = std::make_shared<const RE2>(pattern, options);
+  if (!re->ok())
+    fail(path,
+         "a regular expression brokersim can match in linear time (RE2 syntax: no backreferences or lookaround; policy " +
+             loader::quoted(policy) + ": " + re->error() + ")",
+         json(pattern));
+  return re;
+}
+
+// Names and keys AMQP carries as short strings; a longer one cannot come from a broker.
+void short_string(const std::string& s, const std::string& path, const std::string& what) {
+  if (s.size() > kMaxShortString)
+    fail(path, what + " of at most 255 bytes (AMQP 0-9-1 short string)", json(std::to_string(s.size()) + " bytes"));
+}
+
 std::vector<Policy> read_policies(const json& doc, const char* key) {
   std::vector<Policy> out;
   const json& list = array_of(doc, key);
@@ -69,12 +101,7 @@ std::vector<Policy> read_policies(const json& doc, const char* key) {
     policy.path = path;
     policy.name = text(p, "name", path, "", true);
     policy.vhost = text(p, "vhost", path, "/", false);
-    const std::string pattern = text(p, "pattern", path, "", true);
-    try {
-      policy.pattern = std::regex(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      fail(at(path, "pattern"), "a regular expression", json(pattern));
-    }
+    policy.pattern = compile_pattern(text(p, "pattern", path, "", true), at(path, "pattern"), policy.name);
     policy.apply_to = text(p, "apply-to", path, "all", false);
     static const std::set<std::string> kApplyTo{"all", "queues", "classic_queues", "quorum_queues", "streams", "exchanges"};
     if (!kApplyTo.count(policy.apply_to))
@@ -104,7 +131,7 @@ const Policy* match(const std::vector<Policy>& policies, const Queue& q, std::ve
   const Policy* best = nullptr;
   std::vector<const Policy*> tied;
   for (const auto& p : policies) {
-    if (p.vhost != q.vhost || !applies_to(p.apply_to, q.type) || !std::regex_search(q.raw, p.pattern)) continue;
+    if (p.vhost != q.vhost || !applies_to(p.apply_to, q.type) || !RE2::PartialMatch(q.raw, *p.pattern)) continue;
     if (!best || p.priority > best->priority) {
       best = &p;
       tied.clear();
@@ -158,6 +185,7 @@ json checked(const std::string& key, const json& v, const std::string& path) {
     return v;
   }
   if (!v.is_string()) fail(path, "a string", v);
+  if (key == "dead-letter-routing-key") short_string(v.get<std::string>(), path, "a routing key");
   return v;
 }
 
@@ -221,21 +249,13 @@ Effective effective(const std::string& key, const Queue& q, const Policy* policy
 struct Topology {
   std::map<std::pair<std::string, std::string>, Exchange> exchanges;  // (vhost, name)
   std::vector<Binding> bindings;
+  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> by_source;  // (vhost, source) -> bindings
 };
 
-bool topic_match(const std::vector<std::string>& pattern, std::size_t p, const std::vector<std::string>& key, std::size_t k) {
-  if (p == pattern.size()) return k == key.size();
-  if (pattern[p] == "#") {
-    for (std::size_t i = k; i <= key.size(); ++i)
-      if (topic_match(pattern, p + 1, key, i)) return true;
-    return false;
-  }
-  if (k == key.size()) return false;
-  return (pattern[p] == "*" || pattern[p] == key[k]) && topic_match(pattern, p + 1, key, k + 1);
-}
-
+// rabbit_exchange_type_topic: a key's words split at '.', the empty key having none.
 std::vector<std::string> words(const std::string& s) {
   std::vector<std::string> out;
+  if (s.empty()) return out;
   std::size_t start = 0;
   for (;;) {
     const auto dot = s.find('.', start);
@@ -245,46 +265,75 @@ std::vector<std::string> words(const std::string& s) {
   }
 }
 
-// The queues (raw names) a message with `key` published to exchange `name` reaches; what cannot
-// be followed (headers exchanges, unknown types) is noted.
-void route(const Topology& t, const std::string& vhost, const std::string& name, const std::string& key,
-           std::set<std::string>& queues, std::set<std::string>& seen, std::vector<std::string>& problems) {
-  if (name.empty()) {  // the default exchange: the queue named by the routing key
+// '*' is one word, '#' zero or more. By dynamic programming over (pattern words, key words), so
+// that a binding of many '#' costs |pattern| x |key|, not the exponential backtracking search.
+bool topic_match(const std::vector<std::string>& pattern, const std::vector<std::string>& key) {
+  // reach[k]: the first p pattern words can match the first k key words.
+  std::vector<char> reach(key.size() + 1, 0), next(key.size() + 1);
+  reach[0] = 1;
+  for (const auto& w : pattern) {
+    if (w == "#") {
+      char any = 0;
+      for (std::size_t k = 0; k <= key.size(); ++k) next[k] = any = any || reach[k];
+    } else {
+      next[0] = 0;
+      for (std::size_t k = 1; k <= key.size(); ++k) next[k] = reach[k - 1] && (w == "*" || w == key[k - 1]);
+    }
+    reach.swap(next);
+  }
+  return reach[key.size()];
+}
+
+// The queues (raw names) a message with `key` published to exchange `start` reaches; what cannot
+// be followed (headers exchanges, unknown types) is noted. A worklist, not recursion: a chain of
+// exchange-to-exchange bindings is as long as the file makes it.
+void route(const Topology& t, const std::string& vhost, const std::string& start, const std::string& key,
+           std::set<std::string>& queues, std::vector<std::string>& problems) {
+  if (start.empty()) {  // the default exchange: the queue named by the routing key
     queues.insert(key);
     return;
   }
-  if (!seen.insert(name).second) return;
-  std::string type;
-  const auto it = t.exchanges.find({vhost, name});
-  if (it != t.exchanges.end()) {
-    type = it->second.type;
-  } else if (name == "amq.direct" || name == "amq.fanout" || name == "amq.topic" || name == "amq.headers" ||
-             name == "amq.match") {
-    type = name == "amq.match" ? "headers" : name.substr(4);
-  } else {
-    problems.push_back("exchange " + loader::quoted(name) +
-                       " is not in the file (RabbitMQ drops dead letters to a missing exchange)");
-    return;
-  }
-  if (type == "headers") {
-    problems.push_back("exchange " + loader::quoted(name) +
-                       " is a headers exchange (its bindings match message headers the file does not have: not followed)");
-    return;
-  }
-  if (type != "direct" && type != "fanout" && type != "topic") {
-    problems.push_back("exchange " + loader::quoted(name) + " has type " + loader::quoted(type) + " (not followed)");
-    return;
-  }
   const auto key_words = words(key);
-  for (const auto& b : t.bindings) {
-    if (b.vhost != vhost || b.source != name) continue;
-    const bool hit = type == "fanout" || (type == "direct" && b.routing_key == key) ||
-                     (type == "topic" && topic_match(words(b.routing_key), 0, key_words, 0));
-    if (!hit) continue;
-    if (b.destination_type == "exchange")
-      route(t, vhost, b.destination, key, queues, seen, problems);
-    else
-      queues.insert(b.destination);
+  std::set<std::string> seen{start};
+  std::vector<std::string> pending{start};
+  while (!pending.empty()) {
+    const std::string name = std::move(pending.back());
+    pending.pop_back();
+    std::string type;
+    const auto it = t.exchanges.find({vhost, name});
+    if (it != t.exchanges.end()) {
+      type = it->second.type;
+    } else if (name == "amq.direct" || name == "amq.fanout" || name == "amq.topic" || name == "amq.headers" ||
+               name == "amq.match") {
+      type = name == "amq.match" ? "headers" : name.substr(4);
+    } else {
+      problems.push_back("exchange " + loader::quoted(name) +
+                         " is not in the file (RabbitMQ drops dead letters to a missing exchange)");
+      continue;
+    }
+    if (type == "headers") {
+      problems.push_back("exchange " + loader::quoted(name) +
+                         " is a headers exchange (its bindings match message headers the file does not have: not followed)");
+      continue;
+    }
+    if (type != "direct" && type != "fanout" && type != "topic") {
+      problems.push_back("exchange " + loader::quoted(name) + " has type " + loader::quoted(type) + " (not followed)");
+      continue;
+    }
+    const auto bound = t.by_source.find({vhost, name});
+    if (bound == t.by_source.end()) continue;
+    for (const std::size_t i : bound->second) {
+      const Binding& b = t.bindings[i];
+      const bool hit = type == "fanout" || (type == "direct" && b.routing_key == key) ||
+                       (type == "topic" && topic_match(words(b.routing_key), key_words));
+      if (!hit) continue;
+      if (b.destination_type != "exchange")
+        queues.insert(b.destination);
+      else if (b.destination.empty())
+        queues.insert(key);
+      else if (seen.insert(b.destination).second)
+        pending.push_back(b.destination);
+    }
   }
 }
 
@@ -340,6 +389,7 @@ Imported import_rabbitmq(const json& doc) {
     Queue q;
     q.path = path;
     q.raw = text(e, "name", path, "", true);
+    short_string(q.raw, at(path, "name"), "a queue name");
     q.vhost = text(e, "vhost", path, "/", false);
     if (e.contains("arguments")) {
       if (!e["arguments"].is_object()) fail(at(path, "arguments"), "an object", e["arguments"]);
@@ -371,6 +421,10 @@ Imported import_rabbitmq(const json& doc) {
       notes.push_back(who + ": a stream (not simulated): skipped");
       continue;
     }
+    // Checked while reading: a file of a million queues is refused at the 65th, not after naming all.
+    if (queues.size() == kMaxQueues)
+      fail("queues", std::string("at most ") + std::to_string(kMaxQueues) + " classic and quorum queues (brokersim's limit)",
+           json("a 65th at " + path + " (" + std::to_string(list.size()) + " entries in the file)"));
     queues.push_back(std::move(q));
   }
   if (queues.empty()) fail("queues", "at least one classic or quorum queue", list);
@@ -410,8 +464,11 @@ Imported import_rabbitmq(const json& doc) {
     const std::string dtype = text(b, "destination_type", path, "queue", false);
     if (dtype != "queue" && dtype != "exchange")
       fail(at(path, "destination_type"), "\"queue\" or \"exchange\"", b["destination_type"]);
-    topology.bindings.push_back({text(b, "source", path, "", true), text(b, "vhost", path, "/", false),
-                                 text(b, "destination", path, "", true), dtype, text(b, "routing_key", path, "", false)});
+    Binding binding{text(b, "source", path, "", true), text(b, "vhost", path, "/", false),
+                    text(b, "destination", path, "", true), dtype, text(b, "routing_key", path, "", false)};
+    short_string(binding.routing_key, at(path, "routing_key"), "a routing key");
+    topology.by_source[{binding.vhost, binding.source}].push_back(topology.bindings.size());
+    topology.bindings.push_back(std::move(binding));
   }
 
   // Names in the scenario, in file order.
@@ -423,7 +480,6 @@ Imported import_rabbitmq(const json& doc) {
     q.name = queue_name(vhosts.size() > 1 ? (q.vhost == "/" ? q.raw : q.vhost + "_" + q.raw) : q.raw, taken, notes);
     names[{q.vhost, q.raw}] = q.name;
   }
-  if (queues.size() > 64) fail("queues", "at most 64 classic and quorum queues (brokersim's limit)", json(queues.size()));
 
   // (json::value() would throw on a member of another type: read each one only if it is a string.)
   const auto text_or = [](const json& o, const char* key, const std::string& fallback) {
@@ -502,9 +558,9 @@ Imported import_rabbitmq(const json& doc) {
                         ": dead letters keep their original routing key (no dead-letter-routing-key): assumed to be the queue's "
                         "own name " +
                         loader::quoted(q.raw) + ", as for messages published through the default exchange");
-      std::set<std::string> reached, seen;
+      std::set<std::string> reached;
       std::vector<std::string> problems;
-      route(topology, q.vhost, dlx.value.get<std::string>(), key, reached, seen, problems);
+      route(topology, q.vhost, dlx.value.get<std::string>(), key, reached, problems);
       for (const auto& p : problems)
         notes.push_back(who + ": dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + ": " + p);
       std::vector<std::string> targets;
