@@ -88,9 +88,16 @@ bool same_file(const std::string& a, const std::string& b) {
   if (has_a != has_b) return false;
   std::error_code ec;
   if (has_a) return fs::equivalent(a, b, ec);
-  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
-  const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
-  return ca.lexically_normal() == cb.lexically_normal();
+  // Each path resolved on its own: a name the system refuses (longer than NAME_MAX) resolves to
+  // nothing, and two such names must not compare equal as two empty paths.
+  const auto resolved = [](const std::string& path) {
+    std::error_code e;
+    const fs::path absolute = fs::absolute(path, e);
+    if (e) return fs::path(path).lexically_normal();
+    const fs::path canonical = fs::weakly_canonical(absolute, e);
+    return (e ? absolute : canonical).lexically_normal();
+  };
+  return resolved(a) == resolved(b);
 }
 
 bool is_character_device(const std::string& path) {
@@ -244,6 +251,27 @@ int FdStreamBuf::sync() { return drain() ? 0 : -1; }
 
 // ---------------------------------------------------------------------------------------------
 
+int open_fifo_writer(const std::string& path) {
+  // O_NONBLOCK: an open for writing fails at once with ENXIO while no reader has the FIFO open,
+  // where a blocking open would wait for ever. A reader started beside brokersim (either order)
+  // gets kFifoReaderWaitMs to open its end.
+  for (int waited_ms = 0;; waited_ms += 10) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      // Writes block again as on any pipe: a slow reader slows brokersim down, it loses nothing.
+      if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+        const int e = errno;
+        ::close(fd);
+        errno = e;
+        return -1;
+      }
+      return fd;
+    }
+    if (errno != ENXIO || waited_ms >= kFifoReaderWaitMs) return -1;
+    ::usleep(10'000);
+  }
+}
+
 OutputFile::OutputFile(std::string path, std::ostream* standard_output) : path_(std::move(path)) {
   if (path_.empty()) throw ScenarioError("output file", "a path", "\"\"");
   // The command's stdout, not a second descriptor on it: a reopened /dev/stdout that is a regular
@@ -259,7 +287,16 @@ OutputFile::OutputFile(std::string path, std::ostream* standard_output) : path_(
     // A descriptor is duplicated (sharing its offset with whoever else writes to it); a device or
     // FIFO is opened.
     const int inherited = descriptor_of(path_);
-    fd_ = inherited >= 0 ? ::fcntl(inherited, F_DUPFD_CLOEXEC, 0) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    struct stat st {};
+    if (inherited < 0 && ::stat(path_.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+      fd_ = open_fifo_writer(path_);
+      if (fd_ < 0 && errno == ENXIO)
+        throw ScenarioError(path_, "a FIFO that a process is reading (brokersim waits " + std::to_string(kFifoReaderWaitMs / 1000) +
+                                       " s for a reader)",
+                            "one that no process opened for reading");
+    } else {
+      fd_ = inherited >= 0 ? ::fcntl(inherited, F_DUPFD_CLOEXEC, 0) : ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    }
     if (fd_ < 0) fail("cannot open for writing", errno);
     buf_.attach(fd_);
     return;
@@ -270,6 +307,11 @@ OutputFile::OutputFile(std::string path, std::ostream* standard_output) : path_(
   const bool existed = ::stat(target_.c_str(), &old) == 0;
   final_mode_ = existed ? (old.st_mode & 07777) : new_file_mode();  // a replaced file keeps its permissions
   const fs::path folder = fs::path(target_).parent_path();
+  // The partial file has a short name of its own, so a final name the folder cannot hold would be
+  // found only at the rename, after all the work: checked now.
+  const long name_max = ::pathconf(folder.empty() ? "." : folder.c_str(), _PC_NAME_MAX);
+  if (name_max > 0 && fs::path(target_).filename().string().size() > static_cast<std::size_t>(name_max))
+    fail("cannot open for writing", ENAMETOOLONG);
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     temp_ = (folder / (".brokersim." + std::to_string(::getpid()) + "." + std::to_string(g_partial_counter++) + ".part")).string();
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -7,7 +7,8 @@
 //
 // A target that is not a regular file (a FIFO, /dev/null, a terminal, /dev/stdout, a socket) is
 // written in place, as a stream: renaming over it would replace the device or pipe with a regular
-// file. "-" is the command's standard output.
+// file. "-" is the command's standard output. A FIFO that no process opens for reading within
+// 5 s is refused (open_fifo_writer), so no command waits for ever on one.
 #pragma once
 
 #include <cstdio>
@@ -34,6 +35,12 @@ std::string finish_standard_output();
 // True when `path` is written in place rather than replaced: "-", an existing non-regular file
 // (device, FIFO, socket, directory), or a /dev/fd/N-style name of an open descriptor.
 bool is_stream_target(const std::string& path);
+
+// A FIFO opened for writing, waiting up to kFifoReaderWaitMs for a process to open it for reading
+// (a blocking open would wait for ever). The descriptor (blocking writes), or -1 with errno set:
+// ENXIO when no reader came.
+inline constexpr int kFifoReaderWaitMs = 5000;
+int open_fifo_writer(const std::string& path);
 
 // "-", /dev/stdout, /dev/fd/1 or /proc/self/fd/1.
 bool is_standard_output(const std::string& path);

@@ -170,8 +170,8 @@ TEST_CASE("plan: an unknown metric in --target or --cost gets a did-you-mean") {
   args.insert(args.end(), {"--target", "throughput_per_s>0", "--cost", "consumers.0.count*consumers.0.slot"});
   r = run_cli(args);
   CHECK(r.status == 2);
-  CHECK(r.err == "brokersim: error: --cost: expected varied paths, slots_total or numeric scenario paths "
-                 "(consumers.0.count), got \"consumers.0.slot\" (did you mean \"consumers.0.slots\"?)\n");
+  CHECK(r.err == "brokersim: error: --cost: expected varied paths, slots_total, metric names (fleet.slot_seconds) or "
+                 "numeric scenario paths (consumers.0.count), got \"consumers.0.slot\" (did you mean \"consumers.0.slots\"?)\n");
   args = base;
   args.insert(args.end(), {"--target", "throughput_per_s>0", "--cost", "stop"});
   r = run_cli(args);

@@ -303,9 +303,9 @@ TEST_CASE("quorum loader: reject-publish-dlx is refused - delivery_limit and dea
         std::string::npos);
   CHECK(error("broker.queues.q.dead_letter_strategy=twice").find("broker.queues.q.dead_letter_strategy: expected") !=
         std::string::npos);
-  // A classic queue names the kind the key belongs to.
+  // A classic queue names the queue's type, which a quorum queue beside it can have.
   CHECK(error(R"(broker={"kind": "rabbitmq-classic", "queues": {"q": {"delivery_limit": 3}}})")
-            .find("belongs to broker kind \"rabbitmq-quorum\"") != std::string::npos);
+            .find("this key belongs to quorum queues; broker.queues.q.type is \"classic\"") != std::string::npos);
   CHECK(brokersim::test::run_cli({"run", file, "--set", "broker.queues.q.delivery_limit=-1"}).status == 0);
   // Classic outputs keep their keys: delivery_limit only for quorum queues.
   const auto classic = brokersim::test::run_cli({"run", file, "--json", "--set", "broker.kind=rabbitmq-classic"});

@@ -406,8 +406,8 @@ TEST_CASE("bad scenarios give exact errors") {
        "broker.kind: expected one of \"rabbitmq-classic\", \"rabbitmq-quorum\", \"azure-servicebus\", \"amazon-sqs\" (the broker kinds this version simulates), got \"kafka\""},
       {set("broker.version", "5.0"), "broker.version: expected one of \"3.13\", \"4.0\", \"4.2\", \"4.3\", got \"5.0\""},
       {set("broker.queues.work.delivery_limit", 20),
-       "broker.queues.work.delivery_limit: this key belongs to broker kind \"rabbitmq-quorum\"; broker kind "
-       "\"rabbitmq-classic\" has no such key"},
+       "broker.queues.work.delivery_limit: this key belongs to quorum queues; broker.queues.work.type is \"classic\" "
+       "(the broker kind's type; set it to \"quorum\" or drop this key)"},
       {set("broker.queues.work.dead_letter_to", "nope"),
        "broker.queues.work.dead_letter_to: expected the name of a queue in broker.queues (dlq, work), got \"nope\""},
       {set_text("broker.queues.work.overflow=drop-tail"),
@@ -677,9 +677,8 @@ TEST_CASE("a key docs/scenario.md gives another broker kind is an error naming t
     std::string path, kind;
   };
   // docs/scenario.md's broker-specific keys, section by section.
+  // (A queue key of quorum queues names the queue's type instead: test_queue_types.cpp.)
   const std::vector<Foreign> keys = {
-      {"broker.queues.work.delivery_limit", "rabbitmq-quorum"},
-      {"broker.queues.work.dead_letter_strategy", "rabbitmq-quorum"},
       {"broker.dead_letter_confirm_timeout_ms", "rabbitmq-quorum"},
       {"broker.queues.work.lock_duration_ms", "azure-servicebus"},
       {"broker.queues.work.max_delivery_count", "azure-servicebus"},

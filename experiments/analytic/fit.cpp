@@ -122,6 +122,14 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   need(c.exec_timeout == ConsumerSpec::ExecTimeout::None, "consumers.0.exec_timeout is not null");
   need(c.failure_probability == 0, "consumers.0.failure_probability is not 0");
   need(c.on_expired != OnExpired::Requeue, "consumers.0.on_expired is requeue");
+  // An ack before the job starts or on receipt returns the credit while the slot is busy: a
+  // second job waits in the consumer, which no model here has a place for.
+  need(c.ack == AckMode::AfterFinish, std::string("consumers.0.ack is ") +
+                                          (c.ack == AckMode::BeforeStart ? "before-start" : "on-receipt") +
+                                          " (the models need after-finish: the credit comes back when the slot is free)");
+  // The models are stationary with c servers throughout.
+  need(!c.stop, "consumers.0.stop_ms is set (the group leaves during the run; the models keep c consumers)");
+  need(!c.autoscale, "consumers.0.autoscale is set (the fleet changes during the run; the models keep c consumers)");
   if (quorum) need(c.prefetch != 0, "consumers.0.prefetch is 0, which a quorum queue caps at 2000");
   if (s.producers.empty()) return;
   const ProducerSpec& p = s.producers[0];

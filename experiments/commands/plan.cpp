@@ -12,6 +12,7 @@
 // bisection axis), plan/search (running and judging points, the searches), plan/report.
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "experiments/plan/search.hpp"
 #include "experiments/replication/pool.hpp"
 #include "experiments/replication/precision.hpp"
+#include "experiments/text.hpp"
 
 namespace po = boost::program_options;
 
@@ -121,6 +123,13 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   // without --precision, else the first stage is made that long.
   const std::uint64_t runs_required = runs_needed_of(targets);
   if (runs_required > 0) {
+    if (runs_required > kMaxReplications)
+      throw ScenarioError("--target: expected a percentage of runs that at most " + std::to_string(kMaxReplications) +
+                          " runs (brokersim's limit per setting) can show at 95% confidence, got one that needs " +
+                          (runs_required == std::numeric_limits<std::uint64_t>::max() ? std::string("over 1e18")
+                           : runs_required > 1'000'000'000 ? "about " + fmt(static_cast<double>(runs_required), 2)
+                                                           : std::to_string(runs_required)) +
+                          " (99.9% of runs needs 2995; 99.99% needs 29956)");
     if (!o.precision && o.replications < runs_required)
       throw ScenarioError("--replications: expected at least " + std::to_string(runs_required) +
                           " for a target 'in P% of runs' (fewer runs can never show it at 95% confidence, "

@@ -227,15 +227,10 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const bool named = !is_standard_output(*out_path) && out_path->rfind("/dev/fd/", 0) != 0 &&
                        out_path->rfind("/proc/self/fd/", 0) != 0;
     if (named && ::stat(out_path->c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
-      // A reader started beside the sweep (either order) gets 5 s to open its end.
-      for (int waited_ms = 0;; waited_ms += 10) {
-        probe = ::open(out_path->c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        if (probe >= 0 || errno != ENXIO) break;
-        if (waited_ms >= 5000)
-          throw ScenarioError("--out", "a FIFO that a process is reading (sweep waits 5 s for a reader)",
-                              quote(*out_path) + ", which no process opened for reading");
-        ::usleep(10'000);
-      }
+      probe = open_fifo_writer(*out_path);
+      if (probe < 0 && errno == ENXIO)
+        throw ScenarioError("--out", "a FIFO that a process is reading (sweep waits 5 s for a reader)",
+                            quote(*out_path) + ", which no process opened for reading");
     }
     // With the probe still open the reader cannot see end-of-file before the output is open.
     try {

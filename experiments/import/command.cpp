@@ -6,6 +6,7 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "experiments/cli_options.hpp"
@@ -58,6 +59,10 @@ int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ost
     if (out_path.empty()) throw ScenarioError("--out", "a file name", "\"\"");
     check_distinct_files({{"--out", out_path}}, {{"the imported file", file}});
   }
+  // Opened before the work (a folder, a FIFO nobody reads, a read-only folder fail now); a
+  // regular file's partial copy is removed again if the import fails.
+  std::optional<OutputFile> file_out;
+  if (!out_path.empty()) file_out.emplace(out_path, &out);
 
   const std::string text = loader::read_text(file, file);
   nlohmann::json doc;
@@ -90,9 +95,8 @@ int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (out_path.empty()) {
     out << scenario.dump(2) << '\n';
   } else {
-    OutputFile file_out(out_path, &out);
-    file_out.stream() << scenario.dump(2) << '\n';
-    file_out.commit();
+    file_out->stream() << scenario.dump(2) << '\n';
+    file_out->commit();
     if (!is_standard_output(out_path)) err << "wrote " << out_path << " (loads and runs: checked)\n";
   }
   return 0;

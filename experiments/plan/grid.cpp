@@ -187,19 +187,22 @@ void check_cost_value(const PlanGrid& grid, std::size_t p) {
   if (std::isfinite(v)) return;
   const std::string label = grid.space.point_label(p);
   throw ScenarioError(std::string("--cost: the cost is ") +
-                      (std::isnan(v) ? "not a number (0/0, or a metric without a value)" : "infinite (a division by zero)") +
+                      (std::isnan(v) ? "not a number (0/0, or a metric without a value)"
+                                    : "infinite (a division by zero, or a value past the largest number, 1.8e308)") +
                       " at " + (label.empty() ? std::string("the scenario's setting") : label));
 }
 
 void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& name, const std::string& got) {
   std::vector<std::string> candidates{"slots_total"};
   for (const auto& a : grid.space.axes) candidates.push_back(a.path);
+  for (const auto& m : grid.names) candidates.push_back(m);  // a cost over metrics (fleet.slot_seconds)
   numeric_paths(doc, "", candidates);
   for (std::size_t g = 0; g < grid.scenarios[0].consumers.size(); ++g)
     for (const char* k : {"count", "slots", "prefetch"}) candidates.push_back("consumers." + std::to_string(g) + "." + k);
   if (!got.empty())
     throw ScenarioError("--cost: expected a number at scenario path " + name + ", got " + got);
-  throw ScenarioError("--cost: expected varied paths, slots_total or numeric scenario paths (consumers.0.count), got " +
+  throw ScenarioError("--cost: expected varied paths, slots_total, metric names (fleet.slot_seconds) or numeric scenario paths "
+                      "(consumers.0.count), got " +
                       quote(name) + did_you_mean(name, candidates));
 }
 

@@ -16,7 +16,8 @@ double clopper_pearson_lower(std::uint64_t k, std::uint64_t n, double confidence
 double clopper_pearson_upper(std::uint64_t k, std::uint64_t n, double confidence);
 
 // The fewest runs that can show a fraction >= p at `confidence`: the least n with
-// lower(n, n) = (1 - confidence)^(1/n) >= p (59 for 95% at 95%). p in (0, 1).
+// lower(n, n) = (1 - confidence)^(1/n) >= p (59 for 95% at 95%). p in (0, 1); the largest
+// uint64 when that is 1e18 or more.
 std::uint64_t runs_needed(double p, double confidence);
 
 // Bonferroni: k statements that hold jointly at `joint` each hold at 1 - (1 - joint) / k.

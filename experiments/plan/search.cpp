@@ -161,7 +161,7 @@ void check_target_values(const PlanGrid& grid, std::size_t p, const std::vector<
       const std::string label = grid.space.point_label(p);
       throw ScenarioError("--target: the " + std::string(side == 0 ? "left" : "right") + "-hand side of target " +
                           std::to_string(i + 1) + " (" + targets[i].text + ") is " +
-                          (std::isnan(v) ? "not a number (0/0, or a metric without a value)" : "infinite (a division by zero)") +
+                          (std::isnan(v) ? "not a number (0/0, or a metric without a value)" : "infinite (a division by zero, or a value past the largest number, 1.8e308)") +
                           " at " + (label.empty() ? std::string("the scenario's setting") : label));
     }
   }

@@ -128,6 +128,9 @@ struct MetaReader {
 
 ShardMeta read_shard_meta(const std::string& name, const std::string& text) {
   ojson doc;
+  // nlohmann stops at a NUL byte: whatever follows one would pass unread.
+  if (text.find('\0') != std::string::npos)
+    throw ScenarioError(name + ": invalid sweep metadata (a NUL byte at offset " + std::to_string(text.find('\0')) + ")");
   try {
     doc = ojson::parse(text);
   } catch (const ojson::exception& e) {

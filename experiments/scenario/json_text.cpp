@@ -161,6 +161,15 @@ void reject_duplicate_keys(const std::string& text, const std::string& at) {
 
 // Syntax only: depth, then nlohmann's parser, with line and column in the error.
 json parse_syntax(const std::string& text, const std::string& origin) {
+  // nlohmann's lexer takes a NUL byte for the end of the input, so a document followed by a NUL
+  // and anything at all would be accepted: refused here with where it is.
+  if (const std::size_t nul = text.find('\0'); nul != std::string::npos) {
+    const std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n'));
+    const std::size_t line_start = nul == 0 ? std::string::npos : text.rfind('\n', nul - 1);
+    const std::size_t column = line_start == std::string::npos ? nul + 1 : nul - line_start;
+    throw ScenarioError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                        ": invalid JSON: a NUL byte (JSON text has none; is this a binary file or a truncated copy?)");
+  }
   check_depth(text, origin);
   try {
     return json::parse(text);

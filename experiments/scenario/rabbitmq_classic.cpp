@@ -77,8 +77,8 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
   QueueSpec queue;
   queue.name = name;
   queue.type = queue_type(q, at, default_type);
-  // The keys of the queue's type. A key only the other type has: typed by its own `type` key, the
-  // error names that type; typed by the kind, the kind (as for any other kind's key).
+  // The keys of the queue's type. A key only quorum queues have names the queue's `type` key
+  // (set, or the kind's default); another kind's key names that kind.
   std::vector<std::string_view> keys(std::begin(kQueueKeys), std::end(kQueueKeys));
   if (queue.type == QueueType::Quorum) keys.insert(keys.end(), quorum_queue_keys().begin(), quorum_queue_keys().end());
   const KeyOwner kind_owner = foreign_key_owner(kind, Section::Queue);
@@ -86,7 +86,9 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
   check_keys(q, at, keys, [&](std::string_view key) -> std::string {
     const Keys quorum_only = quorum_queue_keys();
     const bool of_quorum = std::find(quorum_only.begin(), quorum_only.end(), key) != quorum_only.end();
-    if (of_quorum && (typed || &kind == &rabbitmq_quorum())) {
+    // Untyped under rabbitmq-classic too: the fix is the queue's type (a quorum queue beside
+    // classic ones), not another broker kind for the whole scenario.
+    if (of_quorum) {
       return "this key belongs to quorum queues; " + join(at, "type") + " is \"" + std::string(type_name(queue.type)) +
              "\" (" + (typed ? "set" : "the broker kind's type; set") + " it to \"quorum\" or drop this key)";
     }
