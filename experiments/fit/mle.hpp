@@ -11,8 +11,9 @@
 
 namespace brokersim::fit {
 
-// One parameter as brokersim's distribution syntax names it, with its 95% interval (Wald, from
-// the inverse Fisher information; by the delta method for derived parameters).
+// One parameter as brokersim's distribution syntax names it, with its 95% interval: exact for the
+// exponential's mean (chi-square); for the others Wald's on the log scale, from the inverse Fisher
+// information (by the delta method for derived parameters), so that no bound is 0 or below.
 struct Estimate {
   std::string name;
   double value = 0, lo = 0, hi = 0;
@@ -72,6 +73,10 @@ double ks_distance_two_sample(const std::vector<double>& a, const std::vector<do
 // P(sqrt(n) D > t sqrt(n)) under the null, by Kolmogorov's limiting distribution (with Stephens'
 // small-sample correction: lambda = (sqrt(n) + 0.12 + 0.11 / sqrt(n)) D).
 double kolmogorov_p(double d, double n_effective);
+
+// The exact 95% interval of an exponential mean from `n` values (n >= 1) of sample mean `mean`:
+// 2 n mean / chi2(0.975; 2n) .. 2 n mean / chi2(0.025; 2n). Positive, and covering at exactly 95%.
+Estimate exponential_mean_interval(double mean, std::size_t n);
 
 // Student t quantile 0.975 with `dof` degrees of freedom.
 double t975(double dof);
