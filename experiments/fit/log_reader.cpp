@@ -60,7 +60,8 @@ bool looks_iso(std::string_view s) {
 
 }  // namespace
 
-bool parse_iso8601(std::string_view s, std::int64_t& ns, bool& naive) {
+bool parse_iso8601(std::string_view s, std::int64_t& ns, bool& naive, bool* out_of_range) {
+  if (out_of_range) *out_of_range = false;
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!looks_iso(s) || !digits(s, 0, 4, year) || !digits(s, 5, 2, month) || !digits(s, 8, 2, day)) return false;
   if (month < 1 || month > 12 || day < 1) return false;
@@ -115,19 +116,42 @@ bool parse_iso8601(std::string_view s, std::int64_t& ns, bool& naive) {
   const std::int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   const std::int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
   // int64 nanoseconds reach the year 2262; earlier than 1678 neither.
-  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) return false;
+  if (secs > 9'000'000'000LL || secs < -9'000'000'000LL) {
+    if (out_of_range) *out_of_range = true;
+    return false;
+  }
   ns = secs * 1'000'000'000LL + frac_ns;
   return true;
 }
 
-bool parse_decimal_time(std::string_view s, std::int64_t unit_ns, std::int64_t& ns) {
+bool parse_decimal_time(std::string_view s, std::int64_t unit_ns, std::int64_t& ns, bool* out_of_range) {
+  bool too_far = false;
+  if (!out_of_range) out_of_range = &too_far;
+  *out_of_range = false;
   if (s.empty()) return false;
   if (s.find_first_of("eE") != std::string_view::npos) {  // exponent notation: via double
     double x = 0;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), x);
-    if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(x)) return false;
+    // from_chars takes no leading '+'; a number's sign is checked, never skipped twice.
+    const std::string_view digits_part = s.front() == '+' ? s.substr(1) : s;
+    if (digits_part.empty() || (digits_part.front() == '-' && s.front() == '+')) return false;
+    const auto r = std::from_chars(digits_part.data(), digits_part.data() + digits_part.size(), x);
+    if (r.ptr != digits_part.data() + digits_part.size()) return false;
+    if (r.ec == std::errc::result_out_of_range) {
+      // 1e400 is a number too large for any clock; 1e-400 one that rounds to 0 ns.
+      const std::size_t e = digits_part.find_first_of("eE");
+      if (e + 1 < digits_part.size() && digits_part[e + 1] == '-') {
+        ns = 0;
+        return true;
+      }
+      *out_of_range = true;
+      return false;
+    }
+    if (r.ec != std::errc() || !std::isfinite(x)) return false;
     const double v = x * static_cast<double>(unit_ns);
-    if (std::fabs(v) > 9.0e18) return false;
+    if (std::fabs(v) > 9.0e18) {
+      *out_of_range = true;
+      return false;
+    }
     ns = std::llround(v);
     return true;
   }
@@ -136,9 +160,10 @@ bool parse_decimal_time(std::string_view s, std::int64_t unit_ns, std::int64_t& 
   if (s[0] == '-' || s[0] == '+') ++i;
   std::int64_t whole = 0;
   const std::size_t int_start = i;
+  bool overflow = false;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    if (whole > 922'337'203'685'477'580LL / 10) return false;
-    whole = whole * 10 + (s[i] - '0');
+    if (whole > 922'337'203'685'477'580LL / 10) overflow = true;  // still read to the end: a number?
+    if (!overflow) whole = whole * 10 + (s[i] - '0');
     ++i;
   }
   const bool had_int = i > int_start;
@@ -155,7 +180,10 @@ bool parse_decimal_time(std::string_view s, std::int64_t unit_ns, std::int64_t& 
     }
   }
   if (i != s.size() || (!had_int && !had_frac)) return false;
-  if (whole > 9'000'000'000'000'000'000LL / unit_ns) return false;
+  if (overflow || whole > 9'000'000'000'000'000'000LL / unit_ns) {
+    *out_of_range = true;
+    return false;
+  }
   ns = whole * unit_ns + frac;
   if (negative) ns = -ns;
   return true;
@@ -344,18 +372,28 @@ class LogParser {
       log_.format_reason = "as --time-unit says";
     }
     std::int64_t ns = 0;
-    bool naive = false;
+    bool naive = false, out_of_range = false;
     switch (log_.format) {
       case TimeFormat::Iso8601:
-        if (!parse_iso8601(cell, ns, naive)) fail(column, "an ISO-8601 time like 2026-12-03T15:28:43.5Z (" + log_.format_reason + ")", shown(cell));
+        if (!parse_iso8601(cell, ns, naive, &out_of_range)) {
+          if (out_of_range)
+            fail(column, "an ISO-8601 time from 1678 to 2262 (the times int64 nanoseconds since 1970 hold)", shown(cell));
+          fail(column, "an ISO-8601 time like 2026-12-03T15:28:43.5Z (" + log_.format_reason + ")", shown(cell));
+        }
         if (naive) log_.naive_iso = true;
         break;
       case TimeFormat::Seconds:
       case TimeFormat::Milliseconds: {
-        const std::int64_t unit = log_.format == TimeFormat::Seconds ? 1'000'000'000 : 1'000'000;
-        if (!parse_decimal_time(cell, unit, ns))
-          fail(column, std::string("a number of ") + (unit == 1'000'000'000 ? "seconds" : "milliseconds") + " (" +
+        const bool seconds = log_.format == TimeFormat::Seconds;
+        const std::int64_t unit = seconds ? 1'000'000'000 : 1'000'000;
+        if (!parse_decimal_time(cell, unit, ns, &out_of_range)) {
+          if (out_of_range)
+            fail(column, std::string("a number of ") + (seconds ? "seconds from -9e9 to 9e9" : "milliseconds from -9e12 to 9e12") +
+                             " (the years 1678 to 2262 as times since 1970, which int64 nanoseconds hold; " +
+                             log_.format_reason + ")", shown(cell));
+          fail(column, std::string("a number of ") + (seconds ? "seconds" : "milliseconds") + " (" +
                            log_.format_reason + ")", shown(cell));
+        }
         break;
       }
       case TimeFormat::Auto: break;
@@ -372,8 +410,19 @@ class LogParser {
     if (cell.empty()) fail(header_names_[static_cast<std::size_t>(index_[field])], "a name", "an empty cell");
     const auto it = index.find(std::string(cell));
     if (it != index.end()) return it->second;
-    if (names.size() >= 1'000'000)
-      fail(header_names_[static_cast<std::size_t>(index_[field])], "at most 1,000,000 distinct names", "more");
+    // Checked here, at the row that names one more, so that a log of a million queues is refused
+    // at its 65th name, before it is read, sorted and fitted.
+    const std::size_t limit = field == Queue ? kMaxQueues : kMaxWorkers;
+    if (names.size() >= limit) {
+      const std::string column = header_names_[static_cast<std::size_t>(index_[field])];
+      if (field == Queue)
+        fail(column, "at most " + std::to_string(kMaxQueues) +
+                         " distinct queue names (brokersim's limit on a scenario's queues: fit the log's queues in "
+                         "groups of at most " + std::to_string(kMaxQueues) + ")",
+             shown(cell) + ", the " + std::to_string(limit + 1) + "th");
+      fail(column, "at most 1,000,000 distinct worker names (brokersim's limit on consumers)",
+           shown(cell) + ", the 1,000,001st");
+    }
     names.emplace_back(cell);
     const auto i = static_cast<std::uint32_t>(names.size() - 1);
     index.emplace(names.back(), i);
@@ -402,12 +451,58 @@ class LogParser {
     if (r.finished != kNoTime && r.finished < r.started)
       fail(fc, "a time at or after " + sc + " (" + std::string(cells_[static_cast<std::size_t>(index_[Started])]) + ")",
            shown(cells_[static_cast<std::size_t>(index_[Finished])]));
+    span(r, sc, fc);
     if (r.started == kNoTime) ++log_.not_started;
     if (r.finished == kNoTime) ++log_.not_finished;
     r.queue = name_index(Queue, log_.queues, queue_index_);
     r.worker = name_index(Worker, log_.workers, worker_index_, r.started == kNoTime);
+    const std::size_t offset = line_no_ - log_.rows.size();
+    if (log_.line_offsets.empty() || log_.line_offsets.back().second != offset)
+      log_.line_offsets.emplace_back(log_.rows.size(), offset);
     log_.rows.push_back(r);
     owned_.clear();
+  }
+
+  // The enqueue times span at most kMaxSpanNs, and each job starts and finishes within it of its
+  // enqueue: refused at the row that goes beyond, so a log of two rows 1e8 s apart is named here.
+  void span(const JobRow& r, const std::string& started_column, const std::string& finished_column) {
+    const std::string& ec = header_names_[static_cast<std::size_t>(index_[Enqueued])];
+    const auto cell = [&](int field) { return shown(cells_[static_cast<std::size_t>(index_[field])]); };
+    // a - b in ms, in double: times within +-9e18 ns differ by more than int64 holds.
+    const auto ms = [](std::int64_t a, std::int64_t b) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g ms", (static_cast<double>(a) - static_cast<double>(b)) / 1e6);
+      return std::string(buf);
+    };
+    const std::string limit = "1e11 ms (about 3 years)";
+    if (log_.rows.empty()) {
+      first_ = last_ = r.enqueued;
+      first_line_ = last_line_ = line_no_;
+    }
+    if (r.enqueued < first_) {
+      if (r.enqueued < last_ - kMaxSpanNs)
+        fail(ec, "a time at most " + limit + " before the latest enqueue (line " + std::to_string(last_line_) +
+                     "): a log spans at most that",
+             cell(Enqueued) + ", " + ms(last_, r.enqueued) + " before it");
+      first_ = r.enqueued;
+      first_line_ = line_no_;
+    }
+    if (r.enqueued > last_) {
+      if (r.enqueued > first_ + kMaxSpanNs)
+        fail(ec, "a time at most " + limit + " after the earliest enqueue (line " + std::to_string(first_line_) +
+                     "): a log spans at most that",
+             cell(Enqueued) + ", " + ms(r.enqueued, first_) + " after it");
+      last_ = r.enqueued;
+      last_line_ = line_no_;
+    }
+    if (r.started != kNoTime && r.started > r.enqueued + kMaxSpanNs)
+      fail(started_column, "a time at most " + limit + " after " + ec + " (" +
+                               std::string(cells_[static_cast<std::size_t>(index_[Enqueued])]) + ")",
+           cell(Started) + ", " + ms(r.started, r.enqueued) + " after it");
+    if (r.finished != kNoTime && r.finished > r.enqueued + kMaxSpanNs)
+      fail(finished_column, "a time at most " + limit + " after " + ec + " (" +
+                                std::string(cells_[static_cast<std::size_t>(index_[Enqueued])]) + ")",
+           cell(Finished) + ", " + ms(r.finished, r.enqueued) + " after it");
   }
 
   JobLog log_;
@@ -418,6 +513,8 @@ class LogParser {
   std::deque<std::string> owned_;
   int index_[kFields] = {-1, -1, -1, -1, -1};
   std::unordered_map<std::string, std::uint32_t> queue_index_, worker_index_;
+  std::int64_t first_ = 0, last_ = 0;          // the earliest and latest enqueue so far
+  std::size_t first_line_ = 0, last_line_ = 0;  // and their lines
 };
 
 void parse_text(LogParser& parser, std::string_view text) {
@@ -431,6 +528,12 @@ void parse_text(LogParser& parser, std::string_view text) {
 }
 
 }  // namespace
+
+std::size_t JobLog::line_of(std::size_t row) const {
+  const auto after = std::upper_bound(line_offsets.begin(), line_offsets.end(), row,
+                                      [](std::size_t r, const std::pair<std::size_t, std::size_t>& p) { return r < p.first; });
+  return after == line_offsets.begin() ? row + 2 : row + std::prev(after)->second;
+}
 
 JobLog read_job_log_text(const std::string& text, const std::string& file, const ColumnNames& columns,
                          TimeFormat requested) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace brokersim::fit {
@@ -31,6 +33,16 @@ inline constexpr std::int64_t kNoTime = std::numeric_limits<std::int64_t>::min()
 inline constexpr std::size_t kMaxRows = 50'000'000;
 // Longer lines are refused (a binary file, a log with no line breaks).
 inline constexpr std::size_t kMaxLineBytes = 1 << 20;
+// At most this many distinct queue names: brokersim's limit on a scenario's queues
+// (broker.queues), checked as the log is read, at the row that names the next one, so a log of a
+// million queues is refused at its 65th name rather than after it was read and fitted.
+inline constexpr std::size_t kMaxQueues = 64;
+// At most this many distinct worker names (each a consumer of the fitted scenario).
+inline constexpr std::size_t kMaxWorkers = 1'000'000;
+// A log's enqueue times span at most this (1e11 ms, about 3 years), and a job starts and finishes
+// within it of its enqueue: each is then a duration a scenario can hold (at most 1e12 ms, with
+// the runs of --check going to twice the span).
+inline constexpr std::int64_t kMaxSpanNs = 100'000'000'000LL * 1'000'000LL;
 
 struct JobRow {
   std::int64_t enqueued = 0;        // ns from the log's time origin
@@ -50,24 +62,32 @@ struct JobLog {
   std::vector<std::string> queues;       // {""} without a queue column
   std::vector<std::string> workers;      // {""} without a worker column
   std::size_t not_started = 0, not_finished = 0;
+  // Where each row is in the file: rows[i] is on line i + offset, where offset is the second of
+  // the last pair whose first is <= i (a pair is added only where blank lines shift the offset).
+  std::vector<std::pair<std::size_t, std::size_t>> line_offsets;
+  std::size_t line_of(std::size_t row) const;
   bool has_queue() const { return !columns.queue.empty(); }
   bool has_worker() const { return !columns.worker.empty(); }
 };
 
 // Reads LOG. `requested` is --time-unit. Throws ScenarioError for a missing or unreadable file, a
 // missing column, a cell that is not a time in the log's format, started before enqueued, finished
-// before started, finished without started, no data row, more than kMaxRows rows, or a line longer
-// than kMaxLineBytes.
+// before started, finished without started, no data row, more than kMaxRows rows, a line longer
+// than kMaxLineBytes, more than kMaxQueues queues or kMaxWorkers workers, or enqueue times spanning
+// more than kMaxSpanNs (or a job starting or finishing later than that after its enqueue). Each
+// error names the line and the column.
 JobLog read_job_log(const std::string& path, const ColumnNames& columns, TimeFormat requested);
 // The same from text in memory (`file` names it in messages).
 JobLog read_job_log_text(const std::string& text, const std::string& file, const ColumnNames& columns,
                          TimeFormat requested);
 
 // "2026-12-03T15:28:43.5Z" (ISO-8601) -> ns since 1970-01-01T00:00:00Z; false when it is not one.
-// `naive` is set when the text names no zone (read as UTC).
-bool parse_iso8601(std::string_view text, std::int64_t& ns, bool& naive);
-// A decimal number ("1733239723.25", "-5", "12") in `unit_ns` nanoseconds per unit, exactly to the
-// nanosecond; false when it is not one or does not fit in int64 nanoseconds.
-bool parse_decimal_time(std::string_view text, std::int64_t unit_ns, std::int64_t& ns);
+// `naive` is set when the text names no zone (read as UTC). `out_of_range` (when given) is set when
+// the text is a valid ISO-8601 time outside what int64 nanoseconds hold (before 1678, after 2262).
+bool parse_iso8601(std::string_view text, std::int64_t& ns, bool& naive, bool* out_of_range = nullptr);
+// A decimal number ("1733239723.25", "-5", "12", "1.7e9") in `unit_ns` nanoseconds per unit,
+// exactly to the nanosecond (but in exponent notation); false when it is not one or does not fit in
+// int64 nanoseconds (`out_of_range`, when given, is set in that second case).
+bool parse_decimal_time(std::string_view text, std::int64_t unit_ns, std::int64_t& ns, bool* out_of_range = nullptr);
 
 }  // namespace brokersim::fit
