@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <array>
 #include <queue>
+#include <stdexcept>
 #include <system_error>
+#include <unordered_map>
+#include <utility>
 
 #include <boost/math/special_functions/gamma.hpp>
 
@@ -24,7 +28,68 @@ constexpr std::int64_t kLadder[] = {1 * kMs,  2 * kMs,  5 * kMs,   10 * kMs,  20
 
 std::int64_t intervals_in(std::int64_t span, std::int64_t interval) { return span / interval + 1; }
 
+std::string grouped(std::int64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// A duration as the options write it, rounded up to whole ms when it is not one.
+std::string duration_text(std::int64_t ns) {
+  for (const std::int64_t step : kLadder)
+    if (step >= ns) return format_interval(step);
+  return format_interval((ns + kMs - 1) / kMs * kMs);
+}
+
+// The exact (Garwood) 95% interval of a Poisson count, per unit of exposure: chi-square quantiles
+// through the regularized incomplete gamma. Memoised by count: a million short intervals hold few
+// distinct counts.
+class PoissonInterval {
+ public:
+  std::pair<double, double> operator()(std::size_t count) {
+    const auto it = memo_.find(count);
+    if (it != memo_.end()) return it->second;
+    const double c = static_cast<double>(count);
+    const std::pair<double, double> v{count == 0 ? 0.0 : boost::math::gamma_p_inv(c, 0.025),
+                                      boost::math::gamma_p_inv(c + 1, 0.975)};
+    memo_.emplace(count, v);
+    return v;
+  }
+
+ private:
+  std::unordered_map<std::size_t, std::pair<double, double>> memo_;
+};
+
+void check_count(std::int64_t span, std::int64_t interval) {
+  if (interval <= 0 || interval_count(span, interval) > kMaxIntervals)
+    throw ScenarioError("--interval", "an interval that cuts the log's span into at most " + grouped(kMaxIntervals) + " intervals",
+                        format_interval(interval) + ": " + grouped(interval > 0 ? interval_count(span, interval) : 0) + " intervals");
+}
+
 }  // namespace
+
+std::int64_t interval_count(std::int64_t span, std::int64_t interval) {
+  if (span <= 0) return 1;
+  return std::max<std::int64_t>(1, span / interval + (span % interval != 0));
+}
+
+void check_interval_count(std::int64_t span, std::int64_t interval, std::size_t queues, const std::string& given) {
+  const std::int64_t q = static_cast<std::int64_t>(std::max<std::size_t>(queues, 1));
+  const std::int64_t each = kMaxIntervals / q;
+  const std::int64_t count = interval_count(span, interval);
+  if (count <= each) return;
+  // The shortest interval within the limit: ceil(span / each).
+  const std::int64_t shortest = span / each + (span % each != 0);
+  throw ScenarioError("--interval",
+                      "an interval that cuts the log's span (" + sim::format_ms(span) + " ms) into at most " +
+                          grouped(kMaxIntervals) + " intervals" +
+                          (q > 1 ? " over its " + std::to_string(q) + " queues (" + grouped(each) + " each)" : "") +
+                          ", so " + duration_text(shortest) + " or longer",
+                      loader::quoted(given) + ": " + grouped(count) + " intervals" + (q > 1 ? " per queue" : ""));
+}
 
 std::int64_t default_interval(std::int64_t span, std::size_t arrivals, std::string& why) {
   for (const std::int64_t i : kLadder) {
@@ -49,6 +114,8 @@ std::int64_t parse_interval(const std::string& text) {
   while (split < text.size() && ((text[split] >= '0' && text[split] <= '9') || text[split] == '.')) ++split;
   double x = 0;
   const auto r = std::from_chars(text.data(), text.data() + split, x);
+  if (split > 0 && r.ec == std::errc::result_out_of_range && r.ptr == text.data() + split)
+    throw ScenarioError("--interval", expected + " and at most 365d", loader::quoted(text));  // 400 digits
   if (split == 0 || r.ec != std::errc() || r.ptr != text.data() + split) throw ScenarioError("--interval", expected, loader::quoted(text));
   const std::string_view unit = std::string_view(text).substr(split);
   for (const auto& [name, ns] : kUnits) {
@@ -73,20 +140,44 @@ ArrivalFit fit_arrivals(const std::vector<std::int64_t>& times, std::int64_t ori
   fit.n = times.size();
   fit.interval = interval;
   const std::int64_t span = std::max<std::int64_t>(end - origin, 0);
+  check_count(span, interval);
+  if (!std::is_sorted(times.begin(), times.end())) throw std::invalid_argument("fit_arrivals: times not sorted");
   const std::int64_t k = intervals_in(span, interval);
   constexpr int kSub = 10;
   std::vector<std::size_t> counts(static_cast<std::size_t>(k), 0);
-  std::vector<std::size_t> sub(static_cast<std::size_t>(k) * kSub, 0);
+  // Dispersion over full intervals only (the last, partial one has unequal sub-intervals), each
+  // interval's ten sub-counts gathered while the sorted times are in it: no array of 10 k counts.
   const std::int64_t sub_width = interval / kSub;
+  const bool dispersion = sub_width > 0 && interval % kSub == 0;
+  double stat = 0, dof = 0;
+  std::int64_t current = -1;
+  std::array<std::size_t, kSub> sub{};
+  const auto close_interval = [&] {
+    if (current < 0 || (current + 1) * interval > span) return;
+    const double c = static_cast<double>(counts[static_cast<std::size_t>(current)]);
+    if (c < 2) return;
+    const double m = c / kSub;
+    for (int j = 0; j < kSub; ++j) {
+      const double d = static_cast<double>(sub[static_cast<std::size_t>(j)]) - m;
+      stat += d * d / m;
+    }
+    dof += kSub - 1;
+  };
   for (const std::int64_t t : times) {
     const std::int64_t off = t - origin;
-    const std::int64_t i = std::min(off / interval, k - 1);
+    const std::int64_t i = std::clamp<std::int64_t>(off / interval, 0, k - 1);
     ++counts[static_cast<std::size_t>(i)];
-    if (sub_width > 0) {
-      const std::int64_t j = std::min<std::int64_t>((off - i * interval) / sub_width, kSub - 1);
-      ++sub[static_cast<std::size_t>(i * kSub + j)];
+    if (!dispersion) continue;
+    if (i != current) {
+      close_interval();
+      current = i;
+      sub.fill(0);
     }
+    const std::int64_t j = std::clamp<std::int64_t>((off - i * interval) / sub_width, 0, kSub - 1);
+    ++sub[static_cast<std::size_t>(j)];
   }
+  if (dispersion) close_interval();
+  fit.steps.reserve(static_cast<std::size_t>(k));
   for (std::int64_t i = 0; i < k; ++i) {
     RateStep s;
     s.from_ms = sim::to_ms(i * interval);
@@ -101,18 +192,19 @@ ArrivalFit fit_arrivals(const std::vector<std::int64_t>& times, std::int64_t ori
     }
     fit.steps.push_back(s);
   }
+  counts = {};
   if (fit.steps.empty()) {  // a single instant: one arrival or several at once
     RateStep s;
     s.count = times.size();
     s.exposure_s = sim::ns_to_s(static_cast<double>(interval));
     fit.steps.push_back(s);
   }
+  PoissonInterval garwood;
   for (auto& s : fit.steps) {
-    const double c = static_cast<double>(s.count);
-    s.rate_per_s = c / s.exposure_s;
-    // Exact (Garwood) interval: chi-square quantiles through the regularized incomplete gamma.
-    s.lo = s.count == 0 ? 0.0 : boost::math::gamma_p_inv(c, 0.025) / s.exposure_s;
-    s.hi = boost::math::gamma_p_inv(c + 1, 0.975) / s.exposure_s;
+    s.rate_per_s = static_cast<double>(s.count) / s.exposure_s;
+    const auto [lo, hi] = garwood(s.count);
+    s.lo = lo / s.exposure_s;
+    s.hi = hi / s.exposure_s;
   }
   for (const auto& s : fit.steps) {
     if (!fit.segments.empty()) {
@@ -130,25 +222,10 @@ ArrivalFit fit_arrivals(const std::vector<std::int64_t>& times, std::int64_t ori
     fit.segments.push_back(s);
   }
   for (auto& s : fit.segments) {
-    const double c = static_cast<double>(s.count);
-    s.rate_per_s = c / s.exposure_s;
-    s.lo = s.count == 0 ? 0.0 : boost::math::gamma_p_inv(c, 0.025) / s.exposure_s;
-    s.hi = boost::math::gamma_p_inv(c + 1, 0.975) / s.exposure_s;
-  }
-  // Dispersion over full intervals only (the last, partial one has unequal sub-intervals).
-  double stat = 0, dof = 0;
-  if (sub_width > 0 && interval % kSub == 0) {
-    for (std::int64_t i = 0; i < k; ++i) {
-      if ((i + 1) * interval > span) break;
-      const double c = static_cast<double>(counts[static_cast<std::size_t>(i)]);
-      if (c < 2) continue;
-      const double m = c / kSub;
-      for (int j = 0; j < kSub; ++j) {
-        const double d = static_cast<double>(sub[static_cast<std::size_t>(i * kSub + j)]) - m;
-        stat += d * d / m;
-      }
-      dof += kSub - 1;
-    }
+    s.rate_per_s = static_cast<double>(s.count) / s.exposure_s;
+    const auto [lo, hi] = garwood(s.count);
+    s.lo = lo / s.exposure_s;
+    s.hi = hi / s.exposure_s;
   }
   char buf[400];
   if (dof == 0) {
@@ -189,14 +266,17 @@ FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std:
                    std::int64_t interval) {
   FleetFit fleet;
   const std::int64_t span = std::max<std::int64_t>(end - origin, 0);
+  check_count(span, interval);
   const std::int64_t k = intervals_in(span, interval);
-  fleet.active.assign(static_cast<std::size_t>(k), 0.0);
-  fleet.busy.assign(static_cast<std::size_t>(k), 0.0);
+  const auto ku = static_cast<std::size_t>(k);
+  fleet.active.assign(ku, 0.0);
+  fleet.busy.assign(ku, 0.0);
   // Executions in order of start, by worker when there is a worker column: copied out of the rows
   // so that sorting and the passes below read memory in order (10 million rows: 3x faster than
   // sorting indices into the rows).
   struct Execution {
     std::uint32_t worker;
+    std::uint32_t row;               // index into log.rows (at most kMaxRows)
     std::int64_t started, finished;  // finished: the log's end for a job still running
   };
   std::vector<Execution> order;
@@ -204,7 +284,7 @@ FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std:
   for (std::size_t r : rows) {
     const JobRow& row = log.rows[r];
     if (row.started == kNoTime) continue;
-    order.push_back({log.has_worker() ? row.worker : 0u, row.started,
+    order.push_back({log.has_worker() ? row.worker : 0u, static_cast<std::uint32_t>(r), row.started,
                      row.finished == kNoTime ? std::max(end, row.started) : row.finished});
   }
   std::sort(order.begin(), order.end(), [](const Execution& x, const Execution& y) {
@@ -213,14 +293,27 @@ FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std:
   const auto interval_of = [&](std::int64_t t) {
     return static_cast<std::size_t>(std::clamp<std::int64_t>((t - origin) / interval, 0, k - 1));
   };
-  // Busy executions: each execution's overlap with each interval it spans.
+  // Whole intervals an execution (or a worker) covers are counted in difference arrays, summed
+  // once at the end: each execution costs O(1), however many intervals it spans.
+  std::vector<std::int64_t> whole_busy(ku + 1, 0), whole_active(ku + 1, 0);
+  const double width = static_cast<double>(interval);
+  // Busy executions: each execution's overlap with each interval it spans; the first and last
+  // pieces as fractions, the whole intervals between them as 1 each.
   for (const Execution& e : order) {
     const std::int64_t s = std::max(e.started, origin), f = std::min(e.finished, origin + k * interval);
-    for (std::size_t i = interval_of(s); f > s && i < static_cast<std::size_t>(k); ++i) {
-      const std::int64_t lo = origin + static_cast<std::int64_t>(i) * interval, hi = lo + interval;
-      if (lo >= f) break;
-      fleet.busy[i] += static_cast<double>(std::min(f, hi) - std::max(s, lo)) / static_cast<double>(interval);
+    if (f <= s) continue;
+    const std::size_t a = interval_of(s);
+    const std::size_t b = static_cast<std::size_t>((f - origin) / interval);  // <= k
+    if (a == b) {
+      fleet.busy[a] += static_cast<double>(f - s) / width;
+      continue;
     }
+    const std::int64_t a_end = origin + static_cast<std::int64_t>(a + 1) * interval;
+    fleet.busy[a] += static_cast<double>(a_end - s) / width;
+    ++whole_busy[a + 1];
+    --whole_busy[b];
+    const std::int64_t b_start = origin + static_cast<std::int64_t>(b) * interval;
+    if (b < ku && f > b_start) fleet.busy[b] += static_cast<double>(f - b_start) / width;
   }
   // Most executions in progress at once, per worker (or overall without a worker column).
   int most = 0;
@@ -236,14 +329,30 @@ FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std:
     }
     while (!running.empty() && running.top() <= e.started) running.pop();
     running.push(e.finished);
-    most = std::max(most, static_cast<int>(running.size()));
+    if (static_cast<int>(running.size()) > most) {
+      most = static_cast<int>(running.size());
+      fleet.peak_row = e.row;
+    }
     if (log.has_worker()) {
       // Busy over [started, finished): a job finishing at an interval's first instant is not in it.
+      // The worker's intervals not yet marked, [max(a, last + 1), b], each once.
       const std::size_t a = interval_of(e.started), b = interval_of(std::max(e.started, e.finished - 1));
-      for (std::size_t i = std::max(a, last_interval_marked + 1); i <= b; ++i) fleet.active[i] += 1;
+      const std::size_t from = std::max(a, last_interval_marked + 1);
+      if (from <= b) {
+        ++whole_active[from];
+        --whole_active[b + 1];
+      }
       last_interval_marked = std::max(last_interval_marked + 1, b + 1) - 1;
     }
   }
+  std::int64_t busy_run = 0, active_run = 0;
+  for (std::size_t i = 0; i < ku; ++i) {
+    busy_run += whole_busy[i];
+    active_run += whole_active[i];
+    fleet.busy[i] += static_cast<double>(busy_run);
+    fleet.active[i] = static_cast<double>(active_run);
+  }
+  fleet.peak = most;
   const int most_per_worker = most;
   if (log.has_worker()) {
     fleet.from_workers = true;

@@ -19,6 +19,16 @@ std::int64_t default_interval(std::int64_t span_ns, std::size_t arrivals, std::s
 
 // "500ms", "10s", "5min", "1h", "1d" -> ns; a ScenarioError naming --interval otherwise.
 std::int64_t parse_interval(const std::string& text);
+
+// At most this many intervals over all the log's queues (each interval is a rate step, a row of
+// the time series and the plot data, about 250 bytes in all): 1 ms over 1,000 s for one queue.
+inline constexpr std::int64_t kMaxIntervals = 1'000'000;
+// The intervals a span is cut into: ceil(span / interval), at least 1.
+std::int64_t interval_count(std::int64_t span_ns, std::int64_t interval);
+// Before anything is allocated: a ScenarioError naming --interval (`given` as the user wrote it),
+// the limit, the shortest interval within it, and the count `interval` would give, when `queues`
+// queues cut into intervals of `interval` over `span_ns` exceed kMaxIntervals.
+void check_interval_count(std::int64_t span_ns, std::int64_t interval, std::size_t queues, const std::string& given);
 // 300000000000 -> "5min"
 std::string format_interval(std::int64_t ns);
 
@@ -48,7 +58,7 @@ struct ArrivalFit {
   std::string verdict;      // one sentence
 };
 
-// `times` sorted ascending (ns); the log spans [origin, end].
+// `times` sorted ascending (ns); the log spans [origin, end]. O(times + intervals).
 ArrivalFit fit_arrivals(const std::vector<std::int64_t>& times, std::int64_t origin, std::int64_t end,
                         std::int64_t interval);
 
@@ -58,9 +68,15 @@ struct FleetFit {
   std::string why;
   std::vector<double> active;  // per interval: workers with an execution overlapping it
   std::vector<double> busy;    // per interval: mean executions in progress
+  // The execution at which the most ran at once (one worker's, with a worker column): an index
+  // into the log's rows, so that a count or slots beyond brokersim's limits names its line.
+  std::size_t peak_row = 0;
+  int peak = 0;                // that most
 };
 
-// The executions of `rows` (indices into log.rows) over [origin, end] cut at `interval`.
+// The executions of `rows` (indices into log.rows) over [origin, end] cut at `interval`:
+// O(executions log executions + intervals), as each execution adds its whole intervals to a
+// difference array instead of walking them.
 FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std::int64_t origin, std::int64_t end,
                    std::int64_t interval);
 
