@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <ostream>
 #include <streambuf>
+#include <string_view>
+#include <system_error>
 
 #include "experiments/fit/mle.hpp"
 #include "experiments/outputs/trace_csv.hpp"
@@ -87,9 +90,15 @@ class TraceWaits : public std::streambuf {
     }
     if (cells.size() <= std::max({queue_, published_, started_})) return;
     if (cells[published_].empty() || cells[started_].empty()) return;
-    const double p = std::strtod(std::string(cells[published_]).c_str(), nullptr);
-    const double s = std::strtod(std::string(cells[started_]).c_str(), nullptr);
-    waits[std::string(cells[queue_])].push_back(s - p);
+    waits[std::string(cells[queue_])].push_back(number(cells[started_]) - number(cells[published_]));
+  }
+  // The trace is the program's own output: a cell that is not a number is a bug, not an input error.
+  static double number(std::string_view cell) {
+    double x = 0;
+    const auto r = std::from_chars(cell.data(), cell.data() + cell.size(), x);
+    if (r.ec != std::errc() || r.ptr != cell.data() + cell.size())
+      throw InvariantError("fit --check: the simulated trace has \"" + std::string(cell) + "\" where a time in ms belongs");
+    return x;
   }
   std::string buffer_;
   bool header_ = false;
@@ -122,27 +131,79 @@ double sorted_quantile(const std::vector<double>& sorted, double q) {
   return sorted[static_cast<std::size_t>(std::min(rank, static_cast<double>(sorted.size()))) - 1];
 }
 
+namespace {
+
+std::string grouped(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// max_events scaled from the jobs created to the log's jobs, with half again for the settling.
+std::uint64_t events_needed(std::uint64_t max_events, std::uint64_t created, std::size_t jobs) {
+  const double need = static_cast<double>(max_events) / static_cast<double>(std::max<std::uint64_t>(created, 1)) *
+                      static_cast<double>(std::max<std::size_t>(jobs, 1)) * 1.5;
+  const double ceiling = 1e19;  // below the largest uint64
+  return static_cast<std::uint64_t>(std::min(std::ceil(need / 1000) * 1000, ceiling));
+}
+
+// Why a replication stopped at a limit gives no verdict, and what to change.
+std::string no_verdict(const Scenario& scenario, const RunResult& run, std::size_t replication, const CheckOptions& options) {
+  const std::string jobs = "after creating " + grouped(run.generated) + " of the log's " + grouped(options.jobs) + " jobs";
+  const std::string head = "replication " + std::to_string(replication) + " stopped at ";
+  switch (run.stop_reason) {
+    case StopReason::MaxEvents:
+      return head + "limits.max_events (" + grouped(scenario.limits.max_events) + " events) " + jobs +
+             ", so its waits cover only part of the log's span: raise limits.max_events in " + options.scenario_path +
+             " (to about " + grouped(events_needed(scenario.limits.max_events, run.generated, options.jobs)) +
+             ", what the log's jobs need at the rate events went, and then some) and check again";
+    case StopReason::MaxInSystem:
+      return head + "limits.max_in_system (" + grouped(scenario.limits.max_in_system) + " jobs at once) " + jobs +
+             ", so its waits cover only part of the log's span: jobs pile up in your scenario (a fleet too small for "
+             "the log's arrivals?); raise limits.max_in_system in " + options.scenario_path + " if that is what you mean";
+    default:
+      return head + std::string(stop_reason_name(run.stop_reason)) + " (more than 50 million events at one simulated instant: "
+             "time stopped moving) " + jobs + "; no limit can be raised for this: the scenario loops at one instant "
+             "(e.g. a consumer requeueing an expired job at once)";
+  }
+}
+
+}  // namespace
+
 CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions& options) {
 
   CheckResult result;
   result.replications = options.replications;
   nlohmann::json doc = read_json_file(options.scenario_path);
-  loader::object_at(doc, "", "a JSON object (the scenario)");
-  const nlohmann::json& producers = loader::non_empty_array(loader::member(doc, "producers"), "producers",
-                                                            "a non-empty array of producers");
-  const nlohmann::json& scenario_queues = loader::member(loader::member(doc, "broker"), "queues");
+  const std::string file = "--check: " + options.scenario_path;
+  if (!doc.is_object()) throw ScenarioError(file, "a JSON object (the scenario)", loader::describe(doc));
+  const nlohmann::json& producers = loader::member(doc, "producers");
+  if (!producers.is_array() || producers.empty())
+    throw ScenarioError(file + ": producers", "a non-empty array of producers", loader::describe(producers));
+  // Each producer the fitted workload may take its other keys from is an object: a number or a
+  // string there is named as it is, not as a missing key.
+  for (std::size_t i = 0; i < producers.size(); ++i)
+    if (!producers[i].is_object())
+      throw ScenarioError(file + ": " + loader::join("producers", i), "an object (a producer)", loader::describe(producers[i]));
+  const nlohmann::json& broker = loader::member(doc, "broker");
+  if (!broker.is_object()) throw ScenarioError(file + ": broker", "an object with \"queues\"", loader::describe(broker));
+  const nlohmann::json& scenario_queues = loader::member(broker, "queues");
   if (!scenario_queues.is_object() || scenario_queues.empty())
-    throw ScenarioError("--check: " + options.scenario_path + ": broker.queues", "an object of queues", loader::describe(scenario_queues));
+    throw ScenarioError(file + ": broker.queues", "an object of queues", loader::describe(scenario_queues));
   nlohmann::json new_producers = nlohmann::json::array();
   std::vector<std::string> target_names;
+  std::vector<std::size_t> source_producer;  // per new producer: the scenario's producer it keeps the keys of
   for (const CheckQueue& q : queues) {
     std::string target;
     if (scenario_queues.contains(q.log_name)) {
       target = q.log_name;
     } else if (queues.size() == 1) {
       const nlohmann::json& first = producers[0];
-      if (!first.is_object() || !first.contains("queue") || !first["queue"].is_string())
-        throw ScenarioError("--check: " + options.scenario_path + ": producers.0.queue", "a queue name", loader::describe(loader::member(first, "queue")));
+      if (!first.contains("queue") || !first["queue"].is_string())
+        throw ScenarioError(file + ": producers.0.queue", "a queue name", loader::describe(loader::member(first, "queue")));
       target = first["queue"].get<std::string>();
       if (!q.log_name.empty())
         result.notes.push_back("the log's queue " + loader::quoted(q.log_name) + " is not in the scenario: its jobs go to " +
@@ -150,16 +211,19 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
     } else {
       std::string names;
       for (auto it = scenario_queues.begin(); it != scenario_queues.end(); ++it) names += (names.empty() ? "" : ", ") + loader::quoted(it.key());
-      throw ScenarioError("--check: " + options.scenario_path, "a queue named as the log's " + loader::quoted(q.log_name) + " (the log has several queues)",
+      throw ScenarioError(file, "a queue named as the log's " + loader::quoted(q.log_name) + " (the log has several queues)",
                           "the queues " + names);
     }
     nlohmann::json producer;
-    for (const auto& p : producers)
-      if (p.is_object() && p.contains("queue") && p["queue"] == target) {
-        producer = p;
+    std::size_t from = 0;
+    for (std::size_t p = 0; p < producers.size(); ++p)
+      if (producers[p].contains("queue") && producers[p]["queue"] == target) {
+        producer = producers[p];
+        from = p;
         break;
       }
     if (producer.is_null()) producer = producers[0];
+    source_producer.push_back(from);
     producer["queue"] = target;
     producer["arrivals"] = nlohmann::json::parse(q.arrivals.dump());
     producer["service_ms"] = nlohmann::json::parse(q.service.dump());
@@ -172,7 +236,28 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
   doc["stop"] = {{"jobs", std::max<std::size_t>(options.jobs, 1)}, {"time_ms", 2 * options.span_ms + 3.6e6}};
   doc["warmup_ms"] = 0;
   doc.erase("sweep");
-  Scenario scenario = load_scenario(doc, std::filesystem::path(options.scenario_path).parent_path().string());
+  Scenario scenario;
+  try {
+    scenario = load_scenario(doc, std::filesystem::path(options.scenario_path).parent_path().string());
+  } catch (const ScenarioError& e) {
+    // Named in the user's file: producers.N of the run is the scenario's producer it kept the
+    // keys of (the fitted arrivals and service times in it were checked when they were fitted).
+    std::string what = e.what(), path = e.path;
+    if (path.starts_with("producers.")) {
+      const std::size_t dot = path.find('.', 10);
+      const std::string index = path.substr(10, dot == std::string::npos ? std::string::npos : dot - 10);
+      std::size_t n = 0;
+      const auto r = std::from_chars(index.data(), index.data() + index.size(), n);
+      if (r.ec == std::errc() && r.ptr == index.data() + index.size() && n < source_producer.size()) {
+        const std::string mapped = loader::join("producers", source_producer[n]) +
+                                   (dot == std::string::npos ? "" : path.substr(dot));
+        what = mapped + what.substr(std::min(what.size(), path.size())) + " (with the log's queue " +
+               loader::quoted(queues[n].log_name.empty() ? target_names[n] : queues[n].log_name) + "'s fitted workload)";
+        path = mapped;
+      }
+    }
+    throw ScenarioError(file + ": " + what);
+  }
   if (options.seed) scenario.seed = *options.seed;
   for (std::size_t i = 0; i < queues.size(); ++i) {
     if (!queues[i].replay) continue;
@@ -202,9 +287,13 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
     const RunResult run = simulate(scenario, run_options);
     trace.flush();
     waits.flush_all();
-    if (stopped_by_limit(run.stop_reason))
-      result.notes.push_back("replication " + std::to_string(r) + " stopped early (" +
-                             std::string(stop_reason_name(run.stop_reason)) + "): its waits cover part of the span");
+    if (stopped_by_limit(run.stop_reason)) {
+      // Its waits cover the part of the span before the limit: compared with the whole log's, they
+      // say nothing (250 of 3,572 jobs can "match"). No verdict, and no more replications.
+      result.no_verdict = no_verdict(scenario, run, r, options);
+      result.stopped_by = std::string(stop_reason_name(run.stop_reason));
+      return result;
+    }
     for (std::size_t i = 0; i < nq; ++i) {
       std::vector<double>& w = waits.waits[target_names[i]];
       std::sort(w.begin(), w.end());
@@ -300,6 +389,10 @@ void print_check(std::ostream& out, const CheckResult& result) {
   out << "\nCheck: the fitted workload through your scenario, " << result.replications
       << " replications, waits from enqueue to start (ms)\n";
   for (const auto& n : result.notes) out << "  note: " << n << '\n';
+  if (!result.no_verdict.empty()) {
+    out << "No verdict: " << result.no_verdict << ".\n";
+    return;
+  }
   char buf[400];
   for (const auto& q : result.queues) {
     std::snprintf(buf, sizeof buf, "  queue %s: %zu started jobs in the log, %.0f per replication\n",

@@ -56,14 +56,21 @@ struct CheckResult {
   std::vector<CheckQueueResult> queues;
   std::size_t replications = 0;
   bool match = true;
+  // Not empty when a replication stopped at a limit (limits.max_events, limits.max_in_system,
+  // zero_time_loop) rather than once the log's jobs were created and settled: its waits cover part
+  // of the span, so there is no verdict (exit status 3). Says which limit, after how many of the
+  // log's jobs, and how to raise it. `queues` is then empty: no replication ran after it.
+  std::string no_verdict;
+  std::string stopped_by;               // the stop reason's name ("max_events")
   std::vector<std::string> notes;       // how the workload was built, runs stopped early
 };
 
 // Loads the scenario, replaces its producers by the fitted workload (one per log queue, keeping
 // the rest of the producer the user wrote for that queue: deadline, TTL, delays), runs it with
 // warmup 0 until as many jobs as the log has were created and settled (at most twice the log's
-// span plus an hour), and compares. ScenarioError for a scenario that does not load, or a
-// log queue the scenario does not have.
+// span plus an hour), and compares. ScenarioError for a scenario that does not load (named as
+// the user's file and producer), or a log queue the scenario does not have. A replication stopped
+// at a limit ends the check with no verdict (CheckResult::no_verdict).
 CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions& options);
 
 void print_check(std::ostream& out, const CheckResult& result);
