@@ -137,7 +137,7 @@ TEST_SUITE("import") {
     CHECK(i.noted("queue \"orders\": policy \"orders-limits\" key queue-version 2 (not modelled)"));
     CHECK_FALSE(i.noted("not expressible"));
     CHECK(i.noted("queue \"audit-log\": a stream (not simulated): skipped"));
-    CHECK(i.noted("policy \"events-ha\" applies to exchanges (not modelled)"));
+    CHECK(i.noted("policy \"events-ha\" applies to exchanges: its alternate-exchange routes dead letters"));
     CHECK(i.noted("users: 1 entries (not modelled)"));
     CHECK(i.noted("PLACEHOLDER: producers.0"));
     CHECK(i.scenario["producers"][0]["queue"] == "orders");  // the first with a dead-letter queue of its own
@@ -195,12 +195,21 @@ TEST_SUITE("import") {
                                                     "dead-letter-exchange": "", "dead-letter-routing-key": "policy-dlq", "delivery-limit": 3})");
     const std::string args = R"({"x-message-ttl": 8000, "x-expires": 600000, "x-overflow": "drop-head",
                                  "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "arg-dlq", "x-delivery-limit": 10})";
-    // Classic: the lower TTL and expiry, the argument's overflow and dead-lettering.
+    // Classic: a policy with delivery-limit, which classic queues do not support, does not apply
+    // at all (rabbit_queue_type:is_policy_applicable): the arguments alone.
     const auto c = import_text(rabbit(arr({classic("work", args), classic("arg-dlq"), classic("policy-dlq")}), arr({user})));
     REQUIRE(c.status == 0);
     CHECK(c.queue("work") ==
+          json::parse(R"({"message_ttl_ms": 8000, "expires_ms": 600000, "overflow": "drop-head", "dead_letter_to": "arg-dlq"})"));
+    CHECK(c.noted("queue \"work\": policy \"user\" matches but has key delivery-limit, which a classic queue does not support"));
+    CHECK(c.noted("queue \"work\": delivery-limit 10 (quorum queues only"));
+    // Without that key the policy applies: the lower TTL and expiry, the argument's overflow and dead-lettering.
+    const std::string classic_user = policy("user", ".*", R"({"message-ttl": 5000, "expires": 900000, "overflow": "reject-publish",
+                                                    "dead-letter-exchange": "", "dead-letter-routing-key": "policy-dlq"})");
+    const auto c2 = import_text(rabbit(arr({classic("work", args), classic("arg-dlq"), classic("policy-dlq")}), arr({classic_user})));
+    REQUIRE(c2.status == 0);
+    CHECK(c2.queue("work") ==
           json::parse(R"({"message_ttl_ms": 5000, "expires_ms": 600000, "overflow": "drop-head", "dead_letter_to": "arg-dlq"})"));
-    CHECK(c.noted("queue \"work\": delivery-limit 3 (quorum queues only"));
     // Quorum: the same, except overflow, where the policy wins; delivery-limit the lower.
     const auto q = import_text(rabbit(arr({quorum("work", args), quorum("arg-dlq"), quorum("policy-dlq")}), arr({user})));
     REQUIRE(q.status == 0);
@@ -260,8 +269,8 @@ TEST_SUITE("import") {
     CHECK(i.queue("own")["dead_letter_to"] == "own");    // the assumed original key: its own name, through ""
     CHECK(!i.queue("missing").contains("dead_letter_to"));
     CHECK(i.noted("queue \"missing\": dead-letter exchange \"nowhere\": exchange \"nowhere\" is not in the file"));
-    CHECK(!i.queue("h").contains("dead_letter_to"));
-    CHECK(i.noted("is a headers exchange"));
+    CHECK(!i.queue("h").contains("dead_letter_to"));  // a headers exchange with no bindings routes nowhere
+    CHECK(i.noted("queue \"h\": dead-letter exchange \"hdr\" with routing key \"h\" reaches no queue: dead letters are dropped"));
     check_runs(i);
   }
 

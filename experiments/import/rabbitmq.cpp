@@ -41,10 +41,13 @@ struct Queue {
 
 struct Exchange {
   std::string type, path;
+  std::string alternate;  // alternate-exchange (argument, else exchange policy); "" = none
+  std::string alternate_how;
 };
 
 struct Binding {
   std::string source, vhost, destination, destination_type, routing_key;
+  json arguments = json::object();
 };
 
 std::string text(const json& entry, const char* key, const std::string& path, const std::string& fallback, bool required) {
@@ -90,6 +93,61 @@ void short_string(const std::string& s, const std::string& path, const std::stri
     fail(path, what + " of at most 255 bytes (AMQP 0-9-1 short string)", json(std::to_string(s.size()) + " bytes"));
 }
 
+// A policy's definition as an object: the HTTP API writes one, `rabbitmqctl export_definitions`
+// writes an operator policy's as a list of [key, value] pairs.
+json definition_object(const json& d, const std::string& path) {
+  if (d.is_object()) return d;
+  if (!d.is_array()) fail(path, "an object (the policy's keys) or a list of [key, value] pairs", d);
+  json out = json::object();
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const json& pair = d[i];
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string())
+      fail(at(path, i), "a [key, value] pair", pair);
+    const std::string k = pair[0].get<std::string>();
+    if (out.contains(k)) fail(at(at(path, i), 0), "a key not given before in this definition", pair[0]);
+    out[k] = pair[1];
+  }
+  return out;
+}
+
+// One policy from its fields in `p` (a `policies` entry, or an operator policy parameter's
+// `value`), named and placed by `name`, `vhost`, `path`.
+Policy read_policy(const json& p, const std::string& path, const std::string& name, const std::string& vhost) {
+  Policy policy;
+  policy.path = path;
+  policy.name = name;
+  policy.vhost = vhost;
+  const std::string pattern = text(p, "pattern", path, "", true);
+  policy.pattern = compile_pattern(pattern, at(path, "pattern"), policy.name);
+  policy.apply_to = text(p, "apply-to", path, "all", false);
+  static const std::set<std::string> kApplyTo{"all", "queues", "classic_queues", "quorum_queues", "streams", "exchanges"};
+  if (!kApplyTo.count(policy.apply_to))
+    fail(at(path, "apply-to"), "one of all, queues, classic_queues, quorum_queues, streams, exchanges", p["apply-to"]);
+  if (p.contains("priority")) {
+    if (!p["priority"].is_number()) fail(at(path, "priority"), "a number", p["priority"]);
+    policy.priority = p["priority"].get<double>();
+  }
+  if (!p.contains("definition")) fail(at(path, "definition"), "an object (the policy's keys)", loader::member(p, "definition"));
+  policy.definition = definition_object(p["definition"], at(path, "definition"));
+  return policy;
+}
+
+// Operator policies as a node exports them: runtime parameters of component "operator_policy"
+// (rabbit_policy registers itself under that name); there is no top-level key for them.
+std::vector<Policy> read_operator_parameters(const json& doc) {
+  std::vector<Policy> out;
+  const json& list = array_of(doc, "parameters");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = at("parameters", i);
+    const json& e = list[i];
+    if (!e.is_object() || !e.contains("component") || e["component"] != "operator_policy") continue;
+    if (!e.contains("value") || !e["value"].is_object())
+      fail(at(path, "value"), "an object (the operator policy)", loader::member(e, "value"));
+    out.push_back(read_policy(e["value"], at(path, "value"), text(e, "name", path, "", true), text(e, "vhost", path, "/", false)));
+  }
+  return out;
+}
+
 std::vector<Policy> read_policies(const json& doc, const char* key) {
   std::vector<Policy> out;
   const json& list = array_of(doc, key);
@@ -97,23 +155,7 @@ std::vector<Policy> read_policies(const json& doc, const char* key) {
     const std::string path = at(key, i);
     const json& p = list[i];
     if (!p.is_object()) fail(path, "an object (a policy)", p);
-    Policy policy;
-    policy.path = path;
-    policy.name = text(p, "name", path, "", true);
-    policy.vhost = text(p, "vhost", path, "/", false);
-    policy.pattern = compile_pattern(text(p, "pattern", path, "", true), at(path, "pattern"), policy.name);
-    policy.apply_to = text(p, "apply-to", path, "all", false);
-    static const std::set<std::string> kApplyTo{"all", "queues", "classic_queues", "quorum_queues", "streams", "exchanges"};
-    if (!kApplyTo.count(policy.apply_to))
-      fail(at(path, "apply-to"), "one of all, queues, classic_queues, quorum_queues, streams, exchanges", p["apply-to"]);
-    if (p.contains("priority")) {
-      if (!p["priority"].is_number()) fail(at(path, "priority"), "a number", p["priority"]);
-      policy.priority = p["priority"].get<double>();
-    }
-    if (!p.contains("definition") || !p["definition"].is_object())
-      fail(at(path, "definition"), "an object (the policy's keys)", loader::member(p, "definition"));
-    policy.definition = p["definition"];
-    out.push_back(std::move(policy));
+    out.push_back(read_policy(p, path, text(p, "name", path, "", true), text(p, "vhost", path, "/", false)));
   }
   return out;
 }
@@ -124,14 +166,44 @@ bool applies_to(const std::string& apply_to, const std::string& type) {
          (apply_to == "streams" && type == "stream");
 }
 
-// rabbit_policy:match/2: the matching policies sorted by priority (lists:sort, stable, with
-// `>=`), the first wins; of equal priorities the one the broker lists first, which for an export
-// is the order of the file.
-const Policy* match(const std::vector<Policy>& policies, const Queue& q, std::vector<std::string>& notes, const char* what) {
+// The policy keys a queue type refuses (its capabilities' unsupported_policies, in
+// rabbit_classic_queue.erl and rabbit_quorum_queue.erl of the version `v`, MAJOR * 100 + MINOR).
+std::vector<std::string> unsupported_policies(const std::string& type, int v) {
+  std::vector<std::string> keys{"max-age", "stream-max-segment-size-bytes", "initial-cluster-size"};
+  if (type == "classic") {
+    keys.insert(keys.end(), {"delivery-limit", "dead-letter-strategy"});
+    if (v < 400) keys.push_back("queue-leader-locator");
+    if (v >= 313) keys.insert(keys.end(), {"max-in-memory-length", "max-in-memory-bytes", "target-group-size"});
+  } else if (type == "quorum") {
+    keys.insert(keys.end(), {"max-priority", "queue-mode", "ha-mode", "ha-params", "ha-sync-mode", "ha-promote-on-shutdown",
+                             "ha-promote-on-failure", "queue-master-locator"});
+    if (v < 402) keys.push_back("single-active-consumer");
+  }
+  if (v >= 403 && type != "stream") keys.insert(keys.end(), {"selector-fields", "selector-field-max-bytes"});
+  return keys;
+}
+
+// rabbit_policy:match/2: the policies whose vhost, apply-to and pattern match and that the queue's
+// type can take (rabbit_queue_type:is_policy_applicable: none of the definition's keys among the
+// type's unsupported policies), sorted by priority (lists:sort, stable, with `>=`); the first wins.
+// Of equal priorities the one the broker lists first, which for an export is the order of the file.
+const Policy* match(const std::vector<Policy>& policies, const Queue& q, int version, std::vector<std::string>& notes,
+                    const char* what) {
   const Policy* best = nullptr;
   std::vector<const Policy*> tied;
+  const auto refused = unsupported_policies(q.type, version);
   for (const auto& p : policies) {
     if (p.vhost != q.vhost || !applies_to(p.apply_to, q.type) || !RE2::PartialMatch(q.raw, *p.pattern)) continue;
+    std::string refused_key;
+    for (auto it = p.definition.begin(); it != p.definition.end() && refused_key.empty(); ++it)
+      if (std::find(refused.begin(), refused.end(), it.key()) != refused.end()) refused_key = it.key();
+    if (!refused_key.empty()) {
+      notes.push_back("queue " + loader::quoted(q.raw) + ": " + what + " " + loader::quoted(p.name) + " matches but has key " +
+                      refused_key + ", which a " + q.type +
+                      " queue does not support: RabbitMQ does not apply it (rabbit_queue_type:is_policy_applicable) and "
+                      "takes the next matching one by priority");
+      continue;
+    }
     if (!best || p.priority > best->priority) {
       best = &p;
       tied.clear();
@@ -284,14 +356,39 @@ bool topic_match(const std::vector<std::string>& pattern, const std::vector<std:
   return reach[key.size()];
 }
 
-// The queues (raw names) a message with `key` published to exchange `start` reaches; what cannot
-// be followed (headers exchanges, unknown types) is noted. A worklist, not recursion: a chain of
-// exchange-to-exchange bindings is as long as the file makes it.
-void route(const Topology& t, const std::string& vhost, const std::string& start, const std::string& key,
-           std::set<std::string>& queues, std::vector<std::string>& problems) {
+// Where a dead letter goes: the queues it certainly reaches, what cannot be followed, and the
+// routes that depend on message headers the file does not have (their outcome is unknown: never
+// reported as dropped).
+struct Route {
+  std::set<std::string> queues;
+  std::vector<std::string> problems;
+  std::vector<std::string> unknown;
+};
+
+// rabbit_exchange_type_headers: a binding's arguments other than x-* are the headers it matches;
+// x-match "all" (the default, and "all-with-x") of no headers matches every message, "any" of none
+// matches none. nullopt: the answer depends on the message's headers.
+std::optional<bool> headers_binding_matches(const json& args) {
+  std::string mode = "all";
+  if (args.contains("x-match") && args["x-match"].is_string()) mode = args["x-match"].get<std::string>();
+  // all-with-x and any-with-x also match on x- headers; the others skip them.
+  const bool with_x = mode == "all-with-x" || mode == "any-with-x";
+  bool conditions = false;
+  for (auto it = args.begin(); it != args.end(); ++it)
+    if (it.key() != "x-match" && (with_x || it.key().rfind("x-", 0) != 0)) conditions = true;
+  if (conditions) return std::nullopt;
+  return mode == "all" || mode == "all-with-x";
+}
+
+// The queues (raw names) a message with `key` published to exchange `start` reaches, as
+// rabbit_exchange:route does: each exchange's matching bindings, exchange-to-exchange bindings
+// followed (each exchange once), and an exchange that routes the message nowhere hands it to its
+// alternate exchange. A worklist, not recursion: a chain of bindings is as long as the file makes it.
+Route route(const Topology& t, const std::string& vhost, const std::string& start, const std::string& key) {
+  Route r;
   if (start.empty()) {  // the default exchange: the queue named by the routing key
-    queues.insert(key);
-    return;
+    r.queues.insert(key);
+    return r;
   }
   const auto key_words = words(key);
   std::set<std::string> seen{start};
@@ -300,41 +397,58 @@ void route(const Topology& t, const std::string& vhost, const std::string& start
     const std::string name = std::move(pending.back());
     pending.pop_back();
     std::string type;
+    const Exchange* exchange = nullptr;
     const auto it = t.exchanges.find({vhost, name});
     if (it != t.exchanges.end()) {
-      type = it->second.type;
+      exchange = &it->second;
+      type = exchange->type;
     } else if (name == "amq.direct" || name == "amq.fanout" || name == "amq.topic" || name == "amq.headers" ||
                name == "amq.match") {
       type = name == "amq.match" ? "headers" : name.substr(4);
     } else {
-      problems.push_back("exchange " + loader::quoted(name) +
-                         " is not in the file (RabbitMQ drops dead letters to a missing exchange)");
+      r.problems.push_back("exchange " + loader::quoted(name) +
+                           " is not in the file (RabbitMQ drops dead letters to a missing exchange)");
       continue;
     }
-    if (type == "headers") {
-      problems.push_back("exchange " + loader::quoted(name) +
-                         " is a headers exchange (its bindings match message headers the file does not have: not followed)");
+    if (type != "direct" && type != "fanout" && type != "topic" && type != "headers") {
+      r.unknown.push_back("exchange " + loader::quoted(name) + " has type " + loader::quoted(type) +
+                          ", whose routing brokersim does not know");
       continue;
     }
-    if (type != "direct" && type != "fanout" && type != "topic") {
-      problems.push_back("exchange " + loader::quoted(name) + " has type " + loader::quoted(type) + " (not followed)");
-      continue;
+    bool routed = false, depends = false;
+    if (const auto bound = t.by_source.find({vhost, name}); bound != t.by_source.end()) {
+      for (const std::size_t i : bound->second) {
+        const Binding& b = t.bindings[i];
+        bool hit = false;
+        if (type == "headers") {
+          const auto m = headers_binding_matches(b.arguments);
+          if (!m) {
+            depends = true;
+            r.unknown.push_back("headers exchange " + loader::quoted(name) + " binds " +
+                                (b.destination_type == "exchange" ? "exchange " : "queue ") + loader::quoted(b.destination) +
+                                " on message headers " + b.arguments.dump());
+            continue;
+          }
+          hit = *m;
+        } else {
+          hit = type == "fanout" || (type == "direct" && b.routing_key == key) ||
+                (type == "topic" && topic_match(words(b.routing_key), key_words));
+        }
+        if (!hit) continue;
+        routed = true;
+        if (b.destination_type != "exchange")
+          r.queues.insert(b.destination);
+        else if (b.destination.empty())
+          r.queues.insert(key);
+        else if (seen.insert(b.destination).second)
+          pending.push_back(b.destination);
+      }
     }
-    const auto bound = t.by_source.find({vhost, name});
-    if (bound == t.by_source.end()) continue;
-    for (const std::size_t i : bound->second) {
-      const Binding& b = t.bindings[i];
-      const bool hit = type == "fanout" || (type == "direct" && b.routing_key == key) ||
-                       (type == "topic" && topic_match(words(b.routing_key), key_words));
-      if (!hit) continue;
-      if (b.destination_type != "exchange")
-        queues.insert(b.destination);
-      else if (b.destination.empty())
-        queues.insert(key);
-      else if (seen.insert(b.destination).second)
-        pending.push_back(b.destination);
-    }
+    // Unroutable here: the alternate exchange takes it (unless headers may yet have matched).
+    if (!routed && !depends && exchange && !exchange->alternate.empty() && seen.insert(exchange->alternate).second)
+      pending.push_back(exchange->alternate);
   }
+  return r;
 }
 
 std::string broker_version(const std::string& v, std::vector<std::string>& notes) {
@@ -361,9 +475,20 @@ Imported import_rabbitmq(const json& doc) {
   out.format = "RabbitMQ definitions export";
   auto& notes = out.notes;
 
-  for (const char* key : {"users", "permissions", "topic_permissions", "parameters", "global_parameters", "vhosts"})
-    if (doc.contains(key) && doc[key].is_array() && !doc[key].empty() && std::string(key) != "vhosts")
+  for (const char* key : {"users", "permissions", "topic_permissions", "global_parameters"})
+    if (doc.contains(key) && doc[key].is_array() && !doc[key].empty())
       notes.push_back(std::string(key) + ": " + std::to_string(doc[key].size()) + " entries (not modelled)");
+  // Runtime parameters: operator policies are read (below); the other components (shovels,
+  // federation upstreams, vhost limits, ...) are not modelled.
+  if (doc.contains("parameters") && doc["parameters"].is_array()) {
+    std::map<std::string, std::size_t> others;
+    for (const json& e : doc["parameters"])
+      if (!(e.is_object() && e.contains("component") && e["component"] == "operator_policy"))
+        ++others[e.is_object() && e.contains("component") && e["component"].is_string() ? e["component"].get<std::string>()
+                                                                                          : "?"];
+    for (const auto& [component, n] : others)
+      notes.push_back("parameters: " + std::to_string(n) + " of component " + loader::quoted(component) + " (not modelled)");
+  }
 
   // A vhost's default queue type (3.11+), for queues declared without x-queue-type.
   std::map<std::string, std::pair<std::string, std::string>> default_types;  // vhost -> (type, path)
@@ -435,17 +560,27 @@ Imported import_rabbitmq(const json& doc) {
   const std::string type =
       2 * quorum > queues.size() || (2 * quorum == queues.size() && queues.front().type == "quorum") ? "quorum" : "classic";
   out.broker["kind"] = type == "quorum" ? "rabbitmq-quorum" : "rabbitmq-classic";
+  // The node's own version decides which policies a queue type takes (unsupported_policies);
+  // without one, broker.version's default, 4.2.
+  int version_number = 402;
   for (const char* key : {"rabbit_version", "rabbitmq_version"})
     if (doc.contains(key)) {
       if (!doc[key].is_string()) fail(key, "a version string (\"3.13.7\")", doc[key]);
       const std::string v = broker_version(doc[key].get<std::string>(), notes);
       if (!v.empty()) out.broker["version"] = v;
+      int major = 0, minor = 0;
+      if (std::sscanf(doc[key].get<std::string>().c_str(), "%d.%d", &major, &minor) == 2 && major >= 0 && major < 100 &&
+          minor >= 0 && minor < 100)
+        version_number = major * 100 + minor;
       break;
     }
   out.broker["queues"] = ojson::object();
 
   const auto policies = read_policies(doc, "policies");
-  const auto operator_policies = read_policies(doc, "operator_policies");
+  // A node's export holds operator policies as runtime parameters; "operator_policies" is read too
+  // (files written by hand, and by tools that mirror the HTTP API's /api/operator-policies).
+  auto operator_policies = read_operator_parameters(doc);
+  for (auto& p : read_policies(doc, "operator_policies")) operator_policies.push_back(std::move(p));
 
   Topology topology;
   const json& exchanges = array_of(doc, "exchanges");
@@ -453,8 +588,31 @@ Imported import_rabbitmq(const json& doc) {
     const std::string path = at("exchanges", i);
     if (!exchanges[i].is_object()) fail(path, "an object (an exchange)", exchanges[i]);
     const std::string name = text(exchanges[i], "name", path, "", true);
-    topology.exchanges[{text(exchanges[i], "vhost", path, "/", false), name}] = {text(exchanges[i], "type", path, "", true),
-                                                                                 path};
+    Exchange x{text(exchanges[i], "type", path, "", true), path, "", ""};
+    if (exchanges[i].contains("arguments")) {
+      const json& args = exchanges[i]["arguments"];
+      if (!args.is_object()) fail(at(path, "arguments"), "an object", args);
+      if (args.contains("alternate-exchange")) {
+        x.alternate = text(args, "alternate-exchange", at(path, "arguments"), "", true);
+        x.alternate_how = "its argument alternate-exchange";
+      }
+    }
+    topology.exchanges[{text(exchanges[i], "vhost", path, "/", false), name}] = std::move(x);
+  }
+  // An exchange policy (apply-to exchanges or all; the highest priority that matches) sets an
+  // alternate exchange where the exchange's own argument does not (rabbit_exchange's get_arg:
+  // the argument first). Operator policies cannot set one.
+  for (auto& [where, x] : topology.exchanges) {
+    if (!x.alternate.empty()) continue;
+    const Policy* best = nullptr;
+    for (const auto& p : policies)
+      if (p.vhost == where.first && (p.apply_to == "exchanges" || p.apply_to == "all") && RE2::PartialMatch(where.second, *p.pattern) &&
+          (!best || p.priority > best->priority))
+        best = &p;
+    if (best && best->definition.contains("alternate-exchange") && best->definition["alternate-exchange"].is_string()) {
+      x.alternate = best->definition["alternate-exchange"].get<std::string>();
+      x.alternate_how = "policy " + loader::quoted(best->name);
+    }
   }
   const json& bindings = array_of(doc, "bindings");
   for (std::size_t i = 0; i < bindings.size(); ++i) {
@@ -465,7 +623,11 @@ Imported import_rabbitmq(const json& doc) {
     if (dtype != "queue" && dtype != "exchange")
       fail(at(path, "destination_type"), "\"queue\" or \"exchange\"", b["destination_type"]);
     Binding binding{text(b, "source", path, "", true), text(b, "vhost", path, "/", false),
-                    text(b, "destination", path, "", true), dtype, text(b, "routing_key", path, "", false)};
+                    text(b, "destination", path, "", true), dtype, text(b, "routing_key", path, "", false), json::object()};
+    if (b.contains("arguments") && !b["arguments"].is_null()) {
+      if (!b["arguments"].is_object()) fail(at(path, "arguments"), "an object", b["arguments"]);
+      binding.arguments = b["arguments"];
+    }
     short_string(binding.routing_key, at(path, "routing_key"), "a routing key");
     topology.by_source[{binding.vhost, binding.source}].push_back(topology.bindings.size());
     topology.bindings.push_back(std::move(binding));
@@ -493,8 +655,8 @@ Imported import_rabbitmq(const json& doc) {
   for (const auto& q : queues) {
     const std::string who =
         "queue " + loader::quoted(q.raw) + (vhosts.size() > 1 ? " (vhost " + loader::quoted(q.vhost) + ")" : "");
-    const Policy* policy = match(policies, q, notes, "policy");
-    const Policy* op = match(operator_policies, q, notes, "operator policy");
+    const Policy* policy = match(policies, q, version_number, notes, "policy");
+    const Policy* op = match(operator_policies, q, version_number, notes, "operator policy");
     ojson spec = ojson::object();
     // A queue of the other type than broker.kind's says so (broker.queues.NAME.type).
     if (q.type != type) spec["type"] = q.type;
@@ -558,10 +720,9 @@ Imported import_rabbitmq(const json& doc) {
                         ": dead letters keep their original routing key (no dead-letter-routing-key): assumed to be the queue's "
                         "own name " +
                         loader::quoted(q.raw) + ", as for messages published through the default exchange");
-      std::set<std::string> reached;
-      std::vector<std::string> problems;
-      route(topology, q.vhost, dlx.value.get<std::string>(), key, reached, problems);
-      for (const auto& p : problems)
+      const Route routed = route(topology, q.vhost, dlx.value.get<std::string>(), key);
+      const std::set<std::string>& reached = routed.queues;
+      for (const auto& p : routed.problems)
         notes.push_back(who + ": dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + ": " + p);
       std::vector<std::string> targets;
       for (const auto& raw : reached) {
@@ -577,8 +738,19 @@ Imported import_rabbitmq(const json& doc) {
       std::sort(targets.begin(), targets.end());
       const std::string route_text =
           "dead-letter exchange " + loader::quoted(dlx.value.get<std::string>()) + " with routing key " + loader::quoted(key);
+      if (!routed.unknown.empty()) {
+        std::string why;
+        for (const auto& u : routed.unknown) why += (why.empty() ? "" : "; ") + u;
+        notes.push_back(who + ": " + route_text + ": where dead letters go " +
+                        (targets.empty() ? std::string("is unknown") : std::string("is only partly known")) +
+                        ": it depends on what brokersim cannot read from the file (" + why + ")" +
+                        (targets.empty() ? ": dead_letter_to is left unset, not guessed; set broker.queues." + q.name +
+                                               ".dead_letter_to to the queue they reach"
+                                         : std::string()));
+      }
       if (targets.empty()) {
-        notes.push_back(who + ": " + route_text + " reaches no queue: dead letters are dropped (dead_letter_to null)");
+        if (routed.unknown.empty())
+          notes.push_back(who + ": " + route_text + " reaches no queue: dead letters are dropped (dead_letter_to null)");
       } else {
         spec["dead_letter_to"] = targets.front();
         out.dead_letter_targets.push_back(targets.front());
@@ -601,10 +773,19 @@ Imported import_rabbitmq(const json& doc) {
 
   if (!exchanges.empty() || !bindings.empty())
     notes.push_back("exchanges (" + std::to_string(exchanges.size()) + ") and bindings (" + std::to_string(bindings.size()) +
-                    "): used only to route dead letters to their queues; producers publish straight to a queue in brokersim, "
-                    "and exchange arguments (alternate-exchange, ...) are not modelled");
-  for (const auto& p : policies)
-    if (p.apply_to == "exchanges") notes.push_back("policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
+                    "): used only to route dead letters to their queues (alternate exchanges included); producers publish "
+                    "straight to a queue in brokersim, and other exchange arguments are not modelled");
+  for (const auto& p : policies) {
+    if (p.apply_to != "exchanges") continue;
+    std::string others;
+    for (auto it = p.definition.begin(); it != p.definition.end(); ++it)
+      if (it.key() != "alternate-exchange") others += (others.empty() ? "" : ", ") + it.key();
+    if (p.definition.contains("alternate-exchange"))
+      notes.push_back("policy " + loader::quoted(p.name) + " applies to exchanges: its alternate-exchange routes dead letters" +
+                      (others.empty() ? std::string() : "; " + others + " not modelled"));
+    else
+      notes.push_back("policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
+  }
   for (const auto& p : operator_policies)
     if (p.apply_to == "exchanges")
       notes.push_back("operator policy " + loader::quoted(p.name) + " applies to exchanges (not modelled)");
