@@ -30,8 +30,10 @@ std::string shown_json(const json& v) {
 // Dotted setting names reach into nested objects (Celery's broker_transport_options.visibility_timeout,
 // Lambda's ScalingConfig.MaximumConcurrency); each object's keys are checked for typos.
 void check_settings(const json& settings, const std::string& path, const Framework& f) {
+  std::vector<std::string_view> names(f.settings.begin(), f.settings.end());
+  for (const auto& [name, why] : f.not_modelled) names.push_back(name);
   std::vector<std::string_view> top{"name"};
-  for (std::string_view s : f.settings) {
+  for (std::string_view s : names) {
     const std::string_view head = s.substr(0, s.find('.'));
     if (std::find(top.begin(), top.end(), head) == top.end()) top.push_back(head);
   }
@@ -39,8 +41,10 @@ void check_settings(const json& settings, const std::string& path, const Framewo
   for (std::string_view head : top) {
     const std::string key(head);
     if (!has(settings, key) || settings[key].is_null()) continue;
+    // A setting not modelled is taken whole, whatever is inside it (clientRetryOptions).
+    if (std::any_of(f.not_modelled.begin(), f.not_modelled.end(), [&](const auto& n) { return n.first == head; })) continue;
     std::vector<std::string_view> inner;
-    for (std::string_view s : f.settings)
+    for (std::string_view s : names)
       if (s.size() > head.size() && s.substr(0, head.size()) == head && s[head.size()] == '.') inner.push_back(s.substr(head.size() + 1));
     if (inner.empty()) continue;
     object_at(settings[key], join(path, key), "an object");
@@ -248,6 +252,11 @@ json translate_framework(const json& consumer, const std::string& path, std::str
   mapping.framework = std::string(framework->name);
   Translation t(settings, at, kind, out, mapping);
   framework->translate(t);
+  for (const auto& [setting, why] : framework->not_modelled)
+    if (const json* v = t.given(setting)) {
+      t.text(setting, shown_json(*v));
+      t.no_key(setting, "not modelled: " + std::string(why));
+    }
   mappings.push_back(std::move(mapping));
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "experiments/scenario/checks.hpp"
@@ -72,6 +73,9 @@ struct Framework {
   std::string_view name;
   std::vector<std::string_view> settings;  // besides "name"
   void (*translate)(Translation& t);
+  // Settings the framework's page names as not modelled: accepted (a real configuration pastes
+  // in), any value, each given one shown in the mapping as "not modelled: WHY".
+  std::vector<std::pair<std::string_view, std::string_view>> not_modelled = {};
 };
 
 const Framework& celery();

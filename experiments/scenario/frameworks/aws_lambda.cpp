@@ -65,7 +65,8 @@ const Framework& aws_lambda() {
   static const Framework f{"aws-lambda",
                            {"BatchSize", "MaximumBatchingWindowInSeconds", "ScalingConfig.MaximumConcurrency", "Timeout",
                             "FunctionResponseTypes"},
-                           translate};
+                           translate,
+                           {{"ProvisionedPollerConfig", "provisioned-mode pollers"}}};
   return f;
 }
 

@@ -83,7 +83,12 @@ const Framework& azure_functions() {
                            {"host_cpus", "isSessionsEnabled", "maxConcurrentCalls", "maxConcurrentSessions",
                             "sessionIdleTimeout", "prefetchCount", "maxAutoLockRenewalDuration", "autoCompleteMessages",
                             "hosting_plan", "functionTimeout"},
-                           translate};
+                           translate,
+                           {{"maxMessageBatchSize", "batched triggers: the translation is for functions that receive one message at a time"},
+                            {"minMessageBatchSize", "batched triggers: the translation is for functions that receive one message at a time"},
+                            {"maxBatchWaitTime", "batched triggers: the translation is for functions that receive one message at a time"},
+                            {"maxConcurrentCallsPerSession", "taken as 1 (one call per session)"},
+                            {"clientRetryOptions", "retries of SDK calls only"}}};
   return f;
 }
 

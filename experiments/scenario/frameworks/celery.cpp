@@ -79,7 +79,14 @@ const Framework& celery() {
                            {"host_cpus", "worker_concurrency", "worker_prefetch_multiplier", "task_acks_late",
                             "task_acks_on_failure_or_timeout", "task_reject_on_worker_lost", "task_time_limit",
                             "broker_transport_options.visibility_timeout"},
-                           translate};
+                           translate,
+                           {{"task_soft_time_limit", "SoftTimeLimitExceeded is raised inside the task, which brokersim cannot see; task_time_limit is the hard limit it models"},
+                            {"worker_eta_task_limit", "the prefetch raised for ETA/countdown tasks"},
+                            {"task_acks_on_failure", "Celery 5.7 (unreleased at the research snapshot); task_acks_on_failure_or_timeout is read"},
+                            {"task_acks_on_timeout", "Celery 5.7 (unreleased at the research snapshot); task_acks_on_failure_or_timeout is read"},
+                            {"worker_disable_prefetch", "the Redis transport only"},
+                            {"broker_transport_options.wait_time_seconds", "SQS long-poll length: brokersim answers a long poll as soon as messages are visible"},
+                            {"broker_transport_options.polling_interval", "the sleep after an empty SQS poll"}}};
   return f;
 }
 

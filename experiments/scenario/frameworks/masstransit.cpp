@@ -38,7 +38,10 @@ void translate(Translation& t) {
 const Framework& masstransit() {
   static const Framework f{"masstransit",
                            {"host_cpus", "PrefetchCount", "ConcurrentMessageLimit", "UseMessageRetry.Immediate"},
-                           translate};
+                           translate,
+                           {{"UseDelayedRedelivery", "delayed redelivery re-sends the message later"},
+                            {"UseScheduledRedelivery", "scheduled redelivery re-sends the message later"},
+                            {"PublishFaults", "the Fault<T> event is not simulated"}}};
   return f;
 }
 

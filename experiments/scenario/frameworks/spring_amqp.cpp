@@ -64,7 +64,9 @@ const Framework& spring_amqp() {
   static const Framework f{"spring-amqp",
                            {"prefetch", "concurrentConsumers", "maxConcurrentConsumers", "acknowledgeMode",
                             "defaultRequeueRejected"},
-                           translate};
+                           translate,
+                           {{"batchSize", "one ack covering several messages"},
+                            {"globalQos", "the prefetch is per consumer in brokersim"}}};
   return f;
 }
 
