@@ -398,8 +398,11 @@ TEST_SUITE("fit") {
       std::sort(all.begin(), all.end());
       return all;
     }());
-    // Each trace named in the report is the file written, and loads as a trace (same arrivals).
-    CHECK(contains(r.out, "fitted.arrivals.QUEUE.csv"));
+    // Each trace holds its own queue's arrivals: a/b's three, not a_b's.
+    CHECK(read_file(dir.path("out/fitted.arrivals.a_b.csv")) == "publish_ms\n0\n1000\n2000\n");
+    CHECK(read_file(dir.path("out/fitted.arrivals.a_b_2.csv")) == "publish_ms\n0\n1000\n2000\n");
+    const Scenario fitted = load_scenario_file(dir.path("out/fitted.json"));
+    CHECK(fitted.broker.queues.size() == 8);
 
     // An output that cannot be opened is found before the log is read: the log here is broken on
     // line 3, but the error is the missing folder.
