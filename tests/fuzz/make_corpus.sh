@@ -10,7 +10,7 @@ n=0
 put() { printf "\\x$1" > "$out/seed-$n"; cat >> "$out/seed-$n"; n=$((n + 1)); }
 while IFS= read -r f; do put 00 < "$f"; done < <(find "$top/experiments" -name '*.json' -not -name '*.meta.json' -not -path '*/results/*' | sort)
 # The importer's examples once more, for the importer (mode 7).
-for f in "$top"/experiments/import/examples/*.json; do put 07 < "$f"; done
+for f in "$top"/experiments/import/examples/*.json "$top"/experiments/import/real-node/*/definitions-*.json; do put 07 < "$f"; done
 for s in 'consumers.0.prefetch=8' 'broker.queues.work.overflow=reject-publish' 'producers.0.arrivals={"at_ms": [0, 5]}' \
          'faults=[{"at_ms": 0, "consumer": 1, "crash": true, "restart_after_ms": 10}]' 'consumers.0.exec_timeout="remaining-budget"'; do
   printf '%s' "$s" | put 01
