@@ -170,6 +170,32 @@ void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult&
   for (DeathReason why : death_reasons_of(s.broker)) {
     std::uint64_t n = 0;
     for (const auto& q : r.queues) n += q.dl(why);
+// What a row of the wait table counts (docs/outcomes.md, "Waits and their populations"): the
+// per-delivery waits count deliveries (a redelivered job twice), queue_expired and sojourn jobs.
+const char* wait_unit(Wait w) {
+  switch (w) {
+    case Wait::Queue: return "deliveries";
+    case Wait::QueueExpired: return "jobs";
+    case Wait::Transit: return "receipts";
+    case Wait::Local: return "receipts";
+    case Wait::Service: return "executions";
+    case Wait::Sojourn: return "jobs";
+  }
+  return "";
+}
+
+// "97.20% of jobs completed on time": "on time" only for jobs that had a deadline; a job without
+// one completes, never late (it counts in completed_on_time: docs/outcomes.md).
+std::string completed_words(const RunResult& r) {
+  const std::uint64_t without = r.completed_without_deadline;
+  const std::uint64_t on_time = r.completed_on_time - std::min(without, r.completed_on_time);
+  if (without == 0) return fmt("%.2f", percent_of_jobs(r, on_time)) + "% of jobs completed on time";
+  if (on_time == 0 && r.outcomes[static_cast<std::size_t>(Outcome::CompletedLate)] == 0)
+    return fmt("%.2f", percent_of_jobs(r, without)) + "% of jobs completed (no deadline)";
+  return fmt("%.2f", percent_of_jobs(r, on_time)) + "% of jobs completed on time, " +
+         fmt("%.2f", percent_of_jobs(r, without)) + "% completed without a deadline";
+}
+
     if (n == 0) continue;
     if (!reasons.empty()) reasons += ", ";
     reasons += grouped(n) + " " + std::string(death_reason_name(why));
@@ -304,6 +330,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["mean_ready"] = q.mean_ready;
     o["mean_unacked"] = q.mean_unacked;
     o["ready_at_end"] = q.ready_at_end;
+    o["expired"] = q.expired;
     o["max_bytes"] = q.max_bytes;
     o["mean_bytes"] = q.mean_bytes;
     o["byte_seconds"] = q.byte_seconds;
@@ -418,7 +445,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   auto share = [&](std::uint64_t n) { return percent_of_jobs(r, n); };
   auto mean_ms = [&](Wait w) { return r.wait(w).mean() / sim::kNsPerMsF; };
   const double stale = pct(Outcome::ExpiredInQueue) + pct(Outcome::ExpiredInTransit) + pct(Outcome::ExpiredBeforeStart);
-  out << "In short: " << fmt("%.2f", pct(Outcome::CompletedOnTime)) << "% of jobs completed on time, "
+  out << "In short: " << completed_words(r) << ", "
       << fmt("%.2f", pct(Outcome::CompletedLate) + pct(Outcome::TimedOut))
       << "% started but finished late or timed out,\n"
       << "and " << fmt("%.2f", stale) << "% expired before they started:\n  " << fmt("%.2f", pct(Outcome::ExpiredInQueue))
@@ -427,9 +454,9 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << "% were already stale when a consumer received them (their budget was spent before delivery),\n  "
       << fmt("%.2f", share(r.stale_in_local_buffer)) << "% went stale waiting in a consumer's local (prefetch) buffer.\n";
   rest_sentence(out, r);
-  out << "Mean wait: " << fmt("%.1f", mean_ms(Wait::Queue)) << " ms in the broker queue (delivered jobs";
+  out << "Mean wait: " << fmt("%.1f", mean_ms(Wait::Queue)) << " ms in the broker queue (per delivery";
   if (r.wait(Wait::QueueExpired).count() > 0)
-    out << "; the " << grouped(r.wait(Wait::QueueExpired).count()) << " that expired there waited "
+    out << "; the " << grouped(r.wait(Wait::QueueExpired).count()) << " jobs that expired there waited "
         << fmt("%.1f", mean_ms(Wait::QueueExpired)) << " ms";
   out << "), " << fmt("%.1f", mean_ms(Wait::Transit)) << " ms in transit, " << fmt("%.1f", mean_ms(Wait::Local))
       << " ms in the consumers' local buffers.\n";
@@ -454,21 +481,28 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << line;
   }
 
-  out << "Where the waiting happened (ms)         jobs       mean        p50        p95        p99        max\n";
+  // Each row says what it counts (wait_unit): a job delivered twice is two deliveries.
+  out << "Where the waiting happened (ms)        count of            mean        p50        p95        p99        max\n";
   for (const WaitMetric& m : kWaits) {
     const sim::Histogram& h = r.wait(m.wait);
     if (!m.shown_when_empty && h.count() == 0) continue;
-    char label[64], line[192];
+    char label[64], line[224];
     std::snprintf(label, sizeof label, "%-8s (%s)", std::string(m.stage).c_str(), std::string(m.span).c_str());
-    std::snprintf(line, sizeof line, "  %-32s %10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", label,
-                  grouped(h.count()).c_str(), h.mean() / sim::kNsPerMsF, h.quantile(0.5) / sim::kNsPerMsF,
+    std::snprintf(line, sizeof line, "  %-32s %10s %-10s %10.2f %10.2f %10.2f %10.2f %10.2f\n", label,
+                  grouped(h.count()).c_str(), wait_unit(m.wait), h.mean() / sim::kNsPerMsF, h.quantile(0.5) / sim::kNsPerMsF,
                   h.quantile(0.95) / sim::kNsPerMsF, h.quantile(0.99) / sim::kNsPerMsF, sim::to_ms(h.max()));
     out << line;
   }
   out << '\n';
 
   out << "Throughput " << fmt("%.3f", per_s(r.span_completed, r.measured_s)) << " jobs/s completed, goodput "
-      << fmt("%.3f", per_s(r.span_completed_on_time, r.measured_s)) << " jobs/s on time\n";
+      << fmt("%.3f", per_s(r.span_completed_on_time, r.measured_s));
+  if (r.span_completed_without_deadline == 0)
+    out << " jobs/s on time\n";
+  else if (r.span_completed_without_deadline == r.span_completed_on_time)
+    out << " jobs/s (no deadline: every completion counts)\n";
+  else
+    out << " jobs/s on time or without a deadline\n";
   out << "Slot utilisation " << fmt("%.1f", 100 * r.slot_utilization)
       << "%; slots idle while the broker held ready messages: "
       << fmt("%.2f", 100 * r.idle_slots_with_backlog) << "% of slot time;\n"
@@ -500,7 +534,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   // One dl: column per reason the broker kind gives, named as in dead_lettered_by_reason.
   const auto reasons = death_reasons_of(s.broker);
   auto width = [](DeathReason why) { return static_cast<int>(std::max<std::size_t>(11, death_reason_name(why).size() + 3)); };
-  out << "Queue              published  delivered";
+  out << "Queue              published  delivered    expired";
   for (DeathReason why : reasons) {
     char col[64];
     std::snprintf(col, sizeof col, " %*s", width(why), ("dl:" + std::string(death_reason_name(why))).c_str());
@@ -509,8 +543,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "  max_ready mean_ready mean_unacked\n";
   for (const auto& q : r.queues) {
     char line[256];
-    std::snprintf(line, sizeof line, "  %-16s %10s %10s", q.name.c_str(), grouped(q.published).c_str(),
-                  grouped(q.delivered).c_str());
+    std::snprintf(line, sizeof line, "  %-16s %10s %10s %10s", q.name.c_str(), grouped(q.published).c_str(),
+                  grouped(q.delivered).c_str(), grouped(q.expired).c_str());
     out << line;
     for (DeathReason why : reasons) {
       std::snprintf(line, sizeof line, " %*s", width(why), grouped(q.dl(why)).c_str());

@@ -66,6 +66,7 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     r.queues[q].published = queues_[q].published;
     r.queues[q].delivered = queues_[q].delivered;
+    r.queues[q].expired = queues_[q].expired;
     r.queues[q].dead_lettered = queues_[q].dead_lettered;
   }
   r.windows = windows_.finish(span_end_);

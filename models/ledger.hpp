@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "models/death_reason.hpp"
@@ -39,7 +40,24 @@ class Ledger {
     ++queues_[q].publishes;
     if (job.counted) ++queues_[q].published;
   }
-  void expired_in_queue(const Job& job, Time now) { wait(Wait::QueueExpired, job, now - job.ready_since); }
+  // A message's TTL ended in the queue it is in (job.queue). Every expiry is a message figure of
+  // that queue (`queues.NAME.expired`: a dead-letter queue's second expiry of the same job
+  // included). The job's figure, its queue wait until this expiry, is kept only if this expiry
+  // can still decide its outcome (not a job decided for good, below) and is counted once the
+  // outcome is final and is expired_in_queue (count_outcome): one sample per such job.
+  void expired_in_queue(const Job& job, Time now) {
+    if (!job.counted) return;
+    ++queues_[static_cast<std::size_t>(job.queue)].expired;
+    if (!decided_for_good(job)) expiry_wait_[job.id] = now - job.ready_since;
+  }
+  // A job decided and resting in a queue no consumer reads (a dead-letter queue) has its outcome
+  // for good: what happens to its message there (a second expiry, a drop, the queue's deletion)
+  // is the queue's, not the job's (docs/outcomes.md, "decided once"). World::decide keeps the
+  // decision and its time. A message on its way into such a queue is not there yet (a target
+  // refusing it makes the job lost); one dead-lettered on into a queue some consumer reads is
+  // in the system again, and a consumer there decides anew. (A message deferred in a queue its
+  // consumers read is not in a queue no consumer reads: a receive by sequence number decides it.)
+  static bool decided_for_good(const Job& job) { return job.settled_resting && job.where == Where::Ready; }
   void delivered(const Job& job, int q, Time now) {
     if (!job.counted) return;
     ++queues_[q].delivered;
@@ -152,6 +170,9 @@ class Ledger {
   Windows windows_;
   JobCopies copies_;
   ReplicaBook replicas_;
+  // Counted jobs whose outcome an expiry decided, until it is final: the queue wait to that
+  // expiry (by job id), counted if the outcome stays expired_in_queue.
+  std::unordered_map<std::uint64_t, Time> expiry_wait_;
 };
 
 // Inline: called for every job from the brokers' and clients' translation units.
@@ -165,6 +186,14 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
       job.ended <= span_end_) {
     ++r.span_completed;
     r.span_completed_on_time += o == Outcome::CompletedOnTime;
+    r.span_completed_without_deadline += o == Outcome::CompletedOnTime && job.deadline == sim::kNever;
+  }
+  if (!expiry_wait_.empty()) [[unlikely]] {
+    // The queue wait of the expiry that decided it, only if that is its outcome.
+    if (auto it = expiry_wait_.find(job.id); it != expiry_wait_.end()) {
+      if (o == Outcome::ExpiredInQueue) add_wait(Wait::QueueExpired, job, it->second);
+      expiry_wait_.erase(it);
+    }
   }
   if (!job.counted) return;
   outcomes_.count(r, job, o);

@@ -24,7 +24,10 @@ namespace brokersim {
 
 struct QueueResult {
   std::string name;
-  std::uint64_t published = 0, delivered = 0;
+  std::uint64_t published = 0, delivered = 0;  // messages in (publishes, dead letters) and deliveries
+  // Messages whose TTL ended in this queue (dead-lettered or dropped): a message figure, so a job
+  // that expired here and again in this queue's dead-letter queue counts once in each queue.
+  std::uint64_t expired = 0;
   std::array<std::uint64_t, kDeathReasonCount> dead_lettered{};  // by DeathReason
   std::uint64_t dl(DeathReason why) const { return dead_lettered[static_cast<std::size_t>(why)]; }
   std::uint64_t max_ready = 0;
@@ -96,6 +99,8 @@ struct Tally {
   std::uint64_t generated = 0;  // the sum of `outcomes`
   OutcomeCounts outcomes{};
   std::uint64_t completed = 0, completed_on_time = 0;
+  // Of completed_on_time, the jobs that had no deadline (never late: "completed", not "on time").
+  std::uint64_t completed_without_deadline = 0;
   std::array<Histogram, kWaitCount> waits{};
   Histogram& wait(Wait w) { return waits[index(w)]; }
   const Histogram& wait(Wait w) const { return waits[index(w)]; }
@@ -108,6 +113,7 @@ struct WindowResult : Tally<SparseHistogram> {
     for (std::size_t i = 0; i < outcomes.size(); ++i) outcomes[i] += o.outcomes[i];
     completed += o.completed;
     completed_on_time += o.completed_on_time;
+    completed_without_deadline += o.completed_without_deadline;
     for (std::size_t w = 0; w < kWaitCount; ++w) waits[w].merge(o.waits[w]);
   }
 };
@@ -171,6 +177,7 @@ struct RunResult : Tally<sim::Histogram> {
   // Completions (on time, or on time and late) of any job inside the measured span: the rates'
   // numerators (Ledger::count_outcome).
   std::uint64_t span_completed = 0, span_completed_on_time = 0;
+  std::uint64_t span_completed_without_deadline = 0;  // of span_completed_on_time, jobs with no deadline
   int peak_replicas_total = 0;             // most replicas of all groups at once (the text summary's)
   // amazon-sqs: ReceiveMessage responses after the warm-up, by the messages each carried (1..10;
   // index 0 unused: a long poll is answered when there is something to return).

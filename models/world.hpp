@@ -50,8 +50,10 @@ struct World {
   static Time sample_ns(const sim::Distribution& d, sim::Rng& rng) { return sim::round_ns(d.sample(rng)); }
 
   // The last decision about a job; it stays open until the job leaves (a consumer reading a
-  // dead-letter queue may decide again).
+  // dead-letter queue may decide again), but not once the job rests decided where no consumer
+  // reads: then its outcome and its time are kept (Ledger::decided_for_good).
   void decide(Job& job, Outcome o) {
+    if (Ledger::decided_for_good(job)) return;
     job.decision = o;
     job.ended = now;
   }

@@ -339,7 +339,7 @@ TEST_CASE("summary - the In short paragraph names the outcomes it does not count
     "faults": [{"at_ms": 50, "consumer": 0, "crash": true, "restart_after_ms": 1000}]})");
   REQUIRE(lost.outcome(brokersim::Outcome::Lost) == 1);
   const std::string text = summary_of(lost);
-  CHECK(text.find("In short: 66.67% of jobs completed on time") != std::string::npos);
+  CHECK(text.find("In short: 66.67% of jobs completed (no deadline)") != std::string::npos);
   CHECK(text.find("The other 33.33% of jobs: 1 lost (gone without any consumer deciding them") != std::string::npos);
   // Several at once, in the table's order: one job fails, one is still executing at the stop
   // (follow_ms 0: the run ends at stop.time_ms).

@@ -16,7 +16,10 @@ void tally_outcome(Tally<Histogram>& t, const Job& job, Outcome o) {
   if (o == Outcome::InSystem) return;
   t.wait(Wait::Sojourn).add(job.ended - job.created);
   if (o == Outcome::CompletedOnTime || o == Outcome::CompletedLate) ++t.completed;
-  if (o == Outcome::CompletedOnTime) ++t.completed_on_time;
+  if (o == Outcome::CompletedOnTime) {
+    ++t.completed_on_time;
+    t.completed_without_deadline += job.deadline == sim::kNever;
+  }
 }
 
 }  // namespace brokersim
