@@ -24,7 +24,7 @@ constexpr const char* kUsage =
     "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
     "                [--resume] [--progress] [--precision REL] [--precision-abs A]\n"
-    "                [--precision-metric NAME ...] [--max-replications N] [--spread]\n"
+    "                [--precision-metric NAME ...] [--max-replications N] [--spread] [--window-columns]\n"
     "  brokersim merge SHARD1.csv SHARD2.csv ... --out results.csv\n"
     "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
     "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"

@@ -2,8 +2,10 @@
 
 #include "experiments/offered_load.hpp"
 #include "experiments/text.hpp"
+#include "models/ledger/windows.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -21,14 +23,16 @@ std::span<const DeathReason> death_reasons_of(const BrokerSpec& broker) {
   return brokersim::death_reasons_of(broker.kind == "rabbitmq-classic" && has_quorum ? "rabbitmq-quorum" : broker.kind);
 }
 
+// A window's percentile needs window_min_samples(q) samples (models/ledger/windows.hpp): below
+// that it is null, not its slowest job's figure.
 template <class H>
-nlohmann::ordered_json wait_json(const H& h) {
+nlohmann::ordered_json wait_json(const H& h, bool window = false) {
   nlohmann::ordered_json w;
   w["count"] = h.count();
   w["mean"] = h.mean() / sim::kNsPerMsF;
-  w["p50"] = h.quantile(0.50) / sim::kNsPerMsF;
-  w["p95"] = h.quantile(0.95) / sim::kNsPerMsF;
-  w["p99"] = h.quantile(0.99) / sim::kNsPerMsF;
+  for (const auto& [key, q] : {std::pair{"p50", 0.50}, std::pair{"p95", 0.95}, std::pair{"p99", 0.99}})
+    w[key] = window && h.count() < window_min_samples(q) ? nlohmann::ordered_json(nullptr)
+                                                         : nlohmann::ordered_json(h.quantile(q) / sim::kNsPerMsF);
   w["max"] = sim::to_ms(h.max());
   return w;
 }
@@ -54,7 +58,7 @@ double percent_of_jobs(const RunResult& r, std::uint64_t n) {
 
 // outcomes, fraction and wait_ms, alike for the whole run and for one window.
 template <class H>
-void tally_json(nlohmann::ordered_json& j, const Tally<H>& t) {
+void tally_json(nlohmann::ordered_json& j, const Tally<H>& t, bool window = false) {
   auto& outcomes = j["outcomes"];
   outcomes["generated"] = t.generated;
   for (Outcome o : kReportedOutcomes) outcomes[std::string(outcome_name(o))] = t.outcomes[static_cast<std::size_t>(o)];
@@ -63,7 +67,7 @@ void tally_json(nlohmann::ordered_json& j, const Tally<H>& t) {
     fraction[std::string(outcome_name(o))] =
         t.generated ? static_cast<double>(t.outcomes[static_cast<std::size_t>(o)]) / static_cast<double>(t.generated) : 0.0;
   auto& waits = j["wait_ms"];
-  for (const WaitMetric& m : kWaits) waits[std::string(m.name)] = wait_json(t.wait(m.wait));
+  for (const WaitMetric& m : kWaits) waits[std::string(m.name)] = wait_json(t.wait(m.wait), window);
 }
 
 // One window's figures, with the whole run's names (outcomes, fraction, wait_ms, throughput).
@@ -71,7 +75,8 @@ nlohmann::ordered_json window_json(const WindowResult& win) {
   nlohmann::ordered_json j;
   j["from_ms"] = sim::to_ms(win.from);
   j["to_ms"] = sim::to_ms(win.to);
-  tally_json(j, win);
+  j["jobs"] = win.generated;  // the jobs created in the window: what its figures rest on
+  tally_json(j, win, true);
   const double seconds = sim::to_ms(win.to - win.from) / 1000.0;
   j["throughput_per_s"] = per_s(win.completed, seconds);
   j["goodput_per_s"] = per_s(win.completed_on_time, seconds);
@@ -80,7 +85,8 @@ nlohmann::ordered_json window_json(const WindowResult& win) {
 
 // window_max / window_min: the extremes over the windows of every fraction and wait figure
 // (and throughput). A window that created no job has no fractions, a wait with no sample no
-// quantiles: neither takes part (0 when no window has any).
+// figures, a wait with fewer samples than window_min_samples(q) no percentile pq: none takes part
+// (0 when no window has any; a percentile null when no window has enough samples for it).
 void window_extremes(nlohmann::ordered_json& j, const nlohmann::ordered_json& windows) {
   auto& hi = j["window_max"];
   auto& lo = j["window_min"];
@@ -95,23 +101,24 @@ void window_extremes(nlohmann::ordered_json& j, const nlohmann::ordered_json& wi
         for (const auto& w : windows) {
           const bool has = std::string(key) == "fraction" ? w["outcomes"]["generated"].get<std::uint64_t>() > 0
                                                           : w["wait_ms"][name]["count"].get<std::uint64_t>() > 0;
-          if (!has) continue;
+          if (!has || (!stat.empty() && w[key][name][stat].is_null())) continue;
           const double v = stat.empty() ? w[key][name].get<double>() : w[key][name][stat].get<double>();
           mx = any ? std::max(mx, v) : v;
           mn = any ? std::min(mn, v) : v;
           any = true;
         }
-        return std::pair{mx, mn};
+        return std::tuple{mx, mn, any};
       };
       if (std::string(key) == "fraction") {
-        const auto [mx, mn] = extremes("");
+        const auto [mx, mn, any] = extremes("");
         hi[key][name] = mx;
         lo[key][name] = mn;
       } else {
         for (const char* stat : {"mean", "p50", "p95", "p99", "max"}) {
-          const auto [mx, mn] = extremes(stat);
-          hi[key][name][stat] = mx;
-          lo[key][name][stat] = mn;
+          const auto [mx, mn, any] = extremes(stat);
+          const bool percentile = stat[0] == 'p';
+          hi[key][name][stat] = percentile && !any ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mx);
+          lo[key][name][stat] = percentile && !any ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mn);
         }
       }
     }

@@ -52,7 +52,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 // The report of the command before cmd_plan was split into steps, byte for byte (with the
-// "How sure" line of issue 20 since).
+// "How sure" line of issue 20 and the targets' margins of issue 43 since).
 TEST_CASE("plan: the text report is the same as before the split into named steps") {
   PlanDir d;
   const auto r = run_cli({"plan", d.plan, "--vary", "consumers.0.prefetch=2,1", "--vary", "consumers.0.count=1:12:1",
@@ -76,6 +76,12 @@ TEST_CASE("plan: the text report is the same as before the split into named step
       "  goodput_per_s                     99.5851       ± 0\n"
       "  slot_utilization                  0.871369      ± 0\n"
       "  wait_ms.queue.p95                 0             ± 0\n"
+      "\n"
+      "  Targets (margin: how far the left-hand side is inside the threshold, in its units; negative: a miss):\n"
+      "  target 1 (fraction.completed_on_time>=0.99): margin to the threshold 0.99: 0.01 on the mean (1.01% of the "
+      "threshold); at its 97.5% bound 0.01 (1.01% of the threshold)\n"
+      "  target 2 (wait_ms.local.p95<50): margin to the threshold 50: 50 on the mean (100% of the threshold); at its "
+      "97.5% bound 50 (100% of the threshold)\n"
       "\n"
       "How sure: judged on the replication means only (no --precision or --conservative): no confidence statement "
       "for the targets; P(miss) per run estimated 0 of 2 = 0% (95% upper bound 77.64%)\n"
@@ -102,7 +108,8 @@ TEST_CASE("plan: exit status 5 with the reason when no setting meets the targets
   CHECK(r.out.find("no setting in the grid meets the target\n") != std::string::npos);
   CHECK(r.err ==
         "brokersim: plan: no setting in the grid meets every target; the closest tried, consumers.0.count=3, misses "
-        "target 1 (fraction.completed_on_time>=0.99: the left-hand side is 0.265 ± 0) (exit status 5)\n");
+        "target 1 (fraction.completed_on_time>=0.99: the left-hand side is 0.265 ± 0; margin to the threshold -0.725, "
+        "-73.23% of the threshold) (exit status 5)\n");
   auto json_args = args;
   json_args.push_back("--json");
   const auto j = run_cli(json_args);

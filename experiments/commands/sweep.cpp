@@ -15,6 +15,7 @@
 #include "experiments/cli_options.hpp"
 #include "experiments/commands/commands.hpp"
 #include "experiments/output_file.hpp"
+#include "experiments/plan/window_names.hpp"
 #include "experiments/replication/grid.hpp"
 #include "experiments/replication/journal.hpp"
 #include "experiments/replication/metrics.hpp"
@@ -90,18 +91,47 @@ std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std
   return h;
 }
 
+// sweep --window-columns: the windows given columns, the most any grid point has (a point with
+// fewer leaves the rest empty). The count must be known before the runs (observe.window_ms,
+// stop.time_ms, a fixed warmup_ms) and at most kMaxWindowColumns: each window adds a column pair
+// per per-window figure (about 60), so a day of one-minute windows would be 170,000 columns.
+std::size_t window_columns(const SweepSpace& space) {
+  std::size_t most = 0;
+  for (std::size_t p = 0; p < space.size(); ++p) {
+    const Scenario s = space.point_scenario(p);
+    const std::string label = space.point_label(p);
+    const std::string at = label.empty() ? std::string() : " at " + label;
+    if (!s.observe_window || *s.observe_window == 0)
+      throw ScenarioError("--window-columns", "a scenario with observe.window_ms", "none" + at);
+    const std::size_t n = window_count(s);
+    if (n == 0)
+      throw ScenarioError("--window-columns", "windows known before the run (stop.time_ms and a fixed warmup_ms, not \"auto\")",
+                          "a span that is not" + at);
+    if (n > kMaxWindowColumns)
+      throw ScenarioError("--window-columns",
+                          "at most " + std::to_string(kMaxWindowColumns) +
+                              " windows a point (each adds a column pair per per-window figure; a wider observe.window_ms, or "
+                              "a --set stop.time_ms / warmup_ms for the hours that matter, keeps it under)",
+                          std::to_string(n) + " windows of observe.window_ms " + format_number(sim::to_ms(*s.observe_window)) +
+                              " from warmup_ms to stop.time_ms" + at);
+    most = std::max(most, n);
+  }
+  return most;
+}
+
 constexpr const char* kSweepHelp =
     "usage:\n"
     "  brokersim sweep SCENARIO.json [--vary PATH=LIST ...] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--out results.csv] [--shard K/N | --shard-count N]\n"
     "                [--resume] [--progress] [--precision REL] [--precision-abs A]\n"
-    "                [--precision-metric NAME ...] [--max-replications N] [--spread]\n"
+    "                [--precision-metric NAME ...] [--max-replications N] [--spread] [--window-columns]\n"
     "\n"
     "Runs every point of the grid (the cartesian product of the --vary lists, the first varying\n"
     "slowest; without --vary, the scenario's \"sweep\" block, paths in sorted order) and prints one\n"
     "CSV row per point: the varied values, replications, then NAME_mean and NAME_ci95 for every\n"
     "numeric metric of `run --json` (--spread: also NAME_p05 and NAME_p95, the 5% and 95% quantiles\n"
-    "across the point's replications, linearly interpolated). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
+    "across the point's replications, linearly interpolated; --window-columns: also windows.K.NAME for\n"
+    "every window of observe.window_ms, at most 100 windows). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
     "With --precision REL each point runs Stein's two stages: a first stage of 10 replications (or\n"
     "--replications), then as many as that stage's spread says every --precision-metric needs for a 95%\n"
     "half-width within REL of its mean or within --precision-abs, at most --max-replications;\n"
@@ -124,7 +154,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       ("shard-count", po::value<std::string>(), "N: shard count when the shard index comes from JOB_COMPLETION_INDEX")
       ("resume", "continue an interrupted sweep from OUT.journal")
       ("progress", "report progress on stderr even when it is not a terminal")
-      ("spread", "add NAME_p05 and NAME_p95: each metric's 5% and 95% quantiles across the point's replications");
+      ("spread", "add NAME_p05 and NAME_p95: each metric's 5% and 95% quantiles across the point's replications")
+      ("window-columns", "add windows.K.NAME columns: every window's figures (observe.window_ms; at most 100 windows a point)");
   add_precision_options(opts, true);
   const auto parsed = parse_scenario_command(args, opts, out, kSweepHelp);
   if (!parsed) return 0;
@@ -156,7 +187,13 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
 
   const std::vector<Scenario> scenarios = validate_points(space, mine);
-  const std::vector<std::string> names = metric_names(space);  // the whole grid's: shards agree
+  std::vector<std::string> names = metric_names(space);  // the whole grid's: shards agree
+  const std::size_t windows = vm.count("window-columns") ? window_columns(space) : 0;
+  if (windows > 0) {
+    const std::vector<std::string> per_window = window_metric_names(space.point_scenario(0));
+    for (std::size_t k = 0; k < windows; ++k)
+      for (const auto& m : per_window) names.push_back("windows." + std::to_string(k) + "." + m);
+  }
   for (const auto& s : scenarios)
     if (s.broker.queues.size() != scenarios[0].broker.queues.size() ||
         !std::equal(s.broker.queues.begin(), s.broker.queues.end(), scenarios[0].broker.queues.begin(),
@@ -190,6 +227,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   // Absent without --spread, so that metadata is as it was; a merge or resume must agree on it.
   if (spread) identity["spread"] = {{"quantiles", {0.05, 0.95}}, {"interpolation", "linear (type 7)"}};
+  // Absent without --window-columns: the windows given columns (the most any point has).
+  if (windows > 0) identity["window_columns"] = windows;
   // grid index -> row cells after `replications`: NAME_mean,NAME_ci95 (and with --spread
   // NAME_p05,NAME_p95) per metric, incomplete_runs
   std::map<std::size_t, std::string> cells;

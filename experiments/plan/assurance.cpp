@@ -77,11 +77,19 @@ ojson target_checks_json(const PlanReport& rep, std::size_t p) {
     c["bound_half_width"] = number_or_null(r.margin_bound[i]);
     c["holds"] = r.holds[i];
     c["runs_met"] = r.runs_met[i];
-    c["safety"] = number_or_null(r.safety[i]);
+    // The metric's margin to its threshold (positive inside it), in the metric's units, and as a
+    // fraction of the threshold: null where the threshold is 0 (never divided by 0).
+    c["margin"] = number_or_null(r.margin[i]);
+    c["margin_relative"] = number_or_null(relative_to_threshold(r.margin[i], r.rhs[i]));
+    c["margin_at_bound"] = number_or_null(r.margin_at_bound[i]);
+    c["margin_at_bound_relative"] = number_or_null(relative_to_threshold(r.margin_at_bound[i], r.rhs[i]));
     if (const auto& need = rep.targets[i].in_runs) {
       c["in_runs"] = *need;
       c["fraction"] = r.replications ? static_cast<double>(r.runs_met[i]) / static_cast<double>(r.replications) : 0.0;
       c["fraction_lower_bound"] = r.fraction_bound[i];
+      c["fraction_lower_bound_over_asked"] = r.fraction_bound[i] - *need;
+      c["margin_at_run_quantile"] = number_or_null(r.margin_at_run_quantile[i]);
+      c["margin_at_run_quantile_relative"] = number_or_null(relative_to_threshold(r.margin_at_run_quantile[i], r.rhs[i]));
     }
     checks.push_back(c);
   }

@@ -7,7 +7,9 @@
 
 #include "experiments/plan/assurance.hpp"
 #include "experiments/plan/run_fraction.hpp"
+#include "experiments/plan/window_names.hpp"
 #include "experiments/text.hpp"
+#include "models/ledger/windows.hpp"
 
 namespace brokersim {
 
@@ -66,6 +68,7 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
   else
     out << replications << " replication" << (replications == 1 ? "" : "s") << " per setting\n";
   for (std::size_t i = 0; i < rep.targets.size(); ++i) out << "target " << i + 1 << ": " << rep.targets[i].text << '\n';
+  if (names_window_percentile(rep.targets)) out << "window percentiles: " << window_percentile_rule() << '\n';
   if (const std::uint64_t n = runs_needed_of(rep.targets))
     out << "targets over runs need at least " << n << " replications per setting (n met out of n must give a"
         << " Clopper-Pearson lower bound at least P)\n";
@@ -88,6 +91,60 @@ void print_plan_header(std::ostream& out, const PlanReport& rep) {
   out << "\n\n";
 }
 
+// "30.04% of the threshold", or "absolute: the threshold is 0" where a relative margin would
+// divide by 0.
+std::string of_threshold(double margin, double threshold) {
+  const double rel = relative_to_threshold(margin, threshold);
+  if (std::isnan(margin)) return "no value";
+  return std::isnan(rel) ? "absolute: the threshold is 0" : fmt(100 * rel, 4) + "% of the threshold";
+}
+
+std::string bound_name(const PlanReport& rep) {
+  return fmt(100 * bonferroni(0.95, rep.targets.size()), 4) + "% bound";
+}
+
+// Each target's margin at a setting, under its own label: the metric's margin to its threshold on
+// the means (and at its bound), and for a target over runs the runs meeting it, the margin of
+// the run at its P quantile and the Clopper-Pearson bound on the fraction of runs.
+void print_target_margins(std::ostream& out, const PlanReport& rep, std::size_t p) {
+  const PointResult& r = rep.result(p);
+  out << "  Targets (margin: how far the left-hand side is inside the threshold, in its units; negative: a miss):\n";
+  for (std::size_t i = 0; i < rep.targets.size(); ++i) {
+    const Target& t = rep.targets[i];
+    out << "  target " << i + 1 << " (" << t.text << "): margin to the threshold " << fmt(r.rhs[i]) << ": "
+        << fmt(r.margin[i]) << " on the mean (" << of_threshold(r.margin[i], r.rhs[i]) << ")";
+    if (!std::isnan(r.margin_at_bound[i]))
+      out << "; at its " << bound_name(rep) << " " << fmt(r.margin_at_bound[i]) << " ("
+          << of_threshold(r.margin_at_bound[i], r.rhs[i]) << ")";
+    out << '\n';
+    if (!t.in_runs) continue;
+    const double n = static_cast<double>(r.replications);
+    out << "    runs meeting it: " << r.runs_met[i] << " of " << r.replications << " ("
+        << (n > 0 ? fmt(100 * static_cast<double>(r.runs_met[i]) / n, 4) : std::string("-")) << "%); the run at the "
+        << fmt(100 * *t.in_runs, 6) << "% quantile: margin " << fmt(r.margin_at_run_quantile[i]) << " ("
+        << of_threshold(r.margin_at_run_quantile[i], r.rhs[i]) << ")\n"
+        << "    fraction of runs meeting it, Clopper-Pearson lower bound at "
+        << (rep.targets.size() == 1 ? std::string("95%") : fmt(100 * bonferroni(0.95, rep.targets.size()), 4) + "%")
+        << " confidence: " << fmt(100 * r.fraction_bound[i], 4) << "%, asked " << fmt(100 * *t.in_runs, 6) << "%\n";
+  }
+  out << '\n';
+}
+
+// The least safe target of a tied setting, by what its safety measures.
+std::string least_safe_words(const PlanReport& rep, std::size_t p) {
+  const PointResult& r = rep.result(p);
+  if (r.safety.empty()) return "no target";
+  const std::size_t i = r.worst_target();
+  std::string w = "least safe target " + std::to_string(i + 1) + ": ";
+  if (const auto& need = rep.targets[i].in_runs)
+    return w + "Clopper-Pearson lower bound " + fmt(100 * r.fraction_bound[i], 4) + "% of runs meeting it, asked " +
+           fmt(100 * *need, 6) + "% (bound over asked " + fmt(100 * r.safety[i], 4) + "% of it); its margin to the threshold " +
+           fmt(r.margin[i]) + " on the mean (" + of_threshold(r.margin[i], r.rhs[i]) + ")";
+  const double at_bound = std::isnan(r.margin_at_bound[i]) ? r.margin[i] : r.margin_at_bound[i];
+  return w + "margin to the threshold " + fmt(at_bound) + (std::isnan(r.margin_at_bound[i]) ? " on the mean" : " at its " + bound_name(rep)) +
+         " (" + of_threshold(at_bound, r.rhs[i]) + ")";
+}
+
 void print_setting(std::ostream& out, const PlanReport& rep, std::size_t p) {
   const PlanGrid& grid = rep.grid;
   out << "  " << grid.space.point_label(p) << "  (cost " << fmt(grid.cost[p]);
@@ -104,6 +161,7 @@ void print_setting(std::ostream& out, const PlanReport& rep, std::size_t p) {
         << (std::isnan(r.summary.ci95[i]) ? std::string("-") : "± " + fmt(r.summary.ci95[i])) << '\n';
   }
   out << '\n';
+  print_target_margins(out, rep, p);
 }
 
 void print_tried_table(std::ostream& out, const PlanReport& rep) {
@@ -137,6 +195,16 @@ std::uint64_t runs_needed_of(const std::vector<Target>& targets) {
   for (const auto& t : targets)
     if (t.in_runs) n = std::max(n, runs_needed(*t.in_runs, bonferroni(0.95, targets.size())));
   return n;
+}
+
+bool names_window_percentile(const std::vector<Target>& targets) {
+  for (const auto& t : targets) {
+    std::vector<std::string> used;
+    t.lhs->names(used);
+    t.rhs->names(used);
+    if (std::any_of(used.begin(), used.end(), is_window_percentile)) return true;
+  }
+  return false;
 }
 
 std::vector<std::string> shown_metrics(const PlanGrid& grid, const std::vector<Target>& targets) {
@@ -185,13 +253,16 @@ std::string unmet_reason(const PlanReport& rep) {
     if (rep.targets[i].in_runs) {
       reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text + ": held in " +
                 std::to_string(r.runs_met[i]) + " of " + std::to_string(r.replications) + " runs, lower bound " +
-                fmt(100 * r.fraction_bound[i], 4) + "% of runs)";
+                fmt(100 * r.fraction_bound[i], 4) + "% of runs; the run at the " + fmt(100 * *rep.targets[i].in_runs, 6) +
+                "% quantile: margin to the threshold " + fmt(r.margin_at_run_quantile[i]) + ", " +
+                of_threshold(r.margin_at_run_quantile[i], r.rhs[i]) + ")";
       first = false;
       continue;
     }
     reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text +
               ": the left-hand side is " + fmt(r.lhs[i]) +
-              (std::isnan(r.margin_ci95[i]) ? std::string() : " ± " + fmt(r.margin_ci95[i])) + ")";
+              (std::isnan(r.margin_ci95[i]) ? std::string() : " ± " + fmt(r.margin_ci95[i])) + "; margin to the threshold " +
+              fmt(r.margin[i]) + ", " + of_threshold(r.margin[i], r.rhs[i]) + ")";
     first = false;
   }
   return reason;
@@ -219,6 +290,10 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   j["risk"] = rep.best ? assurance_json(assurance_of(rep, *rep.best)) : ojson(nullptr);
   const std::uint64_t runs_needed = runs_needed_of(rep.targets);
   j["runs_needed"] = runs_needed ? ojson(runs_needed) : ojson(nullptr);
+  if (names_window_percentile(rep.targets))
+    j["window_percentiles"] = {{"min_samples", {{"p50", window_min_samples(0.50)}, {"p95", window_min_samples(0.95)},
+                                                {"p99", window_min_samples(0.99)}}},
+                               {"rule", window_percentile_rule()}};
   j["tied"] = ojson::array();
   for (std::size_t p : rep.tied) {
     ojson t;
@@ -226,7 +301,9 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
     t["label"] = grid.space.point_label(p);
     t["cost"] = grid.cost[p];
     t["cost_ci95"] = std::isnan(grid.cost_ci95[p]) ? ojson(nullptr) : ojson(grid.cost_ci95[p]);
-    t["worst_safety"] = rep.result(p).worst_safety();
+    const double worst = rep.result(p).worst_safety();
+    t["worst_safety"] = std::isfinite(worst) ? ojson(worst) : ojson(nullptr);
+    t["worst_target"] = rep.result(p).safety.empty() ? ojson(nullptr) : ojson(rep.result(p).worst_target() + 1);
     j["tied"].push_back(t);
   }
   if (!rep.best) j["closest"] = rep.closest ? setting_json(rep, *rep.closest) : ojson(nullptr);
@@ -258,8 +335,7 @@ void print_plan_text(std::ostream& out, const PlanReport& rep) {
       out << "Tied on cost (their cost intervals overlap the cheapest's), chosen by the safest worst target margin at its bound:\n";
       for (std::size_t p : rep.tied)
         out << "  " << rep.grid.space.point_label(p) << "  cost " << fmt(rep.grid.cost[p]) << " ± "
-            << fmt(rep.grid.cost_ci95[p]) << ", worst margin at bound " << fmt(100 * rep.result(p).worst_safety(), 4)
-            << "% of its threshold" << (p == *rep.best ? "  <- chosen" : "") << '\n';
+            << fmt(rep.grid.cost_ci95[p]) << ", " << least_safe_words(rep, p) << (p == *rep.best ? "  <- chosen" : "") << '\n';
       out << '\n';
     }
   } else {

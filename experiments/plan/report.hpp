@@ -47,6 +47,10 @@ std::vector<Caveat> caveats_of(const PlanReport& rep);
 // Why nothing was chosen, in one sentence: which targets the closest setting tried misses.
 std::string unmet_reason(const PlanReport& rep);
 
+// Whether a target names a window's percentile (or its window_max / window_min), which rests on the
+// window's samples (plan then states the minimum).
+bool names_window_percentile(const std::vector<Target>& targets);
+
 // The replications the most demanding target over runs needs (0: none is over runs), each
 // target at its Bonferroni-corrected confidence.
 std::uint64_t runs_needed_of(const std::vector<Target>& targets);

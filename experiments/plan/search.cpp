@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "experiments/plan/run_fraction.hpp"
+#include "experiments/plan/window_names.hpp"
 #include "experiments/replication/precision.hpp"
 
 namespace brokersim {
@@ -84,33 +85,50 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
       run_ok[i] = run_ok[i] && held;
     }
     res.runs_met.push_back(met);
+    const bool below = t.cmp == Cmp::Le || t.cmp == Cmp::Lt;
+    const double margin = below ? r - l : l - r;  // inside the threshold when positive
+    res.margin.push_back(margin);
+    // A miss as a fraction of the threshold's size, or absolute where the threshold is 0.
+    const auto relative_miss = [&](double m) { return r == 0 ? std::max(-m, 0.0) : std::max(-m, 0.0) / std::fabs(r); };
     if (t.in_runs) {
       // Over runs: the exact lower bound on the fraction of runs meeting it must reach P; it is
       // missed when even the upper bound falls short (--precision: decided either way).
       const double p_req = *t.in_runs, n = static_cast<double>(rows.size());
       const double lower = clopper_pearson_lower(met, rows.size(), each);
       const bool ok = lower >= p_req;
+      // The run at the P quantile: ceil(P n) runs must meet it, so the ceil(P n)-th best run's
+      // margin (a run whose figure is missing counts as missing it).
+      std::vector<double> run_inside;
+      for (double m : run_margins) run_inside.push_back(std::isnan(m) ? -std::numeric_limits<double>::infinity() : below ? -m : m);
+      std::sort(run_inside.begin(), run_inside.end(), std::greater<>());
+      const auto need = static_cast<std::size_t>(std::ceil(p_req * n - 1e-9));
+      const double at_quantile = run_inside.empty() ? NAN : run_inside[std::min(std::max<std::size_t>(need, 1), run_inside.size()) - 1];
+      res.margin_at_run_quantile.push_back(at_quantile);
       res.margin_ci95.push_back(NAN);
       res.margin_bound.push_back(NAN);
+      res.margin_at_bound.push_back(NAN);
       res.fraction_bound.push_back(lower);
       res.safety.push_back((lower - p_req) / p_req);
       res.holds.push_back(ok);
       if (guarantee) res.decided.push_back(ok || clopper_pearson_upper(met, rows.size(), each) < p_req);
       if (!ok) {
         res.meets = false;
-        res.violation += (p_req - lower) / p_req + 1e-12;
+        res.violation += std::isfinite(at_quantile) ? relative_miss(at_quantile) : std::numeric_limits<double>::infinity();
+        res.runs_shortfall += (p_req - lower) / p_req + 1e-12;
       }
       if (std::isnan(l) || std::isnan(r) || n == 0) res.violation = std::numeric_limits<double>::infinity();
       continue;
     }
     res.fraction_bound.push_back(NAN);
+    res.margin_at_run_quantile.push_back(NAN);
     const double ci95 = rows.size() > 1 ? margin_half_width(margins, first_stage) : NAN;
     const double half_width = rows.size() > 1 ? margin_half_width(margins, first_stage, each) : NAN;
     res.margin_ci95.push_back(ci95);
     res.margin_bound.push_back(half_width);
     const double hw0 = std::isnan(half_width) ? 0 : half_width;
-    const double scale = std::max(std::fabs(r), 1e-12);
-    res.safety.push_back(t.cmp == Cmp::Le || t.cmp == Cmp::Lt ? (r - (l + hw0)) / scale : ((l - hw0) - r) / scale);
+    res.margin_at_bound.push_back(margin - half_width);
+    // Relative to the threshold, or absolute where it is 0 (never divided by 0).
+    res.safety.push_back(r == 0 ? margin - hw0 : (margin - hw0) / std::fabs(r));
     const double slack = (conservative || guarantee) && rows.size() > 1 ? half_width : 0;
     bool ok = false;
     double shortfall = 0;
@@ -133,7 +151,7 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     }
     if (!ok) {
       res.meets = false;
-      res.violation += std::max(shortfall, 0.0) / std::max(std::fabs(r), 1e-12) + (shortfall <= 0 ? 1e-12 : 0);
+      res.violation += relative_miss(-shortfall) + (shortfall <= 0 ? 1e-12 : 0);
     }
     if (std::isnan(l) || std::isnan(r)) res.violation = std::numeric_limits<double>::infinity();
   }
@@ -159,10 +177,17 @@ void check_target_values(const PlanGrid& grid, std::size_t p, const std::vector<
       const double v = side == 0 ? res.lhs[i] : res.rhs[i];
       if (std::isfinite(v)) continue;
       const std::string label = grid.space.point_label(p);
+      std::vector<std::string> used;
+      (side == 0 ? targets[i].lhs : targets[i].rhs)->names(used);
+      const bool thin = std::isnan(v) && std::any_of(used.begin(), used.end(), is_window_percentile);
+      if (thin && targets[i].in_runs) continue;  // judged run by run: a run without the figure missed it
       throw ScenarioError("--target: the " + std::string(side == 0 ? "left" : "right") + "-hand side of target " +
                           std::to_string(i + 1) + " (" + targets[i].text + ") is " +
                           (std::isnan(v) ? "not a number (0/0, or a metric without a value)" : "infinite (a division by zero, or a value past the largest number, 1.8e308)") +
-                          " at " + (label.empty() ? std::string("the scenario's setting") : label));
+                          " at " + (label.empty() ? std::string("the scenario's setting") : label) +
+                          (thin ? " (" + window_percentile_rule() + ": a wider observe.window_ms, or a target in runs, " +
+                                      "'... in P% of runs', which counts such a run as missing it)"
+                                : std::string()));
     }
   }
 }
@@ -330,8 +355,15 @@ std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner
   std::optional<std::size_t> closest;
   const auto& results = runner.results();
   for (std::size_t p : runner.tried()) {
-    const double v = results.at(p).violation;
-    if (!closest || v < results.at(*closest).violation || (v == results.at(*closest).violation && grid.cheaper(p, *closest)))
+    const PointResult& r = results.at(p);
+    if (!closest) {
+      closest = p;
+      continue;
+    }
+    const PointResult& c = results.at(*closest);
+    if (r.violation < c.violation ||
+        (r.violation == c.violation &&
+         (r.runs_shortfall < c.runs_shortfall || (r.runs_shortfall == c.runs_shortfall && grid.cheaper(p, *closest)))))
       closest = p;
   }
   return closest;

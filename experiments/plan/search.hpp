@@ -33,7 +33,14 @@ struct PointResult {
   bool undecided = false;
   std::vector<bool> decided;        // --precision: each target, its bound on one side
   std::uint64_t replications = 0;   // replications run for this setting
-  double violation = 0;     // sum of relative shortfalls, 0 when the target is met
+  // How far the setting misses, for choosing the closest when none meets the targets: the sum
+  // over the targets it misses of the metric's shortfall relative to the threshold (absolute where
+  // the threshold is 0), at its bound when judged there; a target over runs by the metric of the
+  // run at its P quantile (margin_at_run_quantile); 0 when every target is met.
+  double violation = 0;
+  // Then, among equal misses, the targets over runs' shortfall of the Clopper-Pearson bound from
+  // P, relative to P (0 met out of n is 1 at every fleet: no way to tell settings apart).
+  double runs_shortfall = 0;
   std::size_t incomplete = 0;  // replications stopped by a limit or that measured nothing: never met
   // Each target's half-width at its Bonferroni-corrected bound (95% jointly over k targets: each
   // at 1 - 0.05/k; = margin_ci95 for one target); NaN for a target over runs.
@@ -44,8 +51,20 @@ struct PointResult {
   // A target over runs: the Clopper-Pearson lower bound on the fraction of runs in which it
   // holds, at the target's corrected confidence; NaN for the others.
   std::vector<double> fraction_bound;
-  // Each target's relative margin at its bound, positive when safe: (rhs - (lhs + half-width)) /
-  // |rhs| for <=, (bound - P) / P over runs. The smallest is how close the setting came to missing.
+  // Each target's margin: how far its metric (the left-hand side, on the means) is inside its
+  // threshold (the right-hand side), in the metric's units, negative when it misses: rhs - lhs
+  // for <= and <, lhs - rhs for >= and >. Every target has one, a target over runs too.
+  std::vector<double> margin;
+  // The margin less the half-width at the target's bound (margin_bound); NaN for a target over
+  // runs (judged by its runs, not a mean's interval) and for a single replication.
+  std::vector<double> margin_at_bound;
+  // A target over runs: the margin of the run at its P quantile (the ceil(P n)-th best run's own
+  // figure): >= 0 when at least ceil(P n) runs met it; NaN for the others.
+  std::vector<double> margin_at_run_quantile;
+  // Each target's margin at its bound as a fraction of |threshold|, positive when safe; where the
+  // threshold is 0 the absolute margin at its bound (never a division by 0); for a target over runs
+  // the Clopper-Pearson bound's margin over P, (bound - P) / P. The smallest is how close the
+  // setting came to missing (ties on a measured cost are decided on it).
   std::vector<double> safety;
   std::uint64_t runs_missed = 0;  // replications in which some target failed on its own figures
   std::vector<std::vector<double>> rows;  // the replication rows (a measured cost is evaluated on them)
@@ -53,6 +72,13 @@ struct PointResult {
     double w = std::numeric_limits<double>::infinity();
     for (double s : safety) w = std::min(w, std::isnan(s) ? -std::numeric_limits<double>::infinity() : s);
     return w;
+  }
+  // The target whose safety is worst_safety() (the first on equal ones).
+  std::size_t worst_target() const {
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < safety.size(); ++i)
+      if (std::isnan(safety[i]) ? !std::isnan(safety[worst]) : safety[i] < safety[worst]) worst = i;
+    return worst;
   }
 };
 
@@ -110,7 +136,14 @@ std::optional<std::size_t> search_by_measured_cost(PlanGrid& grid, const Expr& c
 std::vector<std::size_t> resolve_cost_ties(const PlanGrid& grid, const PointRunner& runner,
                                            std::optional<std::size_t>& best);
 
-// The setting tried that misses the targets by the least (relative shortfall), cheaper first on ties.
+// A margin as a fraction of its threshold's size; NaN where the threshold is 0 (the absolute margin
+// is all there is: plan never divides by a zero threshold).
+inline double relative_to_threshold(double margin, double threshold) {
+  return threshold == 0 ? std::numeric_limits<double>::quiet_NaN() : margin / std::fabs(threshold);
+}
+
+// The setting tried that misses the targets by the least (violation: the metrics' shortfall
+// relative to their thresholds; then runs_shortfall), cheaper first on ties.
 std::optional<std::size_t> closest_tried(const PlanGrid& grid, const PointRunner& runner);
 
 }  // namespace brokersim

@@ -4,6 +4,7 @@
 
 #include "experiments/replication/metrics.hpp"
 #include "experiments/text.hpp"
+#include "models/ledger/windows.hpp"
 
 namespace brokersim {
 
@@ -23,6 +24,20 @@ std::string nearest(const std::string& name, const std::vector<std::string>& can
 }  // namespace
 
 bool is_window_name(const std::string& name) { return name.rfind(kPrefix, 0) == 0; }
+
+bool is_window_percentile(const std::string& name) {
+  const bool windowed = is_window_name(name) || name.rfind("window_max.", 0) == 0 || name.rfind("window_min.", 0) == 0;
+  if (!windowed || name.find(".wait_ms.") == std::string::npos || name.size() < 4) return false;
+  const std::string tail = name.substr(name.size() - 4);
+  return tail == ".p50" || tail == ".p95" || tail == ".p99";
+}
+
+std::string window_percentile_rule() {
+  return "a window's p50, p95 and p99 rest on at least " + std::to_string(window_min_samples(0.50)) + ", " +
+         std::to_string(window_min_samples(0.95)) + " and " + std::to_string(window_min_samples(0.99)) +
+         " samples of their wait (windows.K.wait_ms.STAGE.count; windows.K.jobs: the jobs created in the window); "
+         "below that the window has no such percentile (windows.K.... missing) and window_max / window_min leave it out";
+}
 
 std::size_t window_count(const Scenario& s) {
   if (!s.observe_window || *s.observe_window == 0 || !s.stop_time || s.auto_warmup) return 0;

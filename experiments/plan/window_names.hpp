@@ -18,6 +18,15 @@ bool is_window_name(const std::string& name);
 // did-you-mean).
 void check_window_name(const std::string& name, const std::vector<Scenario>& points);
 
+// Whether a metric name is a window's percentile (windows.K.wait_ms.STAGE.p50/p95/p99) or a
+// window aggregate of one (window_max. / window_min.wait_ms.STAGE.pNN): figures that rest on the
+// window's samples and are missing below window_min_samples (models/ledger/windows.hpp).
+bool is_window_percentile(const std::string& name);
+
+// What plan says when a target names a window percentile: the minimum samples, and that a window
+// below it has no such percentile and is left out of window_max / window_min.
+std::string window_percentile_rule();
+
 // The windows a scenario's measured span has: ceil((stop.time_ms - warmup_ms) / window_ms), at
 // least 1; 0 when it cannot be known before the run (no observe.window_ms or stop.time_ms, or
 // warmup_ms "auto").

@@ -1,5 +1,6 @@
 #include "experiments/replication/metrics.hpp"
 
+#include <limits>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -11,15 +12,22 @@ namespace brokersim {
 
 namespace {
 
-// Flatten numeric leaves of result_json (top-level seed and replication excluded).
+// Flatten numeric leaves of result_json (top-level seed and replication excluded). A window's
+// percentile on too few samples is null (models/ledger/windows.hpp), and so is a window_max /
+// window_min percentile no window has enough samples for: under `windows.K`, window_max and
+// window_min (`nulls`) a null is the metric with no value (NaN: an empty CSV cell), so that the
+// names do not depend on the run.
 void flatten(const nlohmann::ordered_json& j, const std::string& prefix, bool top, std::vector<std::string>* names,
-             std::vector<double>* values) {
+             std::vector<double>* values, bool nulls = false) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (top && (it.key() == "seed" || it.key() == "replication")) continue;
     const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
     const auto& v = it.value();
     if (v.is_object()) {
-      flatten(v, name, false, names, values);
+      flatten(v, name, false, names, values, nulls || (top && (it.key() == "window_max" || it.key() == "window_min")));
+    } else if (v.is_null() && nulls) {
+      if (names) names->push_back(name);
+      if (values) values->push_back(std::numeric_limits<double>::quiet_NaN());
     } else if (v.is_number()) {
       if (names) names->push_back(name);
       if (values) values->push_back(v.get<double>());
@@ -35,7 +43,7 @@ void run_metrics(const Scenario& scenario, const RunResult& result, std::vector<
   flatten(j, "", true, names, values);
   if (!with_windows || !j.contains("windows")) return;
   const auto& windows = j["windows"];
-  for (std::size_t k = 0; k < windows.size(); ++k) flatten(windows[k], "windows." + std::to_string(k), false, names, values);
+  for (std::size_t k = 0; k < windows.size(); ++k) flatten(windows[k], "windows." + std::to_string(k), false, names, values, true);
 }
 
 std::vector<std::string> window_metric_names(const Scenario& scenario) {
@@ -48,7 +56,7 @@ std::vector<std::string> window_metric_names(const Scenario& scenario) {
   }
   r.windows.emplace_back();
   std::vector<std::string> names;
-  flatten(result_json(scenario, r)["windows"][0], "", false, &names, nullptr);
+  flatten(result_json(scenario, r)["windows"][0], "", false, &names, nullptr, true);
   return names;
 }
 

@@ -192,6 +192,8 @@ ShardMeta read_shard_meta(const std::string& name, const std::string& text) {
       r.bad("spread.interpolation", "\"linear (type 7)\"", get(sp, "interpolation"));
     m.spread = true;
   }
+  if (doc.contains("window_columns"))  // sweep --window-columns: the windows given columns
+    r.integer(doc["window_columns"], "window_columns", 1, kMaxWindowColumns);
   const ojson& shard = get(doc, "shard");
   if (!shard.is_object()) r.bad("shard", "an object with index and count", shard);
   m.shard.count = r.integer(get(shard, "count"), "shard.count", 1, m.points);

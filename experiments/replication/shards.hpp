@@ -31,6 +31,9 @@ std::string write_meta_text(nlohmann::ordered_json meta, const Shard& shard, con
 // integer in range and consistent with the grid (points = the product of the axes' label counts,
 // at most kMaxGridPoints; rows = exactly the shard's points in order). `identity` is the document
 // without the per-shard keys (shard, rows, csv_rows, csv_fnv1a64): equal for shards of one sweep.
+// sweep --window-columns: the most windows a grid point may give columns (windows.K.NAME).
+inline constexpr std::size_t kMaxWindowColumns = 100;
+
 struct ShardMeta {
   nlohmann::ordered_json identity;
   std::size_t points = 0;

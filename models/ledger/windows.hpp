@@ -2,12 +2,26 @@
 // (outcomes, waits), whenever their outcome came.
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "models/job.hpp"
 #include "models/results.hpp"
 
 namespace brokersim {
+
+// The fewest samples a window's percentile pQ is computed from: ceil(1 / (1 - Q)), the least n
+// whose pQ is not simply the sample's largest value (2 for p50, 20 for p95, 100 for p99). An
+// hour of 41 jobs has no p99 of its own: its "p99" would be its slowest job. Below the minimum
+// run --json gives the window's percentile as null, and window_max / window_min leave that window
+// out of that percentile (docs/outcomes.md, "Windows").
+constexpr std::uint64_t window_min_samples(double q) {
+  const double n = 1.0 / (1.0 - q);
+  const auto whole = static_cast<std::uint64_t>(n);
+  return static_cast<double>(whole) + 1e-9 < n ? whole + 1 : whole;
+}
+static_assert(window_min_samples(0.50) == 2 && window_min_samples(0.95) == 20 && window_min_samples(0.99) == 100);
 
 class Windows {
  public:
