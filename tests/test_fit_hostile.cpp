@@ -61,8 +61,10 @@ NaiveFleet naive_fleet(const fit::JobLog& log, std::int64_t origin, std::int64_t
   NaiveFleet f{std::vector<double>(static_cast<std::size_t>(k), 0.0), std::vector<double>(static_cast<std::size_t>(k), 0.0)};
   std::vector<std::vector<bool>> seen(log.workers.size(), std::vector<bool>(static_cast<std::size_t>(k), false));
   for (const auto& r : log.rows) {
-    if (r.started == fit::kNoTime) continue;
-    const std::int64_t fin = r.finished == fit::kNoTime ? std::max(end, r.started) : r.finished;
+    // An execution without a finish time is left out of the busy and active counts (issue 39: a
+    // failed job without one counted as running until the log's end).
+    if (r.started == fit::kNoTime || r.finished == fit::kNoTime) continue;
+    const std::int64_t fin = r.finished;
     for (std::int64_t i = 0; i < k; ++i) {
       const std::int64_t lo = origin + i * interval, hi = lo + interval;
       const std::int64_t overlap = std::min(fin, hi) - std::max(r.started, lo);

@@ -277,15 +277,30 @@ FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std:
   struct Execution {
     std::uint32_t worker;
     std::uint32_t row;               // index into log.rows (at most kMaxRows)
-    std::int64_t started, finished;  // finished: the log's end for a job still running
+    std::int64_t started, finished;
   };
   std::vector<Execution> order;
   order.reserve(rows.size());
+  // Only executions with a finish time: a job started and never finished in the log (failed
+  // without a finish time, or still running) would count as running until the log's end, and
+  // every such job on one worker as one more slot (a fleet of 8 slots per pod came out as 18).
+  // Its worker still counts as one of the fleet.
+  std::vector<char> worker_started(log.has_worker() ? log.workers.size() : 1, 0);
+  std::size_t workers_started = 0;
   for (std::size_t r : rows) {
     const JobRow& row = log.rows[r];
     if (row.started == kNoTime) continue;
-    order.push_back({log.has_worker() ? row.worker : 0u, static_cast<std::uint32_t>(r), row.started,
-                     row.finished == kNoTime ? std::max(end, row.started) : row.finished});
+    const std::uint32_t w = log.has_worker() ? row.worker : 0u;
+    if (!worker_started[w]) {
+      worker_started[w] = 1;
+      ++workers_started;
+    }
+    if (row.finished == kNoTime) {
+      ++fleet.unfinished;
+      if (row.outcome == Outcome::Failed) ++fleet.failed_unfinished;
+      continue;
+    }
+    order.push_back({w, static_cast<std::uint32_t>(r), row.started, row.finished});
   }
   std::sort(order.begin(), order.end(), [](const Execution& x, const Execution& y) {
     return x.worker != y.worker ? x.worker < y.worker : x.started < y.started;
@@ -356,17 +371,24 @@ FleetFit fit_fleet(const JobLog& log, const std::vector<std::size_t>& rows, std:
   const int most_per_worker = most;
   if (log.has_worker()) {
     fleet.from_workers = true;
-    fleet.count = static_cast<int>(std::max<std::size_t>(1, workers_seen));
+    (void)workers_seen;
+    fleet.count = static_cast<int>(std::max<std::size_t>(1, workers_started));
     fleet.slots = std::max(1, most_per_worker);
-    fleet.why = std::to_string(workers_seen) + " distinct workers ran jobs (at most " +
+    fleet.why = std::to_string(workers_started) + " distinct workers ran jobs (at most " +
                 std::to_string(static_cast<long long>(*std::max_element(fleet.active.begin(), fleet.active.end()))) +
                 " in one interval), each running up to " + std::to_string(fleet.slots) +
                 " at once: consumers count " + std::to_string(fleet.count) + ", slots " + std::to_string(fleet.slots);
+    if (fleet.unfinished > 0)
+      fleet.why += " (" + std::to_string(fleet.unfinished) + " started jobs without a finish time left out of the slots" +
+                   (fleet.failed_unfinished > 0 ? ", " + std::to_string(fleet.failed_unfinished) + " of them failed" : "") + ")";
   } else {
     fleet.count = std::max(1, most);
     fleet.slots = 1;
     fleet.why = "no worker column: " + std::to_string(fleet.count) +
                 " one-slot consumers, the most executions in progress at once (a lower bound on the fleet)";
+    if (fleet.unfinished > 0)
+      fleet.why += " (" + std::to_string(fleet.unfinished) + " started jobs without a finish time left out" +
+                   (fleet.failed_unfinished > 0 ? ", " + std::to_string(fleet.failed_unfinished) + " of them failed" : "") + ")";
   }
   return fleet;
 }

@@ -72,6 +72,9 @@ struct FleetFit {
   // into the log's rows, so that a count or slots beyond brokersim's limits names its line.
   std::size_t peak_row = 0;
   int peak = 0;                // that most
+  // Started jobs without a finish time (failed without one, or running when the log was taken):
+  // left out of the slots and the busy series, their workers still counted.
+  std::size_t unfinished = 0, failed_unfinished = 0;
 };
 
 // The executions of `rows` (indices into log.rows) over [origin, end] cut at `interval`:

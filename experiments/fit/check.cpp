@@ -150,6 +150,32 @@ std::uint64_t events_needed(std::uint64_t max_events, std::uint64_t created, std
   return static_cast<std::uint64_t>(std::min(std::ceil(need / 1000) * 1000, ceiling));
 }
 
+// The two-sample Kolmogorov-Smirnov distance with each value allowed to move by the tolerance t(v)
+// (the larger of rel x v and abs): sup over x of F_a(x) - G_b(x) and the same with a and b
+// swapped, where G_b(x) counts the b within tolerance of being at or below x: b <= x + t(x) or
+// b - t(b) <= x (the larger of the two counts: a lower bound on their union, so the distance is
+// never understated). A relative tolerance moves a zero wait by nothing, so t(b) of the larger value
+// matters. With no tolerance it is the plain distance. Both samples sorted; O(n log n).
+double ks_tolerant(const std::vector<double>& a, const std::vector<double>& b, double rel, double abs) {
+  if (a.empty() || b.empty()) return std::nan("");
+  const auto tol = [&](double v) { return std::max(rel * std::fabs(v), abs); };
+  const auto one_way = [&](const std::vector<double>& x, const std::vector<double>& y) {
+    std::vector<double> lowered(y.size());
+    for (std::size_t i = 0; i < y.size(); ++i) lowered[i] = y[i] - tol(y[i]);
+    std::sort(lowered.begin(), lowered.end());
+    double d = 0;
+    const double nx = static_cast<double>(x.size()), ny = static_cast<double>(y.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (i + 1 < x.size() && x[i + 1] == x[i]) continue;  // F_x at the last of equal values
+      const auto up = static_cast<double>(std::upper_bound(y.begin(), y.end(), x[i] + tol(x[i])) - y.begin());
+      const auto down = static_cast<double>(std::upper_bound(lowered.begin(), lowered.end(), x[i]) - lowered.begin());
+      d = std::max(d, static_cast<double>(i + 1) / nx - std::max(up, down) / ny);
+    }
+    return d;
+  };
+  return std::max(one_way(a, b), one_way(b, a));
+}
+
 // Why a replication stopped at a limit gives no verdict, and what to change.
 std::string no_verdict(const Scenario& scenario, const RunResult& run, std::size_t replication, const CheckOptions& options) {
   const std::string jobs = "after creating " + grouped(run.generated) + " of the log's " + grouped(options.jobs) + " jobs";
@@ -308,6 +334,9 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
 
   const double t = t975(static_cast<double>(options.replications) - 1);
   static constexpr const char* kNames[] = {"mean", "p50", "p95", "p99"};
+  double worst_ratio = 0;
+  result.tol_rel = options.tol_rel;
+  result.tol_abs_ms = options.tol_abs_ms;
   for (std::size_t i = 0; i < nq; ++i) {
     CheckQueueResult q;
     q.log_name = queues[i].log_name;
@@ -337,19 +366,44 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
       metric.pi_hi = sp.mean + half_pi;
       // Waits are printed to 0.1 ms: a difference below that is no mismatch.
       metric.match = metric.log >= metric.pi_lo - 0.05 && metric.log <= metric.pi_hi + 0.05;
+      metric.diff = metric.log - sp.mean;
+      metric.diff_lo = metric.diff - half_pi;
+      metric.diff_hi = metric.diff + half_pi;
+      metric.tolerance = std::max(options.tol_rel * std::fabs(metric.log), options.tol_abs_ms);
+      metric.verdict = metric.match ? Verdict::Matches
+                       : std::fabs(metric.diff) <= metric.tolerance ? Verdict::DiffersSlightly
+                                                                     : Verdict::DoesNotMatch;
       if (!metric.match) {
         const bool above = metric.log > metric.pi_hi;
-        q.mismatches.push_back(std::string(metric.name == std::string("mean") ? "mean" : metric.name) + " wait" + where +
-                               ": the log's " + ms(metric.log) + " is " + (above ? "above" : "below") +
-                               " what the model gives (95% of runs between " + ms(metric.pi_lo) + " and " +
-                               ms(metric.pi_hi) + "): the model's waits are too " + (above ? "short" : "long") + " there");
+        const std::string sentence =
+            metric.name + " wait" + where + ": the log's " + ms(metric.log) + " is " + (above ? "above" : "below") +
+            " what the model gives (" + ms(sp.mean) + " on average, 95% of runs between " + ms(metric.pi_lo) + " and " +
+            ms(metric.pi_hi) + "), a difference of " + ms(metric.diff) + " (" + ms(metric.diff_lo) + " .. " +
+            ms(metric.diff_hi) + ")" +
+            (metric.verdict == Verdict::DiffersSlightly
+                 ? ", within the tolerance of " + ms(metric.tolerance) + ": it differs slightly"
+                 : ", beyond the tolerance of " + ms(metric.tolerance) + ": the model's waits are too " +
+                       (above ? "short" : "long") + " there");
+        (metric.verdict == Verdict::DiffersSlightly ? q.slight : q.mismatches).push_back(sentence);
+        // The first to fail: the farthest beyond its tolerance.
+        const double ratio = std::fabs(metric.diff) / std::max(metric.tolerance, 1e-9);
+        if (ratio > worst_ratio) {
+          worst_ratio = ratio;
+          result.fails_first = sentence;
+        }
       }
       q.metrics.push_back(metric);
     }
     // Distances: log vs each replication, and each pair of replications.
     const std::vector<double> log_thin = thinned(lw);
     std::vector<double> dl, ds;
-    for (const auto& s : sims[i]) dl.push_back(ks_distance_two_sample(log_thin, s));
+    std::vector<double> dt;
+    for (const auto& s : sims[i]) {
+      dl.push_back(ks_distance_two_sample(log_thin, s));
+      dt.push_back(ks_tolerant(log_thin, s, options.tol_rel, options.tol_abs_ms));
+    }
+    dt.erase(std::remove_if(dt.begin(), dt.end(), [](double x) { return std::isnan(x); }), dt.end());
+    if (!dt.empty()) q.ks_log_tolerant = spread(dt).mean;
     for (std::size_t a = 0; a < sims[i].size(); ++a)
       for (std::size_t b = a + 1; b < sims[i].size(); ++b) ds.push_back(ks_distance_two_sample(sims[i][a], sims[i][b]));
     dl.erase(std::remove_if(dl.begin(), dl.end(), [](double x) { return std::isnan(x); }), dl.end());
@@ -365,13 +419,19 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
       q.ks_sim_median = sorted_quantile(ds, 0.5);
       q.ks_sim_p95 = sorted_quantile(ds, 0.95);
       q.ks_match = q.ks_log_mean <= q.ks_sim_p95;
+      q.ks_verdict = q.ks_match ? Verdict::Matches
+                     : q.ks_log_tolerant <= q.ks_sim_p95 ? Verdict::DiffersSlightly
+                                                         : Verdict::DoesNotMatch;
       if (!q.ks_match) {
-        char buf[300];
+        char buf[600];
         std::snprintf(buf, sizeof buf,
                       "the distribution of waits%s: the log's is %.3f away from the simulated ones (Kolmogorov-Smirnov "
-                      "distance, mean over replications), more than two runs of the model differ (95%% of pairs within %.3f)",
-                      where.c_str(), q.ks_log_mean, q.ks_sim_p95);
-        q.mismatches.push_back(buf);
+                      "distance, mean over replications), more than two runs of the model differ (95%% of pairs within %.3f); "
+                      "with each wait allowed to move by the tolerance (%s) it is %.3f away: %s",
+                      where.c_str(), q.ks_log_mean, q.ks_sim_p95, describe_tolerance(options.tol_rel, options.tol_abs_ms).c_str(),
+                      q.ks_log_tolerant, q.ks_verdict == Verdict::DiffersSlightly ? "it differs slightly" : "it does not match");
+        (q.ks_verdict == Verdict::DiffersSlightly ? q.slight : q.mismatches).push_back(buf);
+        if (result.fails_first.empty() && q.ks_verdict == Verdict::DoesNotMatch) result.fails_first = buf;
       }
     } else if (q.log_n == 0 || q.sim_n == 0) {
       q.ks_match = q.log_n == 0 && q.sim_n == 0;
@@ -379,7 +439,12 @@ CheckResult run_check(const std::vector<CheckQueue>& queues, const CheckOptions&
         q.mismatches.push_back("waits" + where + ": " + (q.log_n == 0 ? "the log has no started job, the model has"
                                                                       : "the model started no job, the log has " + std::to_string(q.log_n)));
     }
-    if (!q.mismatches.empty()) result.match = false;
+    if (!q.mismatches.empty()) {
+      result.match = false;
+      result.verdict = Verdict::DoesNotMatch;
+    } else if (!q.slight.empty() && result.verdict == Verdict::Matches) {
+      result.verdict = Verdict::DiffersSlightly;
+    }
     result.queues.push_back(std::move(q));
   }
   return result;
@@ -398,25 +463,91 @@ void print_check(std::ostream& out, const CheckResult& result) {
     std::snprintf(buf, sizeof buf, "  queue %s: %zu started jobs in the log, %.0f per replication\n",
                   loader::quoted(q.scenario_queue).c_str(), q.log_n, q.sim_n);
     out << buf;
-    out << "    wait          log    simulated (95% CI of mean)   95% of runs within   verdict\n";
+    out << "    wait          log  simulated (95% CI of mean)   95% of runs within    difference (95% interval)   tolerance   verdict\n";
     for (const auto& m : q.metrics) {
-      std::snprintf(buf, sizeof buf, "    %-6s %10.1f %10.1f (%8.1f .. %8.1f) %9.1f .. %9.1f   %s\n", m.name.c_str(), m.log,
-                    m.sim_mean, m.ci_lo, m.ci_hi, m.pi_lo, m.pi_hi, m.match ? "matches" : "DOES NOT MATCH");
+      std::snprintf(buf, sizeof buf, "    %-6s %10.1f %10.1f (%8.1f .. %8.1f) %9.1f .. %9.1f %10.1f (%8.1f .. %8.1f) %9.1f   %s\n",
+                    m.name.c_str(), m.log, m.sim_mean, m.ci_lo, m.ci_hi, m.pi_lo, m.pi_hi, m.diff, m.diff_lo, m.diff_hi,
+                    m.tolerance, verdict_words(m.verdict));
       out << buf;
     }
     std::snprintf(buf, sizeof buf,
-                  "    two-sample Kolmogorov-Smirnov distance, log vs simulated: %.4f (%.4f .. %.4f over replications);\n"
+                  "    two-sample Kolmogorov-Smirnov distance, log vs simulated: %.4f (%.4f .. %.4f over replications), "
+                  "%.4f with waits moved by up to the tolerance;\n"
                   "    between two replications: median %.4f, 95%% within %.4f: %s\n",
-                  q.ks_log_mean, q.ks_log_min, q.ks_log_max, q.ks_sim_median, q.ks_sim_p95,
-                  q.ks_match ? "matches" : "DOES NOT MATCH");
+                  q.ks_log_mean, q.ks_log_min, q.ks_log_max, q.ks_log_tolerant, q.ks_sim_median, q.ks_sim_p95,
+                  verdict_words(q.ks_verdict));
     out << buf;
   }
-  if (result.match) {
+  const std::string tol = describe_tolerance(result.tol_rel, result.tol_abs_ms);
+  if (result.verdict == Verdict::Matches) {
     out << "Verdict: the model matches the log: every wait statistic lies within the range of the model's own runs.\n";
+  } else if (result.verdict == Verdict::DiffersSlightly) {
+    out << "Verdict: the model differs slightly from the log: outside the range of the model's own runs, but by less "
+           "than the tolerance (--check-tolerance " << tol << "):\n";
+    for (const auto& q : result.queues)
+      for (const auto& m : q.slight) out << "  - " << m << '\n';
   } else {
-    out << "Verdict: the model does NOT match the log:\n";
+    out << "Verdict: the model does not match the log (tolerance " << tol << ").\n  Fails first: " << result.fails_first
+        << "\n  Does not match:\n";
     for (const auto& q : result.queues)
       for (const auto& m : q.mismatches) out << "  - " << m << '\n';
+    bool any_slight = false;
+    for (const auto& q : result.queues) any_slight = any_slight || !q.slight.empty();
+    if (any_slight) {
+      out << "  Differs slightly (within the tolerance):\n";
+      for (const auto& q : result.queues)
+        for (const auto& m : q.slight) out << "  - " << m << '\n';
+    }
+  }
+}
+
+const char* verdict_words(Verdict v) {
+  switch (v) {
+    case Verdict::Matches: return "matches";
+    case Verdict::DiffersSlightly: return "differs slightly";
+    case Verdict::DoesNotMatch: return "does not match";
+  }
+  return "?";
+}
+
+std::string describe_tolerance(double rel, double abs_ms) {
+  char buf[96];
+  if (rel > 0 && abs_ms > 0) std::snprintf(buf, sizeof buf, "%.6g%% or %.6g ms, the larger", rel * 100, abs_ms);
+  else if (rel > 0) std::snprintf(buf, sizeof buf, "%.6g%%", rel * 100);
+  else std::snprintf(buf, sizeof buf, "%.6g ms", abs_ms);
+  return buf;
+}
+
+void parse_check_tolerance(const std::string& text, double& rel, double& abs_ms) {
+  const std::string expected = "a tolerance: a relative one like 10% (0 to 1000%), an absolute one like 50ms or 2s "
+                               "(at most 1h), or both as 10%,20ms (the larger applies), or 0";
+  rel = 0;
+  abs_ms = 0;
+  bool seen_rel = false, seen_abs = false;
+  std::size_t start = 0;
+  if (text.empty() || text.size() > 100) throw ScenarioError("--check-tolerance", expected, loader::quoted(text.substr(0, 100)));
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    std::size_t split = 0;
+    while (split < item.size() && ((item[split] >= '0' && item[split] <= '9') || item[split] == '.')) ++split;
+    double x = 0;
+    const auto r = std::from_chars(item.data(), item.data() + split, x);
+    if (split == 0 || r.ec != std::errc() || r.ptr != item.data() + split || !std::isfinite(x))
+      throw ScenarioError("--check-tolerance", expected, loader::quoted(text));
+    const std::string unit = item.substr(split);
+    if (unit == "%" && !seen_rel && x <= 1000) {
+      rel = x / 100;
+      seen_rel = true;
+    } else if ((unit == "ms" || unit == "s") && !seen_abs && x * (unit == "s" ? 1000 : 1) <= 3.6e6) {
+      abs_ms = x * (unit == "s" ? 1000 : 1);
+      seen_abs = true;
+    } else if (unit.empty() && x == 0 && !seen_rel && !seen_abs && comma == text.size() && start == 0) {
+      return;
+    } else {
+      throw ScenarioError("--check-tolerance", expected, loader::quoted(text));
+    }
+    start = comma + 1;
   }
 }
 

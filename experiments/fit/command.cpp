@@ -38,7 +38,8 @@ namespace {
 constexpr const char* kSynopsis =
     "usage:\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
-    "                [--interval DURATION] [--check SCENARIO.json] [--replications R] [--seed N]\n"
+    "                [--interval DURATION] [--skew-tolerance DURATION] [--check SCENARIO.json]\n"
+    "                [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
     "\n"
     "options";
 
@@ -329,6 +330,13 @@ void check_fleet(const std::vector<QueueFit>& queues, const fit::JobLog& log) {
   }
 }
 
+// The column(s) finish times come from: "finished_at", "succeeded/failed".
+std::string finish_column(const fit::JobLog& log) {
+  if (!log.columns.finished.empty()) return log.columns.finished;
+  if (log.columns.succeeded.empty()) return log.columns.failed;
+  return log.columns.failed.empty() ? log.columns.succeeded : log.columns.succeeded + "/" + log.columns.failed;
+}
+
 // A loader error on the scenario fitted from the log (a backstop: the reader's limits and the
 // checks above are meant to leave none), named by what in the log it came from.
 std::string about_the_log(const ScenarioError& e, const std::vector<QueueFit>& queues, const fit::JobLog& log) {
@@ -354,8 +362,8 @@ std::string about_the_log(const ScenarioError& e, const std::vector<QueueFit>& q
         if (j.finished != fit::kNoTime &&
             (l.finished == fit::kNoTime || j.finished - j.started > l.finished - l.started)) longest = row;
       }
-      where += " line " + std::to_string(log.line_of(longest)) + ", column " + log.columns.finished;
-      what = "service times" + in_queue(q, log) + " (" + log.columns.finished + " - " + log.columns.started + ", " +
+      where += " line " + std::to_string(log.line_of(longest)) + ", column " + finish_column(log);
+      what = "service times" + in_queue(q, log) + " (" + finish_column(log) + " - " + log.columns.started + ", " +
              grouped(static_cast<std::int64_t>(q.service.n)) + " jobs, mean " + num(q.service.mean) + " ms, the longest " +
              num(q.service.sample.empty() ? 0.0 : q.service.sample.back()) + " ms on this line)";
     } else {
@@ -367,6 +375,79 @@ std::string about_the_log(const ScenarioError& e, const std::vector<QueueFit>& q
   return where + ": expected a log brokersim can model, got " + what + " that a scenario cannot hold (" + e.what() + ")";
 }
 
+// Per outcome, the jobs, and of them those with a start and a finish time.
+ojson outcome_counts(const fit::JobLog& log) {
+  std::size_t n[5] = {}, finished[5] = {}, started[5] = {};
+  for (const auto& r : log.rows) {
+    const auto o = static_cast<std::size_t>(r.outcome);
+    ++n[o];
+    if (r.started != fit::kNoTime) ++started[o];
+    if (r.finished != fit::kNoTime) ++finished[o];
+  }
+  ojson out = ojson::object();
+  for (std::size_t o = 0; o < 5; ++o)
+    if (n[o]) out[fit::outcome_name(static_cast<fit::Outcome>(o))] = {{"jobs", n[o]}, {"started", started[o]}, {"with_finish_time", finished[o]}};
+  return out;
+}
+
+std::string ms_text(double ns) { return num(ns / 1e6, "%.4g") + " ms"; }
+
+// Sentences for the report and the fitted scenario's notes: the rows clamped for clock skew, and
+// the outcomes read from the log's outcome columns.
+std::vector<std::string> reading_notes(const fit::JobLog& log) {
+  std::vector<std::string> notes;
+  const auto& k = log.skew;
+  const std::string tol = ms_text(static_cast<double>(log.skew_tolerance_ns));
+  if (k.rows > 0) {
+    std::string s = "clock skew: " + grouped(static_cast<std::int64_t>(k.rows)) + " of " +
+                    grouped(static_cast<std::int64_t>(log.rows.size())) + " rows (" +
+                    num(100.0 * static_cast<double>(k.rows) / static_cast<double>(log.rows.size()), "%.1f") +
+                    "%) clamped, each by at most --skew-tolerance " + tol + ":";
+    if (k.starts)
+      s += " " + grouped(static_cast<std::int64_t>(k.starts)) + " " + log.columns.started + " before " + log.columns.enqueued +
+           " by up to " + ms_text(static_cast<double>(k.start_max)) + " (mean " +
+           ms_text(k.start_sum / static_cast<double>(k.starts)) + "), moved to it with the finish (the service time kept, the wait 0)";
+    if (k.finishes)
+      s += std::string(k.starts ? ";" : "") + " " + grouped(static_cast<std::int64_t>(k.finishes)) + " finishes before " +
+           log.columns.started + " by up to " + ms_text(static_cast<double>(k.finish_max)) + " (mean " +
+           ms_text(k.finish_sum / static_cast<double>(k.finishes)) + "), moved to it (service time 0)";
+    if (log.has_worker() && !k.per_worker.empty()) {
+      const auto most = static_cast<std::size_t>(std::max_element(k.per_worker.begin(), k.per_worker.end()) - k.per_worker.begin());
+      s += "; most on worker " + loader::quoted(log.workers[most]) + " (" + grouped(static_cast<std::int64_t>(k.per_worker[most])) +
+           " of its " + grouped(static_cast<std::int64_t>(k.rows_per_worker[most])) + " rows: its clock is behind)";
+    }
+    notes.push_back(s);
+  }
+  if (log.has_outcome) {
+    std::size_t n[5] = {}, with_finish[5] = {}, started_no_finish[5] = {};
+    for (const auto& r : log.rows) {
+      const auto o = static_cast<std::size_t>(r.outcome);
+      ++n[o];
+      if (r.finished != fit::kNoTime) ++with_finish[o];
+      else if (r.started != fit::kNoTime) ++started_no_finish[o];
+    }
+    const auto at = [](fit::Outcome o) { return static_cast<std::size_t>(o); };
+    std::string s = "outcomes (from " +
+                    (!log.columns.state.empty() ? "the column " + log.columns.state
+                                                : std::string("the columns ") + log.columns.succeeded +
+                                                      (log.columns.succeeded.empty() || log.columns.failed.empty() ? "" : " and ") +
+                                                      log.columns.failed) +
+                    "): " + grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Succeeded)] + n[at(fit::Outcome::Finished)])) +
+                    " succeeded, " + grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Failed)])) + " failed (" +
+                    grouped(static_cast<std::int64_t>(with_finish[at(fit::Outcome::Failed)])) +
+                    " with a finish time: in the service times and the fleet, they held a worker; " +
+                    grouped(static_cast<std::int64_t>(started_no_finish[at(fit::Outcome::Failed)])) +
+                    " started without one: left out of the service times and the slots; the rest never started), " +
+                    grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Running)])) + " running, " +
+                    grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Queued)])) + " queued when the log was taken";
+    const std::size_t ok_unfinished = started_no_finish[at(fit::Outcome::Succeeded)];
+    if (ok_unfinished)
+      s += "; " + grouped(static_cast<std::int64_t>(ok_unfinished)) + " succeeded without a finish time: left out of the service times and the slots";
+    notes.push_back(s);
+  }
+  return notes;
+}
+
 }  // namespace
 
 int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -376,14 +457,20 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("out", po::value<std::string>(), "write the fitted scenario here (FILE.json), with FILE.plot.json (plot data), "
                                         "FILE.arrivals.csv (the log's arrivals as a trace) and FILE.overtime.csv beside it")
       ("columns", po::value<std::string>(), "the log's column names: enqueued=NAME,started=NAME,finished=NAME,queue=NAME,"
-                                            "worker=NAME (defaults enqueued_at, started_at, finished_at; queue and "
-                                            "worker optional)")
+                                            "worker=NAME,state=NAME,succeeded=NAME,failed=NAME (defaults enqueued_at, "
+                                            "started_at, finished_at; the others optional: state a Celery state column, "
+                                            "succeeded / failed timestamp columns giving the finish time and outcome)")
+      ("skew-tolerance", po::value<std::string>(), "clock skew: a start before its enqueue, or a finish before its start, by "
+                                                   "at most this is clamped and counted (default 1s; 0: refused)")
       ("time-unit", po::value<std::string>(), "auto (default: ISO-8601, or numbers in the unit the column name "
                                               "ends in, _ms or _s, else by magnitude), iso, s or ms")
       ("interval", po::value<std::string>(), "the interval arrivals are counted over: 500ms, 10s, 5min, 1h, 1d (default: from the log's span); the "
                                             "rate_schedule merges adjacent intervals of one rate")
       ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
                                           "and compare its waits with the log's (exit status 6 when they do not match)")
+      ("check-tolerance", po::value<std::string>(), "--check: a figure outside its interval by less than this "
+                                                    "differs slightly (exit status 0): 10%, 50ms, or 10%,20ms for the "
+                                                    "larger (default 10%,20ms)")
       ("replications", po::value<std::string>(), "--check: replications (default 10, at least 2)")
       ("seed", po::value<std::string>(), "--check: override the scenario's seed");
   po::options_description hidden;
@@ -410,7 +497,13 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (replications > 10000) throw ScenarioError("--replications", "an integer between 2 and 10000", loader::quoted(vm["replications"].as<std::string>()));
   std::optional<std::uint64_t> seed;
   if (vm.count("seed")) seed = parse_count("--seed", vm["seed"].as<std::string>(), 0);
-  for (const char* o : {"replications", "seed"})
+  fit::ReadOptions read_options;
+  read_options.skew_tolerance_ns = fit::kDefaultSkewNs;
+  if (vm.count("skew-tolerance"))
+    read_options.skew_tolerance_ns = fit::parse_skew_tolerance(vm["skew-tolerance"].as<std::string>(), "--skew-tolerance");
+  double tol_rel = 0.10, tol_abs_ms = 20;
+  if (vm.count("check-tolerance")) fit::parse_check_tolerance(vm["check-tolerance"].as<std::string>(), tol_rel, tol_abs_ms);
+  for (const char* o : {"replications", "seed", "check-tolerance"})
     if (vm.count(o) && !vm.count("check")) throw ScenarioError(std::string("--") + o, "--check beside it", "no --check");
 
   // Outputs: checked and opened (as partial files beside their targets) before anything is read,
@@ -450,7 +543,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     series_file = std::make_unique<OutputFile>(stem + ".overtime.csv", &out);
   }
 
-  const fit::JobLog log = fit::read_job_log(log_path, columns, format);
+  const fit::JobLog log = fit::read_job_log(log_path, columns, format, read_options);
 
   // Time origin: the first enqueue; the span ends at the last one (at most kMaxSpanNs: the reader
   // refused a row beyond it, naming its line).
@@ -512,7 +605,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       if (row.finished != fit::kNoTime) service.push_back(sim::to_ms(row.finished - row.started));
     }
     if (service.empty())
-      throw ScenarioError(log.file, "jobs with both " + log.columns.started + " and " + log.columns.finished +
+      throw ScenarioError(log.file, "jobs with both " + log.columns.started + " and " + finish_column(log) +
                                         (log.has_queue() ? " in queue " + loader::quoted(q.log_name) : ""),
                           "none");
     std::sort(q.arrival_times.begin(), q.arrival_times.end());
@@ -521,6 +614,10 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     drawable_service(q);
     q.arrivals = fit::fit_arrivals(q.arrival_times, 0, end - origin, interval);
   }
+
+  // What the reader clamped (clock skew) and the outcomes: in the report, the fitted scenario's
+  // notes and the plot data.
+  const std::vector<std::string> log_notes = reading_notes(log);
 
   // The fitted scenario.
   const double span_ms = std::max(sim::to_ms(end - origin), 1.0);
@@ -539,13 +636,16 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   constexpr double kDefaultConsumerTimeoutMs = 1'800'000;
   const bool no_consumer_timeout = longest_ms > kDefaultConsumerTimeoutMs;
   if (no_consumer_timeout) doc["broker"]["consumer_timeout_ms"] = nullptr;
+  if (!log_notes.empty()) doc["notes"] = log_notes;
   doc["producers"] = ojson::array();
   doc["consumers"] = ojson::array();
   for (const auto& q : queues) {
     doc["broker"]["queues"][q.name] = ojson::object();
     doc["producers"].push_back({{"queue", q.name}, {"arrivals", rate_schedule(q.arrivals)},
                                 {"service_ms", q.service.fits[q.service.chosen].syntax}});
-    doc["consumers"].push_back({{"queue", q.name}, {"count", q.fleet.count}, {"prefetch", 1}, {"slots", q.fleet.slots}});
+    // Prefetch as many as the slots: the least that keeps every slot busy (with prefetch 1, a
+    // consumer of 4 slots ran one job at a time). A log does not show the prefetch: set yours.
+    doc["consumers"].push_back({{"queue", q.name}, {"count", q.fleet.count}, {"prefetch", q.fleet.slots}, {"slots", q.fleet.slots}});
   }
   // Validated by the loader, and run (over a stretch of at most 200,000 arrivals) so that a
   // scenario that loads but cannot run is found here, not by the user.
@@ -589,7 +689,9 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
            "nor does the fitted scenario (broker.consumer_timeout_ms null)\n";
   if (log.not_started || log.not_finished)
     out << "  " << log.not_started << " jobs never started and " << log.not_finished
-        << " never finished in the log: they count as arrivals, not in the waits or service times\n";
+        << " never finished in the log: they count as arrivals; the started ones count in the waits; a job without a "
+           "finish time is in neither the service times nor the fleet's slots\n";
+  for (const auto& n : log_notes) out << "  " << n << '\n';
   for (std::size_t i = 0; i < queues.size(); ++i) {
     const auto& q = queues[i];
     out << "\nQueue " << loader::quoted(q.name) << (q.name != q.log_name && log.has_queue() ? " (" + loader::quoted(q.log_name) + " in the log)" : "")
@@ -613,6 +715,8 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       cq.push_back(std::move(c));
     }
     fit::CheckOptions options;
+    options.tol_rel = tol_rel;
+    options.tol_abs_ms = tol_abs_ms;
     options.scenario_path = vm["check"].as<std::string>();
     options.replications = replications;
     options.seed = seed;
@@ -630,7 +734,18 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   if (!out_path.empty()) {
     scenario_file->stream() << doc.dump(2) << '\n';
-    plot_file->stream() << plot_data(queues, log, end - origin).dump() << '\n';
+    {
+      ojson plot = plot_data(queues, log, end - origin);
+      const auto& k = log.skew;
+      plot["skew"] = {{"tolerance_ms", sim::to_ms(log.skew_tolerance_ns)}, {"rows", k.rows},
+                      {"starts", k.starts}, {"start_max_ms", sim::to_ms(k.start_max)},
+                      {"start_mean_ms", k.starts ? k.start_sum / static_cast<double>(k.starts) / 1e6 : 0.0},
+                      {"finishes", k.finishes}, {"finish_max_ms", sim::to_ms(k.finish_max)},
+                      {"finish_mean_ms", k.finishes ? k.finish_sum / static_cast<double>(k.finishes) / 1e6 : 0.0}};
+      plot["outcomes"] = outcome_counts(log);
+      plot["notes"] = log_notes;
+      plot_file->stream() << plot.dump() << '\n';
+    }
     {
       std::ostream& s = series_file->stream();
       s << "from_ms";

@@ -193,7 +193,8 @@ ColumnNames parse_column_names(const std::string& text) {
   ColumnNames names;
   std::map<std::string, std::string*> fields{{"enqueued", &names.enqueued}, {"started", &names.started},
                                              {"finished", &names.finished}, {"queue", &names.queue},
-                                             {"worker", &names.worker}};
+                                             {"worker", &names.worker}, {"state", &names.state},
+                                             {"succeeded", &names.succeeded}, {"failed", &names.failed}};
   std::map<std::string, bool> seen;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -203,7 +204,8 @@ ColumnNames parse_column_names(const std::string& text) {
     const std::string field = eq == std::string::npos ? item : item.substr(0, eq);
     const auto it = fields.find(field);
     if (eq == std::string::npos || it == fields.end())
-      throw ScenarioError("--columns", "FIELD=NAME items with FIELD one of enqueued, started, finished, queue, worker",
+      throw ScenarioError("--columns", "FIELD=NAME items with FIELD one of enqueued, started, finished, queue, worker, "
+                          "state, succeeded, failed",
                           loader::quoted(item));
     const std::string name(trim(std::string_view(item).substr(eq + 1)));
     if (name.empty()) throw ScenarioError("--columns", "a column name after \"" + field + "=\"", "nothing");
@@ -212,7 +214,40 @@ ColumnNames parse_column_names(const std::string& text) {
     *it->second = name;
     start = comma + 1;
   }
+  // The finish time from the outcome columns: no finished column needed unless one is named.
+  if ((seen["succeeded"] || seen["failed"]) && !seen["finished"]) names.finished.clear();
   return names;
+}
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::Finished: return "finished";
+    case Outcome::Succeeded: return "succeeded";
+    case Outcome::Failed: return "failed";
+    case Outcome::Running: return "running";
+    case Outcome::Queued: return "queued";
+  }
+  return "?";
+}
+
+std::int64_t parse_skew_tolerance(const std::string& text, const std::string& option) {
+  const std::string expected = "a duration from 0 to 1h: 0, 250us, 50ms, 1s, 1min";
+  static constexpr std::pair<std::string_view, std::int64_t> kUnits[] = {
+      {"us", 1'000}, {"ms", 1'000'000}, {"s", 1'000'000'000}, {"min", 60'000'000'000LL}, {"h", 3'600'000'000'000LL}};
+  std::size_t split = 0;
+  while (split < text.size() && ((text[split] >= '0' && text[split] <= '9') || text[split] == '.')) ++split;
+  double x = 0;
+  const auto r = std::from_chars(text.data(), text.data() + split, x);
+  if (split == 0 || r.ec != std::errc() || r.ptr != text.data() + split) throw ScenarioError(option, expected, loader::quoted(text));
+  const std::string_view unit = std::string_view(text).substr(split);
+  if (unit.empty() && x == 0) return 0;
+  for (const auto& [name, ns] : kUnits) {
+    if (unit != name) continue;
+    const double v = x * static_cast<double>(ns);
+    if (!(v >= 0) || v > 3.6e12) throw ScenarioError(option, expected, loader::quoted(text));
+    return std::llround(v);
+  }
+  throw ScenarioError(option, expected, loader::quoted(text));
 }
 
 TimeFormat parse_time_format(const std::string& text) {
@@ -228,10 +263,12 @@ namespace {
 // The log as it is read: header, then one row per line.
 class LogParser {
  public:
-  LogParser(std::string file, const ColumnNames& columns, TimeFormat requested) {
+  LogParser(std::string file, const ColumnNames& columns, TimeFormat requested, const ReadOptions& options) {
     log_.file = std::move(file);
     log_.columns = columns;
     log_.format = requested;
+    log_.skew_tolerance_ns = options.skew_tolerance_ns;
+    log_.has_outcome = !columns.state.empty() || !columns.succeeded.empty() || !columns.failed.empty();
   }
 
   void line(std::string_view text) {
@@ -260,7 +297,7 @@ class LogParser {
   }
 
  private:
-  enum Field { Enqueued, Started, Finished, Queue, Worker, kFields };
+  enum Field { Enqueued, Started, Finished, Queue, Worker, State, Succeeded, Failed, kFields };
 
   [[noreturn]] void fail(const std::string& column, const std::string& expected, const std::string& got) const {
     std::string where = log_.file + " line " + std::to_string(line_no_);
@@ -312,7 +349,8 @@ class LogParser {
     for (std::size_t c = 0; c < header_names_.size(); ++c)
       if (!at.emplace(header_names_[c], c).second) fail(std::string(), "each column name once", shown(cells_[c]) + " twice");
     const std::string* wanted[kFields] = {&log_.columns.enqueued, &log_.columns.started, &log_.columns.finished,
-                                          &log_.columns.queue, &log_.columns.worker};
+                                          &log_.columns.queue,    &log_.columns.worker,  &log_.columns.state,
+                                          &log_.columns.succeeded, &log_.columns.failed};
     std::string header_text;
     for (const auto& n : header_names_) header_text += (header_text.empty() ? "" : ",") + n;
     for (int f = 0; f < kFields; ++f) {
@@ -441,21 +479,72 @@ class LogParser {
     JobRow r;
     r.enqueued = time_cell(Enqueued, true);
     r.started = time_cell(Started, false);
-    r.finished = time_cell(Finished, false);
-    const std::string& sc = header_names_[static_cast<std::size_t>(index_[Started])];
-    const std::string& fc = header_names_[static_cast<std::size_t>(index_[Finished])];
-    if (r.started != kNoTime && r.started < r.enqueued)
-      fail(sc, "a time at or after " + log_.columns.enqueued + " (" +
-                   std::string(cells_[static_cast<std::size_t>(index_[Enqueued])]) + ")", shown(cells_[static_cast<std::size_t>(index_[Started])]));
-    if (r.finished != kNoTime && r.started == kNoTime) fail(sc, "a time (the job has a " + fc + ")", "an empty cell");
-    if (r.finished != kNoTime && r.finished < r.started)
-      fail(fc, "a time at or after " + sc + " (" + std::string(cells_[static_cast<std::size_t>(index_[Started])]) + ")",
-           shown(cells_[static_cast<std::size_t>(index_[Finished])]));
-    span(r, sc, fc);
+    const auto col = [&](int field) -> const std::string& { return header_names_[static_cast<std::size_t>(index_[field])]; };
+    const auto cell = [&](int field) { return cells_[static_cast<std::size_t>(index_[field])]; };
+    const std::int64_t t_finished = index_[Finished] >= 0 ? time_cell(Finished, false) : kNoTime;
+    const std::int64_t t_succeeded = index_[Succeeded] >= 0 ? time_cell(Succeeded, false) : kNoTime;
+    const std::int64_t t_failed = index_[Failed] >= 0 ? time_cell(Failed, false) : kNoTime;
+    if (t_succeeded != kNoTime && t_failed != kNoTime)
+      fail(col(Failed), "an empty cell when " + col(Succeeded) + " is set (a job succeeds or fails, not both)", shown(cell(Failed)));
+    // The finish time: the finished column's, else whichever outcome column is set.
+    int ff = t_finished != kNoTime ? Finished : t_succeeded != kNoTime ? Succeeded : t_failed != kNoTime ? Failed : -1;
+    r.finished = ff == Finished ? t_finished : ff == Succeeded ? t_succeeded : ff == Failed ? t_failed : kNoTime;
+    r.outcome = outcome(ff, t_succeeded, t_failed, r);
+    const std::string& sc = col(Started);
+    const std::string fc = ff >= 0 ? col(ff) : index_[Finished] >= 0 ? col(Finished) : "the finish";
+    if (r.finished != kNoTime && r.started == kNoTime) {
+      // A task revoked or failed before it started (Celery sends task-revoked / task-failed then).
+      if (r.outcome == Outcome::Failed) r.finished = kNoTime;
+      else fail(sc, "a time (the job has a " + fc + ")", "an empty cell");
+    }
+    // Clock skew: the enqueue is the producer's clock, the start and finish the worker's. Up to the
+    // tolerance, a start before its enqueue is moved to it, its finish with it (the same clock: the
+    // service time is kept), and a finish before its start is moved to it.
+    const std::int64_t tol = log_.skew_tolerance_ns;
+    const auto before = [&](std::int64_t a, std::int64_t b) {  // a - b in ms as text, a >= b
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6g ms", (static_cast<double>(a) - static_cast<double>(b)) / 1e6);
+      return std::string(buf);
+    };
+    const std::string bound = tol > 0 ? ", or at most " + before(tol, 0) + " before it (--skew-tolerance: clock skew)" : "";
+    const bool early_start = r.started != kNoTime && r.started < r.enqueued;
+    const bool early_finish = r.finished != kNoTime && r.finished < r.started;
+    if (early_start && r.started < r.enqueued - tol)
+      fail(sc, "a time at or after " + col(Enqueued) + " (" + std::string(cell(Enqueued)) + ")" + bound,
+           shown(cell(Started)) + (tol > 0 ? ", " + before(r.enqueued, r.started) + " before it" : ""));
+    if (early_finish && r.finished < r.started - tol)
+      fail(fc, "a time at or after " + sc + " (" + std::string(cell(Started)) + ")" + bound,
+           shown(cell(ff)) + (tol > 0 ? ", " + before(r.started, r.finished) + " before it" : ""));
+    SkewStats& k = log_.skew;
+    if (early_finish) {
+      const std::int64_t by = r.started - r.finished;
+      ++k.finishes;
+      k.finish_max = std::max(k.finish_max, by);
+      k.finish_sum += static_cast<double>(by);
+      r.finished = r.started;
+    }
+    if (early_start) {
+      const std::int64_t by = r.enqueued - r.started;
+      ++k.starts;
+      k.start_max = std::max(k.start_max, by);
+      k.start_sum += static_cast<double>(by);
+      r.started += by;
+      if (r.finished != kNoTime) r.finished += by;
+    }
+    if (early_start || early_finish) ++k.rows;
+    span(r, sc, fc, ff);
     if (r.started == kNoTime) ++log_.not_started;
     if (r.finished == kNoTime) ++log_.not_finished;
-    r.queue = name_index(Queue, log_.queues, queue_index_);
+    r.queue = static_cast<std::uint16_t>(name_index(Queue, log_.queues, queue_index_));
     r.worker = name_index(Worker, log_.workers, worker_index_, r.started == kNoTime);
+    if (log_.has_worker() && r.started != kNoTime) {
+      if (k.rows_per_worker.size() <= r.worker) {
+        k.rows_per_worker.resize(r.worker + 1, 0);
+        k.per_worker.resize(r.worker + 1, 0);
+      }
+      ++k.rows_per_worker[r.worker];
+      if (early_start || early_finish) ++k.per_worker[r.worker];
+    }
     const std::size_t offset = line_no_ - log_.rows.size();
     if (log_.line_offsets.empty() || log_.line_offsets.back().second != offset)
       log_.line_offsets.emplace_back(log_.rows.size(), offset);
@@ -463,9 +552,44 @@ class LogParser {
     owned_.clear();
   }
 
+  // The outcome: from the state column, else from which outcome column holds the finish time, else
+  // from the times. A state that contradicts the times is refused naming the column.
+  Outcome outcome(int finish_field, std::int64_t t_succeeded, std::int64_t t_failed, const JobRow& r) {
+    if (index_[State] >= 0) {
+      const std::string& column = header_names_[static_cast<std::size_t>(index_[State])];
+      const std::string_view cell = cells_[static_cast<std::size_t>(index_[State])];
+      std::string upper;
+      for (char c : cell.substr(0, 20)) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+      static const std::map<std::string, Outcome, std::less<>> kStates{
+          {"SUCCESS", Outcome::Succeeded}, {"SUCCEEDED", Outcome::Succeeded}, {"FAILURE", Outcome::Failed},
+          {"FAILED", Outcome::Failed},     {"RETRY", Outcome::Failed},        {"REVOKED", Outcome::Failed},
+          {"REJECTED", Outcome::Failed},   {"IGNORED", Outcome::Failed},      {"STARTED", Outcome::Running},
+          {"RUNNING", Outcome::Running},   {"RECEIVED", Outcome::Queued},     {"PENDING", Outcome::Queued},
+          {"QUEUED", Outcome::Queued}};
+      const auto it = cell.size() <= 20 ? kStates.find(upper) : kStates.end();
+      if (it == kStates.end())
+        fail(column, "a task state: SUCCESS, FAILURE, RETRY, REVOKED, REJECTED, IGNORED, STARTED, RECEIVED or PENDING (Celery's)",
+             cell.empty() ? std::string("an empty cell") : shown(cell));
+      const Outcome o = it->second;
+      const auto field_name = [&](int f) { return header_names_[static_cast<std::size_t>(index_[f])]; };
+      if (o == Outcome::Succeeded && t_failed != kNoTime)
+        fail(field_name(Failed), "an empty cell (the state is " + std::string(cell) + ")", shown(cells_[static_cast<std::size_t>(index_[Failed])]));
+      if (o == Outcome::Failed && t_succeeded != kNoTime)
+        fail(field_name(Succeeded), "an empty cell (the state is " + std::string(cell) + ")", shown(cells_[static_cast<std::size_t>(index_[Succeeded])]));
+      if ((o == Outcome::Running || o == Outcome::Queued) && finish_field >= 0)
+        fail(field_name(finish_field), "an empty cell (the state is " + std::string(cell) + ": a task not finished)",
+             shown(cells_[static_cast<std::size_t>(index_[finish_field])]));
+      return o;
+    }
+    if (finish_field == Succeeded) return Outcome::Succeeded;
+    if (finish_field == Failed) return Outcome::Failed;
+    if (finish_field == Finished) return Outcome::Finished;
+    return r.started != kNoTime ? Outcome::Running : Outcome::Queued;
+  }
+
   // The enqueue times span at most kMaxSpanNs, and each job starts and finishes within it of its
   // enqueue: refused at the row that goes beyond, so a log of two rows 1e8 s apart is named here.
-  void span(const JobRow& r, const std::string& started_column, const std::string& finished_column) {
+  void span(const JobRow& r, const std::string& started_column, const std::string& finished_column, int finish_field) {
     const std::string& ec = header_names_[static_cast<std::size_t>(index_[Enqueued])];
     const auto cell = [&](int field) { return shown(cells_[static_cast<std::size_t>(index_[field])]); };
     // a - b in ms, in double: times within +-9e18 ns differ by more than int64 holds.
@@ -502,7 +626,7 @@ class LogParser {
     if (r.finished != kNoTime && r.finished > r.enqueued + kMaxSpanNs)
       fail(finished_column, "a time at most " + limit + " after " + ec + " (" +
                                 std::string(cells_[static_cast<std::size_t>(index_[Enqueued])]) + ")",
-           cell(Finished) + ", " + ms(r.finished, r.enqueued) + " after it");
+           cell(finish_field) + ", " + ms(r.finished, r.enqueued) + " after it");
   }
 
   JobLog log_;
@@ -536,16 +660,17 @@ std::size_t JobLog::line_of(std::size_t row) const {
 }
 
 JobLog read_job_log_text(const std::string& text, const std::string& file, const ColumnNames& columns,
-                         TimeFormat requested) {
-  LogParser parser(file, columns, requested);
+                         TimeFormat requested, const ReadOptions& options) {
+  LogParser parser(file, columns, requested, options);
   parse_text(parser, text);
   return parser.finish();
 }
 
-JobLog read_job_log(const std::string& path, const ColumnNames& columns, TimeFormat requested) {
+JobLog read_job_log(const std::string& path, const ColumnNames& columns, TimeFormat requested,
+                    const ReadOptions& options) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!f) throw ScenarioError(path + ": cannot read file (" + std::strerror(errno) + ")");
-  LogParser parser(path, columns, requested);
+  LogParser parser(path, columns, requested, options);
   // Read in blocks; a line is handed over once its end is in the buffer.
   constexpr std::size_t kBlock = 4 << 20;
   std::string buffer;
