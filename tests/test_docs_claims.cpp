@@ -186,7 +186,7 @@ std::vector<Situation> situations() {
        }},
       {"fit: a bad log", std::regex("bad log|Every problem stops"),
        [](const ScratchDir& d) {
-         return std::vector<int>{status({"fit", d.write("bad.csv", "enqueued_at,started_at,finished_at\n1,2,3\n2,4,3\n")})};
+         return std::vector<int>{status({"fit", d.write("bad.csv", "enqueued_at,started_at,finished_at\n1,2,3\n2,5,3\n")})};
        }},
       {"plan: a NaN cost", std::regex(R"(NaN \(`?0/0)"),
        [&](const ScratchDir& d) {

@@ -469,8 +469,8 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
                                           "and compare its waits with the log's (exit status 6 when they do not match)")
       ("check-tolerance", po::value<std::string>(), "--check: a figure outside its interval by less than this "
-                                                    "differs slightly (exit status 0): 10%, 50ms, or 10%,20ms for the "
-                                                    "larger (default 10%,20ms)")
+                                                    "differs slightly, and the command succeeds: 10%, 50ms, or 10%,20ms "
+                                                    "for the larger (default 10%,20ms)")
       ("replications", po::value<std::string>(), "--check: replications (default 10, at least 2)")
       ("seed", po::value<std::string>(), "--check: override the scenario's seed");
   po::options_description hidden;
