@@ -96,6 +96,27 @@ TEST_CASE("quorum at-least-once into a deleted and re-declared target - the work
   CHECK(early.queue("q").dl(brokersim::DeathReason::Expired) == 0);  // not yet into dlq
 }
 
+TEST_CASE("quorum at-least-once dead letter held for a read queue is followed past the stop - as a real node delivers it") {
+  // Issue 43, item 9: a run stopped at 100 s used to end while the worker still held the dead
+  // letter, calling the job expired_in_queue; the real 3.10.8 node delivers it on the worker's
+  // timer (experiments/real-broker, qdlx-deleted-target: 26 010 ms against brokersim's 26 000 with
+  // a 10 s timer). Held for dlq, which a consumer reads, the letter is still in the system: the run
+  // follows it (stop.follow_ms, by default as long again as the span) to its delivery at 186 000.
+  auto run = run_scenario(kDeletedTarget, {R"(stop={"time_ms": 100000})"});
+  CHECK(run.trace.at(0).ms("delivered_ms") == 186000);
+  CHECK(run.trace.at(0)["outcome"] == "completed_on_time");
+  CHECK(run.queue("dlq").delivered == 1);
+  // The same job, the same outcome, whatever the stop: as in the 400 s run.
+  CHECK(run_scenario(kDeletedTarget).trace.at(0)["outcome"] == "completed_on_time");
+  // Not followed (follow_ms 0): still in the system at the end, never expired_in_queue.
+  auto cut = run_scenario(kDeletedTarget, {R"(stop={"time_ms": 100000, "follow_ms": 0})"});
+  CHECK(cut.trace.at(0)["outcome"] == "in_system");
+  // Held for a queue nobody reads, the letter rests decided: the run ends at its stop.
+  auto unread = run_scenario(kDeletedTarget, {R"(stop={"time_ms": 100000})", "consumers.0.queue=q", "consumers.0.start_ms=1000000"});
+  CHECK(unread.trace.at(0)["outcome"] == "expired_in_queue");
+  CHECK(unread.queue("dlq").delivered == 0);
+}
+
 TEST_CASE("quorum reject-publish target takes dead letters past its limit - the worker is stopped only after") {
   // at-least-once: A (100) registers the worker at an empty dlq and gets in; B (110) gets in too
   // (1 is not over a limit of 1) and puts dlq over it; C (120) and D (130) find the worker

@@ -60,7 +60,10 @@ void QuorumRules::dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason 
   ++held_from_[q];
   held_.push_back(h);
   Job& job = w.jobs[j];
-  job.queue = q;
+  // On its way into the target, as a classic queue's dead letter is: a letter the worker holds for
+  // a queue some consumer reads is still in the system (a run follows it past its stop until the
+  // worker's retry delivers it), one for a queue nobody reads rests decided.
+  job.queue = mq.queues_[q].spec().dead_letter_index;
   job.where = Where::DeadLettering;
   w.ledger.update_resting(job);
   if (h.checked_out) arm_timer(mq, q);
