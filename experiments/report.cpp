@@ -170,13 +170,6 @@ std::string duplicate_causes(const RunResult& r) {
   return text;
 }
 
-// The jobs that ended dead-lettered, and every message a queue dead-lettered by reason (summed
-// over queues, in each broker's words); said only when there are any.
-void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
-  std::string reasons;
-  for (DeathReason why : death_reasons_of(s.broker)) {
-    std::uint64_t n = 0;
-    for (const auto& q : r.queues) n += q.dl(why);
 // What a row of the wait table counts (docs/outcomes.md, "Waits and their populations"): the
 // per-delivery waits count deliveries (a redelivered job twice), queue_expired and sojourn jobs.
 const char* wait_unit(Wait w) {
@@ -203,6 +196,13 @@ std::string completed_words(const RunResult& r) {
          fmt("%.2f", percent_of_jobs(r, without)) + "% completed without a deadline";
 }
 
+// The jobs that ended dead-lettered, and every message a queue dead-lettered by reason (summed
+// over queues, in each broker's words); said only when there are any.
+void dead_letter_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
+  std::string reasons;
+  for (DeathReason why : death_reasons_of(s.broker)) {
+    std::uint64_t n = 0;
+    for (const auto& q : r.queues) n += q.dl(why);
     if (n == 0) continue;
     if (!reasons.empty()) reasons += ", ";
     reasons += grouped(n) + " " + std::string(death_reason_name(why));
@@ -330,6 +330,7 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     auto& o = queues[q.name];
     o["published"] = q.published;
     o["delivered"] = q.delivered;
+    o["expired"] = q.expired;
     auto& reasons = o["dead_lettered_by_reason"];
     reasons = nlohmann::ordered_json::object();
     for (DeathReason why : death_reasons_of(scenario.broker)) reasons[std::string(death_reason_name(why))] = q.dl(why);
@@ -337,7 +338,6 @@ nlohmann::ordered_json result_json(const Scenario& scenario, const RunResult& r)
     o["mean_ready"] = q.mean_ready;
     o["mean_unacked"] = q.mean_unacked;
     o["ready_at_end"] = q.ready_at_end;
-    o["expired"] = q.expired;
     o["max_bytes"] = q.max_bytes;
     o["mean_bytes"] = q.mean_bytes;
     o["byte_seconds"] = q.byte_seconds;
