@@ -139,7 +139,9 @@ TEST_SUITE("hostile") {
         {"consumers.0.ack=on-receipt", "consumers.0.ack is on-receipt"},
         {"consumers.0.stop_ms=100000", "consumers.0.stop_ms is set"},
         {"consumers.0.autoscale={\"target_per_replica\": 2}", "consumers.0.autoscale is set"}};
-    for (const auto& [set, why] : cases) {
+    for (const auto& c : cases) {  // not a structured binding: clang 14 cannot capture one in a check
+      const std::string& set = c.first;
+      const std::string& why = c.second;
       const auto r = run_cli({"analytic", file, "--set", set});
       CHECK_MESSAGE(r.status == 4, set);
       CHECK_MESSAGE(r.out.find(why) != std::string::npos, r.out);
@@ -160,7 +162,9 @@ TEST_SUITE("hostile") {
       arm["resources"].push_back(
           {{"type", "Microsoft.ServiceBus/namespaces/queues"}, {"apiVersion", "2022-10-01-preview"}, {"name", "ns/same"}});
     }
-    for (const auto& [name, doc] : std::vector<std::pair<std::string, json>>{{"az.json", az}, {"cf.json", cf}, {"arm.json", arm}}) {
+    for (const auto& entry : std::vector<std::pair<std::string, json>>{{"az.json", az}, {"cf.json", cf}, {"arm.json", arm}}) {
+      const std::string& name = entry.first;
+      const json& doc = entry.second;
       const auto r = run_cli({"import", dir.write(name, doc.dump())});
       CHECK_MESSAGE(r.status == 2, name);
       CHECK_MESSAGE(r.err.find("queues: expected at most 64 queues (brokersim's limit), got \"a 65th, \\\"same\\\"\"") !=
