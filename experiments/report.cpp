@@ -39,17 +39,6 @@ nlohmann::ordered_json wait_json(const H& h, bool window = false) {
 
 double per_s(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
-std::string grouped(std::uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  out.reserve(digits.size() + digits.size() / 3);
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
 // n as a percentage of the jobs generated in the measured span (0 when there were none): every
 // share the summary prints.
 double percent_of_jobs(const RunResult& r, std::uint64_t n) {

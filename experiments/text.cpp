@@ -74,4 +74,21 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return previous[b.size()];
 }
 
+std::string grouped(std::uint64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3);
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string grouped(std::int64_t n) {
+  // The magnitude through unsigned arithmetic: -INT64_MIN does not fit an int64.
+  if (n >= 0) return grouped(static_cast<std::uint64_t>(n));
+  return "-" + grouped(std::uint64_t{0} - static_cast<std::uint64_t>(n));
+}
+
 }  // namespace brokersim

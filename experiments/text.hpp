@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,12 @@ std::string quote(const std::string& s);
 
 // The pieces of `s` between separators (an empty string gives one empty piece).
 std::vector<std::string> split(const std::string& s, char sep);
+
+// A count for a reader, its digits grouped in threes ("20,464"; "-1,234").
+std::string grouped(std::uint64_t n);
+std::string grouped(std::int64_t n);
+inline std::string grouped(int n) { return grouped(std::int64_t{n}); }
+inline std::string grouped(unsigned n) { return grouped(std::uint64_t{n}); }
 
 // Levenshtein distance (insert, delete, substitute), for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);

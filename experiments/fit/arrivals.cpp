@@ -13,6 +13,7 @@
 #include <boost/math/special_functions/gamma.hpp>
 
 #include "experiments/scenario/checks.hpp"
+#include "experiments/text.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim::fit {
@@ -27,15 +28,6 @@ constexpr std::int64_t kLadder[] = {1 * kMs,  2 * kMs,  5 * kMs,   10 * kMs,  20
                                     7 * kD};
 
 std::int64_t intervals_in(std::int64_t span, std::int64_t interval) { return span / interval + 1; }
-
-std::string grouped(std::int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // A duration as the options write it, rounded up to whole ms when it is not one.
 std::string duration_text(std::int64_t ns) {

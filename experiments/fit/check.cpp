@@ -17,6 +17,7 @@
 #include "experiments/report.hpp"
 #include "experiments/scenario/checks.hpp"
 #include "experiments/scenario_load.hpp"
+#include "experiments/text.hpp"
 #include "models/simulation.hpp"
 
 namespace brokersim::fit {
@@ -132,15 +133,6 @@ double sorted_quantile(const std::vector<double>& sorted, double q) {
 }
 
 namespace {
-
-std::string grouped(std::uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // max_events scaled from the jobs created to the log's jobs, with half again for the settling.
 std::uint64_t events_needed(std::uint64_t max_events, std::uint64_t created, std::size_t jobs) {

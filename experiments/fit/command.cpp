@@ -26,6 +26,7 @@
 #include "experiments/output_file.hpp"
 #include "experiments/scenario/checks.hpp"
 #include "experiments/scenario_load.hpp"
+#include "experiments/text.hpp"
 #include "models/simulation.hpp"
 
 namespace po = boost::program_options;
@@ -266,15 +267,6 @@ void print_arrivals(std::ostream& out, const QueueFit& q, const std::string& why
     else
       out << " (--out writes one beside the fitted scenario)\n";
   }
-}
-
-std::string grouped(std::int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 std::string in_queue(const QueueFit& q, const fit::JobLog& log) {
