@@ -1,5 +1,5 @@
 // One case per broker or client rule: tiny deterministic scenarios with exact outcomes and times.
-// The RabbitMQ test vectors of docs/semantics.md part 2 are in tests/test_vectors.cpp, one case each.
+// The RabbitMQ test vectors of docs/semantics.md part 2 are in tests/test_vectors.cpp and test_vectors_12_26.cpp, one case each.
 #include <doctest/doctest.h>
 
 #include "tests/test_util.hpp"

@@ -1,6 +1,6 @@
 // Queue expiry, broker restarts, message sizes, at-most-once dead-lettering and expiry slack:
 // exact outcomes and times. The RabbitMQ test vectors (docs/semantics.md part 2) are in
-// tests/test_vectors.cpp.
+// tests/test_vectors.cpp and test_vectors_12_26.cpp.
 #include <doctest/doctest.h>
 
 #include "tests/test_util.hpp"
