@@ -1,22 +1,23 @@
 // RabbitMQ: the message path, for queues of either type. Every handler is named after the broker
 // step it models; the rule each follows is in docs/semantics.md part 2 (sections 1, 2 and 4),
-// cited where it matters, and where the types differ the queue's rules answer (rabbitmq.hpp).
+// cited where it matters, and where the types differ the queue's policy answers (rabbitmq.hpp).
 #include "models/brokers/rabbitmq.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "models/world.hpp"
 
 namespace brokersim {
 
-RabbitMq::RabbitMq(World& w) : w_(w), quorum_(w.s.broker, w.consumers.size()) {
+RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.size()) {
   const auto nq = w.s.broker.queues.size();
   // Cycle detection keeps the queues a message was dead-lettered from as bits of one word.
   if (nq > 64) throw InvariantError("at most 64 queues are supported");
   queues_.reserve(nq);
   for (const auto& spec : w.s.broker.queues) {
     const int q = static_cast<int>(queues_.size());
-    // Each queue follows its own type's rules (broker.queues.NAME.type, the kind's by default).
+    // Each queue follows its own type's policy (broker.queues.NAME.type, the kind's by default).
     const RequeueTo requeue_to = spec.type == QueueType::Quorum ? quorum_.requeue_to(q) : classic_.requeue_to(q);
     queues_.emplace_back(spec, requeue_to);
   }
@@ -25,11 +26,11 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(w.s.broker, w.consumers.size()) {
   for (const auto& c : w.consumers) {
     // No-ack consumers (consumers[].ack on-receipt) have no prefetch limit: nothing is unacked.
     const int prefetch = c.spec().ack == AckMode::OnReceipt ? 0 : c.spec().prefetch;
-    channels_[c.index()].window = rules(c.queue(), [&](const auto& r) { return r.window(prefetch); });
+    channels_[c.index()].window = policy(c.queue(), [&](const auto& p) { return p.window(prefetch); });
   }
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
   // <= 4.2 the channel evaluates the consumer timeout, for either type; 4.3 no longer does
-  // (docs/semantics.md D2), and a quorum queue does it itself, per delivery (QuorumRules).
+  // (docs/semantics.md D2), and a quorum queue does it itself, per delivery (QuorumPolicy).
   consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value() && w.s.broker.version != "4.3";
 }
 
@@ -42,7 +43,8 @@ void RabbitMq::on_event(const sim::Event& ev) {
     case Ev::Declare: declare(q, ev.aux == 0); break;
     case Ev::QueueLease: on_lease_end(q, ev.tag); break;
     case Ev::ChannelTick: on_channel_tick(w_.consumers[ev.target], ev.tag); break;
-    case Ev::Lease: quorum_.on_message_lock(*this, ev.target, ev.tag); break;
+    // Only the quorum policy arms these two.
+    case Ev::Lease: quorum_.on_message_lock(ev.target, ev.tag); break;
     case Ev::QueueTimer:
       // While the broker is down its queue processes are gone; the restart runs the pass.
       if (!down_ && ev.tag == queues_[q].timer_gen()) {
@@ -54,7 +56,7 @@ void RabbitMq::on_event(const sim::Event& ev) {
     case Ev::DeadLetter:
       if (w_.jobs[ev.target].gen == ev.tag) enqueue(ev.target, static_cast<int>(ev.aux), true);
       break;
-    case Ev::DlxTimer: quorum_.on_dlx_timer(*this, q, ev.tag); break;
+    case Ev::DlxTimer: quorum_.on_dlx_timer(q, ev.tag); break;
     default: throw InvariantError("rabbitmq: not a broker event");
   }
 }
@@ -76,16 +78,7 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
   }
   w_.ledger.published(job, q);
 
-  // A dead letter into a quorum queue is never refused by the queue: at-most-once it is an
-  // untracked enqueue, at-least-once its worker was let through (QuorumRules::dead_letter).
-  // A producer's publish into a quorum queue with reject-publish asks its enqueuer status instead
-  // of the queue's length (QuorumRules::accepts_publish: one gets in past the limit).
-  const bool refused =
-      spec.overflow == Overflow::DropHead || (dead_letter && quorum(q)) ? false
-      : quorum(q) && spec.overflow == Overflow::RejectPublish && (spec.max_length || spec.max_length_bytes)
-          ? !quorum_.accepts_publish(*this, j, q, job.producer)
-          : full_for(q, job.bytes);
-  if (refused) {
+  if (policy(q, [&](auto& p) { return p.refuses(Q, q, j, job, dead_letter); })) {
     if (dead_letter) {
       // Dead-letter republishing has no publisher confirms: a refusing target loses the message.
       w_.decide(job, Outcome::Lost);
@@ -100,7 +93,7 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
     return;
   }
 
-  job.queue_expiry = rules(q, [&](auto& r) { return r.expiry(Q, j, job, w_.now); });
+  job.queue_expiry = policy(q, [&](auto& p) { return p.expiry(Q, j, job, w_.now); });
   job.ready_since = w_.now;
   if (Q.empty() && !dispatchers_[q].empty()) {
     // attempt_delivery before enqueue: this is also why expiration 0 is delivered when (and
@@ -109,7 +102,7 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
     deliver(j, q);
     return;
   }
-  if (rules(q, [&](const auto& r) { return r.discards_at_once(Q, job, w_.now); })) {
+  if (policy(q, [&](const auto& p) { return p.discards_at_once(Q, job, w_.now); })) {
     w_.ledger.expired_in_queue(job, w_.now);
     w_.decide(job, Outcome::ExpiredInQueue);
     w_.leave(j);
@@ -142,7 +135,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     // basic.consume no-ack: settled as it is sent, the client's from here on (lost with it).
     job.early = Job::Early::Released;
     c.keep(w_, j);
-    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+    if (has_credit(ch, ci, q)) ch.join(dispatchers_[q], ci, c.spec().priority);
     w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
     return;
   }
@@ -154,8 +147,8 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     w_.at(ch.opened_at + k * kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(ci), ch.epoch);
     ch.ticking = true;
   }
-  if (quorum_.message_lock() != sim::kNever && quorum(q)) w_.at(w_.now + quorum_.message_lock(), Ev::Lease, j, job.gen);
-  if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+  policy(q, [&](auto& p) { p.on_deliver(j, job); });
+  if (has_credit(ch, ci, q)) ch.join(dispatchers_[q], ci, c.spec().priority);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -207,11 +200,13 @@ void RabbitMq::expire(std::uint32_t j, int q) {
 // The caller has made the decision; moving to a dead-letter queue changes nothing by itself. A
 // quorum queue dead-lettering at least once keeps what its target refuses.
 void RabbitMq::dead_letter(std::uint32_t j, int q, DeathReason why) {
-  if (quorum(q) && QuorumRules::holds_dead_letters(queues_[q].spec())) {
-    quorum_.dead_letter(*this, j, q, why);
-    return;
-  }
-  move_to_dead_letter(j, q, why);
+  if (!policy(q, [&](auto& p) { return p.on_dead_letter(j, q, why); })) move_to_dead_letter(j, q, why);
+}
+
+void RabbitMq::republish_dead_letter(std::uint32_t j, int source, DeathReason why) {
+  const bool was = std::exchange(dead_letter_now_, true);
+  move_to_dead_letter(j, source, why);
+  dead_letter_now_ = was;
 }
 
 void RabbitMq::move_to_dead_letter(std::uint32_t j, int q, DeathReason why) {
@@ -236,7 +231,7 @@ void RabbitMq::move_to_dead_letter(std::uint32_t j, int q, DeathReason why) {
   job.where = Where::DeadLettering;
   job.queue = target;
   w_.ledger.update_resting(job);
-  if (quorum_.dead_letters_at_once()) {
+  if (dead_letter_now_) {
     enqueue(j, target, true);
   } else {
     w_.at(w_.now, Ev::DeadLetter, j, job.gen, static_cast<std::uint32_t>(target));
@@ -248,7 +243,7 @@ void RabbitMq::move_to_dead_letter(std::uint32_t j, int q, DeathReason why) {
 // goes at once.
 void RabbitMq::requeue(std::uint32_t j, ReturnCause why) {
   const int q = w_.jobs[j].queue;
-  if (quorum(q) && quorum_.returned_past_limit(*this, j, why)) return;
+  if (policy(q, [&](auto& p) { return p.on_return(j, why); })) return;
   Job& job = w_.jobs[j];
   queues_[q].requeue(Message{job.seq, j, job.bytes, job.queue_expiry, job.counted});
   job.where = Where::Ready;
@@ -262,7 +257,7 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
   Job& job = w_.jobs[j];
   if (job.gen != gen) return;  // the channel was closed meanwhile: this ack never arrives
   if (job.ghost) {
-    quorum_.settle_ghost(*this, j);  // only a quorum queue's message lock leaves ghosts
+    policy(job.queue, [&](auto& p) { p.on_ghost_settled(j); });
     return;
   }
   Consumer& c = w_.consumers[job.consumer];
@@ -284,13 +279,25 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
 // Credit: the prefetch window and the channel's unacked deliveries.
 void RabbitMq::give_credit(Consumer& c) {
   Channel& ch = channels_[c.index()];
-  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index()); });
+  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index(), c.queue()); });
+}
+
+void RabbitMq::withhold_credit(int ci) { channels_[ci].leave(dispatchers_[w_.consumers[ci].queue()], ci); }
+
+void RabbitMq::release_delivery(std::uint32_t j) {
+  Job& job = w_.jobs[j];
+  channels_[job.consumer].unhold(w_.jobs, j);
+  unacked_changed(job.queue, job, -1);
+}
+
+bool RabbitMq::refuses(int q, std::uint32_t j, bool dead_letter) {
+  return policy(q, [&](auto& p) { return p.refuses(queues_[q], q, j, w_.jobs[j], dead_letter); });
 }
 
 void RabbitMq::ready_changed(int q) {
   const RabbitQueue& Q = queues_[q];
   w_.ledger.ready_changed(q, w_.now, Q.ready(), Q.ready_bytes());
-  quorum_.target_changed(*this, q);
+  policy(q, [&](auto& p) { p.on_ready_changed(q); });
 }
 
 void RabbitMq::unacked_changed(int q, const Job& job, int delta) {

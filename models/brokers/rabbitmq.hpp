@@ -3,10 +3,12 @@
 // head-only TTL expiry with the ensure_ttl_timer rounding, dead-lettering with cycle detection,
 // max-length in its three overflow modes, round-robin dispatch with prefetch credit and consumer
 // priorities, the delivery acknowledgement timeout on the channel tick, x-expires with declares,
-// and broker restarts. Where a queue's type makes a difference, the core asks that queue's rules:
-//   rabbitmq_classic.hpp   ClassicRules: original-position requeue, the TTL 0 discard, exact
+// and broker restarts. Where a queue's type makes a difference, the core calls that type's policy
+// through the same named hooks (the list below), and the policy acts on the core only through the
+// core's public operations: neither reaches into the other.
+//   rabbitmq_classic.hpp   ClassicPolicy: original-position requeue, the TTL 0 discard, exact
 //                          x-expires renewed by declares, transient messages lost on a restart
-//   rabbitmq_quorum.*      QuorumRules: returns queue or tail requeue, the delivery limit, TTL 0
+//   rabbitmq_quorum.*      QuorumPolicy: returns queue or tail requeue, the delivery limit, TTL 0
 //                          living 1 ms, x-expires on the Ra tick, the prefetch cap, 4.3's
 //                          per-delivery consumer timeout, at-least-once dead-lettering
 // Where each core step lives:
@@ -16,11 +18,23 @@
 //   rabbitmq_queue.*          a queue's ready list and head-expiry timer
 //   client_record.hpp, dispatcher.hpp  the channel's client record; the round-robin credit ring
 //
+// The hooks both policies implement, with the same signatures:
+//   requeue_to, window                 what a queue and a channel are given at construction
+//   refuses, expiry, discards_at_once  a message entering the queue (publish or dead letter)
+//   on_deliver, in_timeout             a delivery leaving; whether a consumer is held from credit
+//   on_return, on_dead_letter          a delivery coming back; a message leaving dead
+//   on_ready_changed                   the queue's length changed
+//   on_ghost_settled, on_channel_closed  a consumer settling a copy the queue took back; leaving
+//   lease_end, declare_renews_lease, on_queue_deleted  x-expires
+//   survives_restart, on_broker_up     restarts
+// Timers a policy arms for itself (the quorum's message lock and dead-letter retry) come back to
+// it unread.
+//
 // The type is the queue's (QueueSpec::type: broker.queues.NAME.type, the broker kind's type by
-// default), and the rules are chosen by a branch on it, not by a virtual call (the per-job path
-// asks). One broker may hold queues of both types; a dead letter follows its source's rules on the
-// way out (at-least-once needs a quorum source) and its target's on the way in (a quorum target
-// never refuses an at-most-once dead letter).
+// default), and the policy is chosen by a branch on it, not by a virtual call (the per-job path
+// asks, and the classic hooks inline to nothing where they do nothing). One broker may hold queues
+// of both types; a dead letter follows its source's policy on the way out (at-least-once needs a
+// quorum source) and its target's on the way in (a quorum target never refuses a dead letter).
 #pragma once
 
 #include <cstdint>
@@ -52,9 +66,26 @@ class RabbitMq final : public Broker {
   void on_event(const sim::Event& ev) override;
   void down(Time duration) override;
 
- private:
-  friend class QuorumRules;  // its steps run the core's (requeue, dispatch, dead-letter)
+  // --- What a queue-type policy may ask of the core, and do to it (the policies call nothing else).
+  const RabbitQueue& queue(int q) const { return queues_[q]; }
+  bool is_down() const { return down_; }
+  // Would queue q refuse message j, by its own type's overflow rule?
+  bool refuses(int q, std::uint32_t j, bool dead_letter);
+  // Delivery j no longer counts against its channel's prefetch window, nor as unacked.
+  void release_delivery(std::uint32_t j);
+  // Consumer ci leaves its queue's dispatch ring until give_credit lets it back.
+  void withhold_credit(int ci);
+  void give_credit(Consumer& c);
+  void dispatch(int q);
+  void requeue(std::uint32_t j, ReturnCause why);
+  // A message dies in queue q (the caller has decided its outcome), by q's policy.
+  void dead_letter(std::uint32_t j, int q, DeathReason why);
+  // A dead letter the source's policy republishes: it goes into its target now rather than by a
+  // later hop, and so does every dead letter it causes meanwhile (the next message of the same
+  // pass must see it there).
+  void republish_dead_letter(std::uint32_t j, int source, DeathReason why);
 
+ private:
   // rabbit_channel's channel_tick_interval: the consumer timeout is evaluated once per tick.
   static constexpr Time kChannelTick = Time{60'000} * sim::kNsPerMs;
 
@@ -72,35 +103,28 @@ class RabbitMq final : public Broker {
     bool ticking = false;
   };
 
-  bool quorum(int q) const { return queues_[q].type() == QueueType::Quorum; }
-  // The rules of queue q's type, handed to `step` (a generic lambda): both rule classes answer
-  // the same questions, so each step is written once.
+  // The policy of queue q's type, handed to `step` (a generic lambda): both policies implement
+  // the same hooks, so each call site is written once.
   template <class Step>
-  decltype(auto) rules(int q, Step&& step) {
-    return quorum(q) ? step(quorum_) : step(classic_);
+  decltype(auto) policy(int q, Step&& step) {
+    return queues_[q].type() == QueueType::Quorum ? step(quorum_) : step(classic_);
   }
 
-  bool has_credit(const Channel& ch, int ci) const {
-    return ch.listening() && (ch.window == 0 || ch.held.size() < ch.window) && !quorum_.in_timeout(ci);
+  // ci reads queue q.
+  bool has_credit(const Channel& ch, int ci, int q) {
+    return ch.listening() && (ch.window == 0 || ch.held.size() < ch.window) &&
+           !policy(q, [&](const auto& p) { return p.in_timeout(ci); });
   }
-  void give_credit(Consumer& c);
 
   // rabbit_amqqueue_process
   void enqueue(std::uint32_t j, int q, bool dead_letter);
   void deliver(std::uint32_t j, int q);
-  void dispatch(int q);
   void drop_expired(int q);
   void arm_timer(int q);
   void expire(std::uint32_t j, int q);
-  void dead_letter(std::uint32_t j, int q, DeathReason why);
   void move_to_dead_letter(std::uint32_t j, int q, DeathReason why);
-  void requeue(std::uint32_t j, ReturnCause why);
   void ready_changed(int q);
   void unacked_changed(int q, const Job& job, int delta);
-  // Would queue q refuse one more message of `bytes` (max-length, max-length-bytes)?
-  bool full_for(int q, std::uint64_t bytes) const {
-    return queues_[q].full_for(bytes, quorum(q) ? quorum_.held_from(q) : 0);
-  }
 
   // channels, queue leases, restarts
   void close_connection(Consumer& c, ReturnCause why);
@@ -115,11 +139,12 @@ class RabbitMq final : public Broker {
   std::vector<RabbitQueue> queues_;
   std::vector<Dispatcher> dispatchers_;
   std::vector<Channel> channels_;  // by consumer index
-  ClassicRules classic_;
-  QuorumRules quorum_;
+  ClassicPolicy classic_;
+  QuorumPolicy quorum_;
   sim::Rng slack_rng_;
   bool consumer_timeout_on_ = false;
   bool down_ = false;
+  bool dead_letter_now_ = false;  // inside republish_dead_letter
   Time up_at_ = 0;
 };
 

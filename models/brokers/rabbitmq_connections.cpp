@@ -50,7 +50,7 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   ++ch.epoch;
   ch.ticking = false;
   // The client's stale copies of deliveries the queue took back die with it.
-  quorum_.drop_ghosts(w_, c.index());
+  policy(q, [&](auto& p) { p.on_channel_closed(c.index()); });
   const auto unacked = ch.held;  // a copy: unhold changes ch.held
   for (std::uint32_t j : unacked) {
     ch.unhold(w_.jobs, j);
@@ -92,7 +92,7 @@ void RabbitMq::on_channel_tick(Consumer& c, std::uint32_t epoch) {
 // queue.declare (passive or not) renews the x-expires lease and re-creates a deleted queue.
 void RabbitMq::declare(int q, bool periodic) {
   RabbitQueue& Q = queues_[q];
-  if (!down_ && (rules(q, [](const auto& r) { return r.declare_renews_lease(); }) || Q.deleted)) {
+  if (!down_ && (policy(q, [](const auto& p) { return p.declare_renews_lease(); }) || Q.deleted)) {
     Q.deleted = false;
     restart_lease(q);
   }
@@ -107,7 +107,7 @@ void RabbitMq::restart_lease(int q) {
   if (!Q.spec().expires) return;
   ++Q.lease_gen;
   if (Q.consumers > 0) return;
-  const Time end = rules(q, [&](const auto& r) { return r.lease_end(w_.now, *Q.spec().expires); });
+  const Time end = policy(q, [&](const auto& p) { return p.lease_end(w_.now, *Q.spec().expires); });
   w_.at(end, Ev::QueueLease, static_cast<std::uint32_t>(q), Q.lease_gen);
 }
 
@@ -124,7 +124,7 @@ void RabbitMq::on_lease_end(int q, std::uint32_t gen) {
     }
     ready_changed(q);
   }
-  if (Q.deleted && quorum(q)) quorum_.queue_deleted(w_, q);
+  if (Q.deleted) policy(q, [&](auto& p) { p.on_queue_deleted(q); });
 }
 
 // The broker stops. Connections drop: every consumer's unacked deliveries are back in their
@@ -143,7 +143,7 @@ void RabbitMq::down(Time duration) {
   for (std::size_t q = 0; q < queues_.size(); ++q) {
     RabbitQueue& Q = queues_[q];
     for (const Message& m : Q.take_all()) {
-      if (rules(static_cast<int>(q), [&](const auto& r) { return r.survives_restart(w_.jobs[m.job]); })) {
+      if (policy(static_cast<int>(q), [&](const auto& p) { return p.survives_restart(w_.jobs[m.job]); })) {
         Q.requeue(m);
       } else {
         w_.decide(w_.jobs[m.job], Outcome::Lost);
@@ -163,7 +163,8 @@ void RabbitMq::up() {
     drop_expired(static_cast<int>(q));
     restart_lease(static_cast<int>(q));
   }
-  quorum_.broker_up(*this);
+  classic_.on_broker_up();
+  quorum_.on_broker_up();
   reconnect_waiting(channels_, w_.consumers, w_);
   for (std::size_t q = 0; q < queues_.size(); ++q) dispatch(static_cast<int>(q));
 }

@@ -10,12 +10,13 @@
 
 namespace brokersim {
 
-std::int64_t QuorumRules::delivery_limit(const QueueSpec& spec, const std::string& version) {
+std::int64_t QuorumPolicy::delivery_limit(const QueueSpec& spec, const std::string& version) {
   if (spec.delivery_limit) return *spec.delivery_limit;  // -1 = disabled
   return version == "3.13" ? -1 : 20;                      // ?DEFAULT_DELIVERY_LIMIT since 4.0
 }
 
-QuorumRules::QuorumRules(const BrokerSpec& broker, std::size_t consumers) {
+QuorumPolicy::QuorumPolicy(RabbitMq& core, World& w, const BrokerSpec& broker, std::size_t consumers)
+    : core_(core), w_(w) {
   const auto is_quorum = [](const QueueSpec& spec) { return spec.type == QueueType::Quorum; };
   if (std::none_of(broker.queues.begin(), broker.queues.end(), is_quorum)) return;
   // By queue, for every queue (a classic queue's entry is never asked).
@@ -50,47 +51,47 @@ QuorumRules::QuorumRules(const BrokerSpec& broker, std::size_t consumers) {
 // does not know: it still runs its stale copy, a ghost, whose settlement the queue ignores, and
 // the returned message may run again elsewhere (a duplicate execution). A timer per delivery
 // fires at exactly the times the single earliest-deadline timer would.
-void QuorumRules::on_message_lock(RabbitMq& mq, std::uint32_t j, std::uint32_t gen) {
-  World& w = mq.w_;
-  Job& job = w.jobs[j];
+void QuorumPolicy::lock_delivery(std::uint32_t j, const Job& job) {
+  w_.at(w_.now + message_lock_, Ev::Lease, j, job.gen);
+}
+
+void QuorumPolicy::on_message_lock(std::uint32_t j, std::uint32_t gen) {
+  Job& job = w_.jobs[j];
   const bool held = job.where == Where::Transit || job.where == Where::Local || job.where == Where::Executing ||
                     job.where == Where::Settling;
   // Same gen and same delivery: the job was neither settled and freed nor redelivered since.
   // Acked early (consumers[].ack before-start): settled, no timeout applies any more.
-  if (job.gen != gen || job.ghost || !held || job.delivered + message_lock_ != w.now ||
+  if (job.gen != gen || job.ghost || !held || job.delivered + message_lock_ != w_.now ||
       job.early == Job::Early::Released)
     return;
   const int q = job.queue;
   const int ci = job.consumer;
-  RabbitMq::Channel& ch = mq.channels_[ci];
-  ch.unhold(w.jobs, j);
-  mq.unacked_changed(q, job, -1);
-  ++w.ledger.r.consumer_timeouts;
-  const std::uint32_t live = w.take_back(j, DuplicateCause::ConsumerTimeout);  // `job` may dangle from here on
+  core_.release_delivery(j);
+  ++w_.ledger.r.consumer_timeouts;
+  const std::uint32_t live = w_.take_back(j, DuplicateCause::ConsumerTimeout);  // `job` may dangle from here on
   ghosts_[ci].push_back(j);
   const std::uint32_t returns = returns_of(j);
   returns_of(live) = returns;
-  ch.leave(mq.dispatchers_[q], ci);  // in timeout status: out of the ring until its client has settled the ghost
-  mq.requeue(live, ReturnCause::Timeout);
-  mq.dispatch(q);
+  core_.withhold_credit(ci);  // in timeout status: out of the ring until its client has settled the ghost
+  core_.requeue(live, ReturnCause::Timeout);
+  core_.dispatch(q);
 }
 
 // The client settles a delivery the queue had taken back: the settlement is void (its message
 // may be with another consumer by now); once the client has settled every one of them, the
 // consumer leaves its timeout status and gets deliveries again.
-void QuorumRules::settle_ghost(RabbitMq& mq, std::uint32_t j) {
-  World& w = mq.w_;
-  Consumer& c = w.consumers[w.jobs[j].consumer];
+void QuorumPolicy::on_ghost_settled(std::uint32_t j) {
+  Consumer& c = w_.consumers[w_.jobs[j].consumer];
   std::vector<std::uint32_t>& ghosts = ghosts_[c.index()];
   ghosts.erase(std::find(ghosts.begin(), ghosts.end(), j));
-  w.drop_ghost(j);
-  mq.give_credit(c);
-  mq.dispatch(c.queue());
+  w_.drop_ghost(j);
+  core_.give_credit(c);
+  core_.dispatch(c.queue());
 }
 
-void QuorumRules::drop_ghosts(World& w, int ci) {
+void QuorumPolicy::on_channel_closed(int ci) {
   if (ghosts_.empty()) return;
-  for (std::uint32_t j : ghosts_[ci]) w.drop_ghost(j);
+  for (std::uint32_t j : ghosts_[ci]) w_.drop_ghost(j);
   ghosts_[ci].clear();
 }
 
@@ -98,14 +99,14 @@ void QuorumRules::drop_ghosts(World& w, int ci) {
 // failed deliveries (crash; basic.reject requeue=true, which brokersim's consumers never send).
 // Past the limit, i.e. on the (limit+1)-th counted return, the message is dead-lettered with
 // reason delivery_limit, or dropped without a target.
-bool QuorumRules::returned_past_limit(RabbitMq& mq, std::uint32_t j, ReturnCause why) {
-  Job& job = mq.w_.jobs[j];
+bool QuorumPolicy::on_return(std::uint32_t j, ReturnCause why) {
+  Job& job = w_.jobs[j];
   const int q = job.queue;
   if (limits_[q] < 0) return false;
   const bool counts = v43_ ? why == ReturnCause::Crash : true;
   if (!counts || ++returns_[j] <= static_cast<std::uint64_t>(limits_[q])) return false;
-  mq.w_.decide(job, mq.queues_[q].spec().dead_letter_index >= 0 ? Outcome::DeadLettered : Outcome::Lost);
-  mq.dead_letter(j, q, DeathReason::DeliveryLimit);
+  w_.decide(job, core_.queue(q).spec().dead_letter_index >= 0 ? Outcome::DeadLettered : Outcome::Lost);
+  core_.dead_letter(j, q, DeathReason::DeliveryLimit);
   return true;
 }
 

@@ -20,7 +20,6 @@
 // or below 80% of it (is_below_soft_limit/1, ?LOW_LIMIT 0.8). That notice travels as a message, so
 // dead letters the worker forwards in one batch (messages dead-lettered at the same instant) all
 // get in past the limit; a dead letter at a later instant is rejected and held.
-#include <utility>
 
 #include "models/brokers/rabbitmq.hpp"
 #include "models/brokers/rabbitmq_quorum.hpp"
@@ -46,43 +45,41 @@ bool below_soft_limit(const RabbitQueue& T, std::uint64_t held) {
 
 }  // namespace
 
-void QuorumRules::dead_letter(RabbitMq& mq, std::uint32_t j, int q, DeathReason why) {
-  World& w = mq.w_;
+bool QuorumPolicy::on_dead_letter(std::uint32_t j, int q, DeathReason why) {
+  if (!holds_dead_letters(core_.queue(q).spec())) return false;
   Worker& wk = workers_[q];
   Held h{j, q, why, sim::kNever, false};
   // Behind a worker holding its prefetch the message waits in the source, not yet attempted;
   // with the broker down there is no worker (it starts again with the broker).
-  if (!mq.down_ && wk.checked_out < kWorkerPrefetch) {
+  if (!core_.is_down() && wk.checked_out < kWorkerPrefetch) {
     h.checked_out = true;
-    if (try_publish(mq, h)) return;
+    if (try_publish(h)) return true;
     ++wk.checked_out;
   }
   ++held_from_[q];
   held_.push_back(h);
-  Job& job = w.jobs[j];
+  Job& job = w_.jobs[j];
   // On its way into the target, as a classic queue's dead letter is: a letter the worker holds for
   // a queue some consumer reads is still in the system (a run follows it past its stop until the
   // worker's retry delivers it), one for a queue nobody reads rests decided.
-  job.queue = mq.queues_[q].spec().dead_letter_index;
+  job.queue = core_.queue(q).spec().dead_letter_index;
   job.where = Where::DeadLettering;
-  w.ledger.update_resting(job);
-  if (h.checked_out) arm_timer(mq, q);
+  w_.ledger.update_resting(job);
+  if (h.checked_out) arm_timer(q);
+  return true;
 }
 
 // One publish of a held (or new) dead letter: true if its target took it (and confirmed: the
 // source forgets it). A target that does not exist is no route: nothing is published and the
 // publish time stays as it was; a refusal is a publish now.
-bool QuorumRules::try_publish(RabbitMq& mq, Held& h) {
-  const int target = mq.queues_[h.source].spec().dead_letter_index;
-  if (mq.queues_[target].deleted) return false;
-  if (!accepts(mq, workers_[h.source], h.job, target)) {
-    h.published = mq.w_.now;
+bool QuorumPolicy::try_publish(Held& h) {
+  const int target = core_.queue(h.source).spec().dead_letter_index;
+  if (core_.queue(target).deleted) return false;
+  if (!accepts(workers_[h.source], h.job, target)) {
+    h.published = w_.now;
     return false;
   }
-  // Into the target now, not by a later hop: the next message of the same pass must see it there.
-  const bool was = std::exchange(at_once_, true);
-  mq.move_to_dead_letter(h.job, h.source, h.why);
-  at_once_ = was;
+  core_.republish_dead_letter(h.job, h.source, h.why);
   return true;
 }
 
@@ -91,11 +88,11 @@ bool QuorumRules::try_publish(RabbitMq& mq, Held& h) {
 // queues of both types) has no enqueuer status: it answers each publish by its own overflow rule,
 // refusing (a negative confirm) when full with reject-publish or reject-publish-dlx, and the
 // worker keeps what it refused.
-bool QuorumRules::accepts(RabbitMq& mq, EnqueuerState& wk, std::uint32_t j, int target) {
-  const RabbitQueue& T = mq.queues_[target];
-  if (T.type() == QueueType::Classic) return T.spec().overflow == Overflow::DropHead || !mq.full_for(target, mq.w_.jobs[j].bytes);
+bool QuorumPolicy::accepts(EnqueuerState& wk, std::uint32_t j, int target) {
+  const RabbitQueue& T = core_.queue(target);
+  if (T.type() == QueueType::Classic) return !core_.refuses(target, j, true);
   if (T.spec().overflow != Overflow::RejectPublish) return true;
-  const Time now = mq.w_.now;
+  const Time now = w_.now;
   if (wk.status == Enqueuer::Unregistered) {
     wk.status = over_limit(T, held_from(target)) ? Enqueuer::Blocked : Enqueuer::Go;
   } else if (wk.status == Enqueuer::Go && wk.blocked_at < now) {
@@ -106,16 +103,16 @@ bool QuorumRules::accepts(RabbitMq& mq, EnqueuerState& wk, std::uint32_t j, int 
 }
 
 // What the target tells its enqueuers after a change of its length.
-void QuorumRules::enqueuer_status(RabbitMq& mq, int target) {
+void QuorumPolicy::enqueuer_status(int target) {
   auto& producers = publishers_[target];
   if (writers_[target].empty() && producers.empty()) return;
-  const RabbitQueue& T = mq.queues_[target];
+  const RabbitQueue& T = core_.queue(target);
   if (T.type() == QueueType::Classic || T.spec().overflow != Overflow::RejectPublish) return;
   const bool over = over_limit(T, held_from(target));
   const bool below = !over && below_soft_limit(T, held_from(target));
   const auto tell = [&](EnqueuerState& wk) {
     if (wk.status == Enqueuer::Unregistered) return;
-    if (over && wk.status == Enqueuer::Go && wk.blocked_at == sim::kNever) wk.blocked_at = mq.w_.now;
+    if (over && wk.status == Enqueuer::Go && wk.blocked_at == sim::kNever) wk.blocked_at = w_.now;
     if (below) {
       wk.status = Enqueuer::Go;
       wk.blocked_at = sim::kNever;
@@ -125,27 +122,27 @@ void QuorumRules::enqueuer_status(RabbitMq& mq, int target) {
   for (EnqueuerState& p : producers) tell(p);
 }
 
-void QuorumRules::arm_timer(RabbitMq& mq, int source) {
+void QuorumPolicy::arm_timer(int source) {
   Worker& wk = workers_[source];
   if (wk.timer_at != sim::kNever) return;
-  wk.timer_at = mq.w_.now + retry_;
-  mq.w_.at(wk.timer_at, Ev::DlxTimer, static_cast<std::uint32_t>(source), ++wk.timer_gen);
+  wk.timer_at = w_.now + retry_;
+  w_.at(wk.timer_at, Ev::DlxTimer, static_cast<std::uint32_t>(source), ++wk.timer_gen);
 }
 
-void QuorumRules::on_dlx_timer(RabbitMq& mq, int source, std::uint32_t gen) {
+void QuorumPolicy::on_dlx_timer(int source, std::uint32_t gen) {
   Worker& wk = workers_[source];
-  if (mq.down_ || gen != wk.timer_gen) return;
+  if (core_.is_down() || gen != wk.timer_gen) return;
   wk.timer_at = sim::kNever;
-  redeliver(mq, source);
-  if (wk.checked_out > 0) arm_timer(mq, source);
+  redeliver(source);
+  if (wk.checked_out > 0) arm_timer(source);
 }
 
 // redeliver_messages: each held message of `source`, oldest first, published a period ago or
 // never is published again; a message not yet with the worker is taken (and published at once)
 // while the worker has room under its prefetch.
-void QuorumRules::redeliver(RabbitMq& mq, int source) {
+void QuorumPolicy::redeliver(int source) {
   Worker& wk = workers_[source];
-  const Time now = mq.w_.now;
+  const Time now = w_.now;
   // Publishing may dead-letter more (an expiry pass in the target): they are appended, not
   // retried in this pass.
   std::size_t end = held_.size();
@@ -163,7 +160,7 @@ void QuorumRules::redeliver(RabbitMq& mq, int source) {
       held_[i++] = h;
       continue;
     }
-    if (try_publish(mq, h)) {
+    if (try_publish(h)) {
       held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
       --end;
       --held_from_[source];
@@ -174,7 +171,7 @@ void QuorumRules::redeliver(RabbitMq& mq, int source) {
   }
 }
 
-void QuorumRules::reset_worker(Worker& wk) {
+void QuorumPolicy::reset_worker(Worker& wk) {
   wk.status = Enqueuer::Unregistered;
   wk.blocked_at = sim::kNever;
   wk.timer_at = sim::kNever;
@@ -182,7 +179,7 @@ void QuorumRules::reset_worker(Worker& wk) {
   wk.checked_out = 0;
 }
 
-void QuorumRules::queue_deleted(World& w, int q) {
+void QuorumPolicy::on_queue_deleted(int q) {
   // remove_queue/2: the workers publishing to q drop their client of it.
   for (int s : writers_[q]) {
     workers_[s].status = Enqueuer::Unregistered;
@@ -193,15 +190,15 @@ void QuorumRules::queue_deleted(World& w, int q) {
   if (held_from_[q] == 0) return;
   std::erase_if(held_, [&](const Held& h) {
     if (h.source != q) return false;
-    w.decide(w.jobs[h.job], Outcome::Lost);
-    w.leave(h.job);
+    w_.decide(w_.jobs[h.job], Outcome::Lost);
+    w_.leave(h.job);
     return true;
   });
   held_from_[q] = 0;
 }
 
 // A new worker checks out the source's dead letters again and publishes them at once.
-void QuorumRules::broker_up(RabbitMq& mq) {
+void QuorumPolicy::on_broker_up() {
   // Clients reconnect to a restarted queue and register as enqueuers again.
   for (auto& by_producer : publishers_)
     for (EnqueuerState& p : by_producer) p = EnqueuerState{};
@@ -210,8 +207,8 @@ void QuorumRules::broker_up(RabbitMq& mq) {
   for (Held& h : held_) h.checked_out = false;
   for (std::size_t s = 0; s < workers_.size(); ++s) {
     if (held_from_[s] == 0) continue;
-    redeliver(mq, static_cast<int>(s));
-    if (workers_[s].checked_out > 0) arm_timer(mq, static_cast<int>(s));
+    redeliver(static_cast<int>(s));
+    if (workers_[s].checked_out > 0) arm_timer(static_cast<int>(s));
   }
 }
 
