@@ -26,7 +26,9 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
   for (const auto& c : w.consumers) {
     // No-ack consumers (consumers[].ack on-receipt) have no prefetch limit: nothing is unacked.
     const int prefetch = c.spec().ack == AckMode::OnReceipt ? 0 : c.spec().prefetch;
-    channels_[c.index()].window = policy(c.queue(), [&](const auto& p) { return p.window(prefetch); });
+    Channel& ch = channels_[c.index()];
+    ch.type = queues_[c.queue()].type();
+    ch.window = policy(ch, [&](const auto& p) { return p.window(prefetch); });
   }
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
   // <= 4.2 the channel evaluates the consumer timeout, for either type; 4.3 no longer does
@@ -135,7 +137,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     // basic.consume no-ack: settled as it is sent, the client's from here on (lost with it).
     job.early = Job::Early::Released;
     c.keep(w_, j);
-    if (has_credit(ch, ci, q)) ch.join(dispatchers_[q], ci, c.spec().priority);
+    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
     w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
     return;
   }
@@ -147,8 +149,8 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     w_.at(ch.opened_at + k * kChannelTick, Ev::ChannelTick, static_cast<std::uint32_t>(ci), ch.epoch);
     ch.ticking = true;
   }
-  policy(q, [&](auto& p) { p.on_deliver(j, job); });
-  if (has_credit(ch, ci, q)) ch.join(dispatchers_[q], ci, c.spec().priority);
+  policy(ch, [&](auto& p) { p.on_deliver(j, job); });
+  if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -279,7 +281,7 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
 // Credit: the prefetch window and the channel's unacked deliveries.
 void RabbitMq::give_credit(Consumer& c) {
   Channel& ch = channels_[c.index()];
-  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index(), c.queue()); });
+  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index()); });
 }
 
 void RabbitMq::withhold_credit(int ci) { channels_[ci].leave(dispatchers_[w_.consumers[ci].queue()], ci); }

@@ -101,6 +101,9 @@ class RabbitMq final : public Broker {
     std::uint32_t epoch = 0;
     Time opened_at = 0;
     bool ticking = false;
+    // Its queue's type, so that credit and delivery reach the policy from the channel they have
+    // in hand rather than by a look-up of the queue.
+    QueueType type = QueueType::Classic;
   };
 
   // The policy of queue q's type, handed to `step` (a generic lambda): both policies implement
@@ -109,11 +112,15 @@ class RabbitMq final : public Broker {
   decltype(auto) policy(int q, Step&& step) {
     return queues_[q].type() == QueueType::Quorum ? step(quorum_) : step(classic_);
   }
+  // The policy of the queue channel ch reads.
+  template <class Step>
+  decltype(auto) policy(const Channel& ch, Step&& step) {
+    return ch.type == QueueType::Quorum ? step(quorum_) : step(classic_);
+  }
 
-  // ci reads queue q.
-  bool has_credit(const Channel& ch, int ci, int q) {
+  bool has_credit(const Channel& ch, int ci) {
     return ch.listening() && (ch.window == 0 || ch.held.size() < ch.window) &&
-           !policy(q, [&](const auto& p) { return p.in_timeout(ci); });
+           !policy(ch, [&](const auto& p) { return p.in_timeout(ci); });
   }
 
   // rabbit_amqqueue_process

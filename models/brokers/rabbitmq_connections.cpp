@@ -50,7 +50,7 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   ++ch.epoch;
   ch.ticking = false;
   // The client's stale copies of deliveries the queue took back die with it.
-  policy(q, [&](auto& p) { p.on_channel_closed(c.index()); });
+  policy(ch, [&](auto& p) { p.on_channel_closed(c.index()); });
   const auto unacked = ch.held;  // a copy: unhold changes ch.held
   for (std::uint32_t j : unacked) {
     ch.unhold(w_.jobs, j);
