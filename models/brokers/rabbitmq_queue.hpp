@@ -5,7 +5,7 @@
 // goes where its type puts it (RequeueTo). Expiry is evaluated only at the head: expired messages
 // behind a live head stay in the list and are counted (depth, max-length), exactly as the broker
 // does. The queue itself makes no decisions about jobs; the broker (rabbitmq.cpp) asks it for the
-// expired head run and for the next message to deliver, and its type's rules
+// expired head run and for the next message to deliver, and its type's policy
 // (rabbitmq_classic.hpp, rabbitmq_quorum.hpp) for what differs.
 #pragma once
 
