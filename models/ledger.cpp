@@ -35,7 +35,8 @@ void Ledger::close_span(Time end) {
   r.groups = replicas_.finish(end, r.measured_s, s_.consumers);
   r.peak_replicas_total = replicas_.peak_total();
   // Counters of events of any job (not of the counted jobs' own fates) stop with the span.
-  span_counters_ = {r.duplicate_executions, r.redeliveries, r.consumer_timeouts};
+  for (std::size_t c = 0; c < kCounterCount; ++c)
+    if (kCounters[c].stops_with_span) span_counters_[c] = r.*kCounters[c].field;
   span_duplicates_by_cause_ = r.duplicates_by_cause;
 }
 
@@ -70,9 +71,8 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
     r.queues[q].dead_lettered = queues_[q].dead_lettered;
   }
   r.windows = windows_.finish(span_end_);
-  r.duplicate_executions = span_counters_[0];
-  r.redeliveries = span_counters_[1];
-  r.consumer_timeouts = span_counters_[2];
+  for (std::size_t c = 0; c < kCounterCount; ++c)
+    if (kCounters[c].stops_with_span) r.*kCounters[c].field = span_counters_[c];
   r.duplicates_by_cause = span_duplicates_by_cause_;
 
   std::uint64_t sum = 0;

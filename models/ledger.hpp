@@ -160,8 +160,10 @@ class Ledger {
 
   const Scenario& s_;
   Time span_end_ = sim::kNever;  // close_span's time; completions after it are in no rate
-  std::array<std::uint64_t, 3> span_counters_{};
-  std::array<std::uint64_t, kDuplicateCauseCount> span_duplicates_by_cause_{};  // close_span's duplicate executions, redeliveries, consumer timeouts
+  // close_span's values of the kCounters rows that stop with the span (by row; the others unused),
+  // and of the duplicate executions by cause.
+  std::array<std::uint64_t, kCounterCount> span_counters_{};
+  std::array<std::uint64_t, kDuplicateCauseCount> span_duplicates_by_cause_{};
   bool track_bytes_ = false;  // some producer sends non-empty bodies
   JobObserver* observer_;     // the trace, when asked for
   std::vector<QueueBook> queues_;

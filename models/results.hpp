@@ -9,6 +9,7 @@
 #include <limits>
 #include <cstdint>
 #include <iosfwd>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -190,18 +191,30 @@ struct RunResult : Tally<sim::Histogram> {
 };
 
 // The plain counters of `run --json`, in output order (after the slot figures). Adding one costs
-// its field above, its row here, the call that counts it and its line in docs/outcomes.md.
+// its field above, its row here, the call that counts it and its line in docs/outcomes.md: the
+// metric registry (experiments/metrics/registry.cpp) gives it to run --json, sweeps, plans and
+// `metrics`, and the ledger stops it with the span if it says so.
 struct CounterMetric {
   std::uint64_t RunResult::*field;
   std::string_view name;
+  std::string_view unit;    // what one of it is: "jobs", "executions", ...
+  std::string_view counts;  // what it counts, for `metrics --describe`
+  // Counted for any job's events (not the counted jobs' own fates): frozen at the measured span's
+  // end (Ledger::close_span), so that a run following its jobs past the stop does not add to it.
+  bool stops_with_span;
 };
 inline constexpr CounterMetric kCounters[] = {
-    {&RunResult::admitted_but_expired, "admitted_but_expired"},
-    {&RunResult::rejected_but_valid, "rejected_but_valid"},
-    {&RunResult::duplicate_executions, "duplicate_executions"},
-    {&RunResult::redeliveries, "redeliveries"},
-    {&RunResult::consumer_timeouts, "consumer_timeouts"},
+    {&RunResult::admitted_but_expired, "admitted_but_expired", "jobs",
+     "jobs a consumer admitted though already expired (its clock is skewed)", false},
+    {&RunResult::rejected_but_valid, "rejected_but_valid", "jobs",
+     "jobs a consumer rejected as stale though still valid in true time", false},
+    {&RunResult::duplicate_executions, "duplicate_executions", "executions", "executions of a job that had started before",
+     true},
+    {&RunResult::redeliveries, "redeliveries", "deliveries", "deliveries of a message delivered before", true},
+    {&RunResult::consumer_timeouts, "consumer_timeouts", "channels",
+     "channels closed by the delivery acknowledgement timeout", true},
 };
+inline constexpr std::size_t kCounterCount = std::size(kCounters);
 
 // One job of the job-level series (warmup_ms "auto"): its creation time and the metric's value
 // for it; created < 0 for a job that never got an outcome (still in the system at the end).
