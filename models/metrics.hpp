@@ -1,8 +1,9 @@
-// The metric tables: each outcome and wait a run reports is declared here once, and the JSON and
-// the text summary (experiments/report.cpp), the windows (WindowResult) and the time series
-// iterate these tables. Sweeps, `plan` targets and `metrics` read the flattened JSON, so they
-// follow. Adding a wait costs its enumerator and its row here, the call that records it
-// (Ledger::wait) and its line in docs/outcomes.md; the counters are in results.hpp (kCounters).
+// The metric tables: each outcome and wait a run reports is declared here once. The text summary
+// (experiments/report.cpp), the windows (WindowResult) and the time series iterate these tables;
+// the JSON, sweeps, `plan` targets and `metrics` take them through the metric registry
+// (experiments/metrics/registry.cpp). Adding a wait costs its enumerator and its row here, the
+// call that records it (Ledger::wait) and its line in docs/outcomes.md; the counters are in
+// results.hpp (kCounters).
 #pragma once
 
 #include <cstddef>

@@ -3,74 +3,18 @@
 #include <limits>
 #include <unordered_set>
 
-#include <nlohmann/json.hpp>
-
 #include "experiments/replication/grid.hpp"
-#include "experiments/report.hpp"
 
 namespace brokersim {
 
-namespace {
-
-// Flatten numeric leaves of result_json (top-level seed and replication excluded). A window's
-// percentile on too few samples is null (models/ledger/windows.hpp), and so is a window_max /
-// window_min percentile no window has enough samples for: under `windows.K`, window_max and
-// window_min (`nulls`) a null is the metric with no value (NaN: an empty CSV cell), so that the
-// names do not depend on the run.
-void flatten(const nlohmann::ordered_json& j, const std::string& prefix, bool top, std::vector<std::string>* names,
-             std::vector<double>* values, bool nulls = false) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (top && (it.key() == "seed" || it.key() == "replication")) continue;
-    const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
-    const auto& v = it.value();
-    if (v.is_object()) {
-      flatten(v, name, false, names, values, nulls || (top && (it.key() == "window_max" || it.key() == "window_min")));
-    } else if (v.is_null() && nulls) {
-      if (names) names->push_back(name);
-      if (values) values->push_back(std::numeric_limits<double>::quiet_NaN());
-    } else if (v.is_number()) {
-      if (names) names->push_back(name);
-      if (values) values->push_back(v.get<double>());
-    }
-  }
-}
-
-}  // namespace
-
-void run_metrics(const Scenario& scenario, const RunResult& result, std::vector<std::string>* names,
-                 std::vector<double>* values, bool with_windows) {
-  const nlohmann::ordered_json j = result_json(scenario, result);
-  flatten(j, "", true, names, values);
-  if (!with_windows || !j.contains("windows")) return;
-  const auto& windows = j["windows"];
-  for (std::size_t k = 0; k < windows.size(); ++k) flatten(windows[k], "windows." + std::to_string(k), false, names, values, true);
-}
-
 std::vector<std::string> window_metric_names(const Scenario& scenario) {
   if (!scenario.observe_window) return {};
-  RunResult r;
-  for (const auto& q : scenario.broker.queues) {
-    QueueResult qr;
-    qr.name = q.name;
-    r.queues.push_back(qr);
-  }
-  r.windows.emplace_back();
   std::vector<std::string> names;
-  flatten(result_json(scenario, r)["windows"][0], "", false, &names, nullptr, true);
+  for (const WindowMetric& m : window_metrics()) names.push_back(m.name);
   return names;
 }
 
-std::vector<std::string> metric_names(const Scenario& scenario) {
-  RunResult r;
-  for (const auto& q : scenario.broker.queues) {
-    QueueResult qr;
-    qr.name = q.name;
-    r.queues.push_back(qr);
-  }
-  std::vector<std::string> names;
-  run_metrics(scenario, r, &names, nullptr);
-  return names;
-}
+std::vector<std::string> metric_names(const Scenario& scenario) { return MetricRegistry(scenario).names(); }
 
 std::vector<std::string> metric_names(const SweepSpace& space) {
   std::vector<std::string> names;
@@ -80,6 +24,55 @@ std::vector<std::string> metric_names(const SweepSpace& space) {
       if (seen.insert(name).second) names.push_back(std::move(name));
   }
   return names;
+}
+
+namespace {
+
+// windows.K.NAME -> (K, NAME's index in window_metrics()), or false.
+bool window_column(const std::string& name, std::size_t* window, std::size_t* metric) {
+  const std::string prefix = "windows.";
+  if (name.rfind(prefix, 0) != 0) return false;
+  const auto dot = name.find('.', prefix.size());
+  if (dot == std::string::npos || dot == prefix.size()) return false;
+  const std::string k = name.substr(prefix.size(), dot - prefix.size());
+  if (k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return false;
+  const std::string rest = name.substr(dot + 1);
+  const auto& metrics = window_metrics();
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    if (metrics[m].name == rest) {
+      *window = std::stoul(k);
+      *metric = m;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+PointColumns::PointColumns(const Scenario& point, const std::vector<std::string>& names,
+                           const std::unordered_map<std::string, std::size_t>& column_of)
+    : registry_(point), width_(names.size()) {
+  column_.reserve(registry_.size());
+  for (std::size_t i = 0; i < registry_.size(); ++i) {
+    const auto k = column_of.find(registry_.metric(i).name);
+    if (k == column_of.end())
+      throw InvariantError("sweep: a run reported a metric the grid does not have: " + registry_.metric(i).name);
+    column_.push_back(k->second);
+  }
+  if (!point.observe_window) return;
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    WindowColumn w{c, 0, 0};
+    if (window_column(names[c], &w.window, &w.metric)) windows_.push_back(w);
+  }
+}
+
+void PointColumns::fill(const Scenario& run, const RunResult& result, std::vector<double>& row) const {
+  row.assign(width_, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> values(registry_.size());
+  registry_.values(run, result, values.data());
+  for (std::size_t i = 0; i < values.size(); ++i) row[column_[i]] = values[i];
+  for (const WindowColumn& w : windows_)
+    if (w.window < result.windows.size()) row[w.column] = window_metrics()[w.metric].value(result.windows[w.window]);
 }
 
 }  // namespace brokersim

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <limits>
 #include <mutex>
 #include <ostream>
 #include <thread>
@@ -27,14 +26,19 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
   std::exception_ptr failure;
   std::size_t limited_runs = 0, empty_runs = 0;
   if (stats) stats->incomplete.assign(tasks.size(), std::string());
-  std::unordered_map<std::string, std::size_t> column_of;  // for points with fewer metrics than the grid
+  // Each point's columns are lined up once, before any run; a run then only reads its numbers.
+  std::unordered_map<std::string, std::size_t> column_of;
   for (std::size_t k = 0; k < names.size(); ++k) column_of.emplace(names[k], k);
-  // plan's per-window targets (windows.K.NAME) ask for window figures; only those asked are kept.
-  const bool with_windows =
-      std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.rfind("windows.", 0) == 0; });
+  std::unordered_map<const Scenario*, std::size_t> point_of;
+  std::vector<PointColumns> points;
+  std::vector<std::size_t> point(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto [it, fresh] = point_of.emplace(tasks[i].scenario, points.size());
+    if (fresh) points.emplace_back(*tasks[i].scenario, names, column_of);
+    point[i] = it->second;
+  }
 
   const auto work = [&] {
-    std::vector<std::string> got;
     for (;;) {
       if (stop.load()) return;
       const std::size_t i = next.fetch_add(1);
@@ -43,22 +47,8 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         Scenario s = *tasks[i].scenario;
         s.replication = tasks[i].replication;
         const RunResult r = simulate_with_warmup(s);
-        got.clear();
         std::vector<double> values;
-        values.reserve(names.size());
-        run_metrics(s, r, &got, &values, with_windows);
-        if (got != names) {
-          // A point with fewer metrics than the grid (another broker kind's reasons): its
-          // missing ones are NaN, written as empty cells.
-          std::vector<double> full(names.size(), std::numeric_limits<double>::quiet_NaN());
-          for (std::size_t g = 0; g < got.size(); ++g) {
-            const auto k = column_of.find(got[g]);
-            if (k == column_of.end() && with_windows && got[g].rfind("windows.", 0) == 0) continue;
-            if (k == column_of.end()) throw InvariantError("sweep: a run reported a metric the grid does not have: " + got[g]);
-            full[k->second] = values[g];
-          }
-          values = std::move(full);
-        }
+        points[point[i]].fill(s, r, values);
         rows[i] = std::move(values);
         const std::string why = incomplete_run(s, r);
         std::lock_guard<std::mutex> lock(mu);
