@@ -77,7 +77,8 @@ class MetricRegistry {
 nlohmann::ordered_json window_json(const WindowResult& window);
 
 // The dead-letter reasons a broker's queues can give: its kind's, and a RabbitMQ classic broker
-// holding a quorum queue (broker.queues.NAME.type) gives a quorum queue's too (delivery_limit).
+// holding a quorum queue (broker.queues.NAME.type) gives a quorum queue's too (delivery_limit). A
+// broker whose queues are all of the kind's type keeps the kind's columns.
 std::span<const DeathReason> reported_death_reasons(const BrokerSpec& broker);
 
 // What a count of a wait (wait_ms.NAME.count, the summary's row) counts: docs/outcomes.md,
