@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/scenario_load.hpp"
+#include "experiments/cli/loader/scenario_load.hpp"
 #include "models/simulation.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // The metric tables: each outcome and wait a run reports is declared here once. The text summary
-// (experiments/report.cpp), the windows (WindowResult) and the time series iterate these tables;
+// (experiments/cli/report.cpp), the windows (WindowResult) and the time series iterate these tables;
 // the JSON, sweeps, `plan` targets and `metrics` take them through the metric registry
-// (experiments/metrics/registry.cpp). Adding a wait costs its enumerator and its row here, the
+// (experiments/cli/metrics/registry.cpp). Adding a wait costs its enumerator and its row here, the
 // call that records it (Ledger::wait) and its line in docs/outcomes.md; the counters are in
 // results.hpp (kCounters).
 #pragma once

@@ -192,7 +192,7 @@ struct RunResult : Tally<sim::Histogram> {
 
 // The plain counters of `run --json`, in output order (after the slot figures). Adding one costs
 // its field above, its row here, the call that counts it and its line in docs/outcomes.md: the
-// metric registry (experiments/metrics/registry.cpp) gives it to run --json, sweeps, plans and
+// metric registry (experiments/cli/metrics/registry.cpp) gives it to run --json, sweeps, plans and
 // `metrics`, and the ledger stops it with the span if it says so.
 struct CounterMetric {
   std::uint64_t RunResult::*field;
@@ -228,7 +228,7 @@ class StateObserver;
 
 struct RunOptions {
   // Who hears of the jobs' outcomes and of the state (models/run_observer.hpp): the --trace and
-  // --timeseries CSV writers of the output layer (experiments/outputs/), or a test's own.
+  // --timeseries CSV writers of the output layer (experiments/cli/outputs/), or a test's own.
   JobObserver* job_observer = nullptr;
   StateObserver* state_observer = nullptr;
   std::ostream* progress = nullptr;    // --progress: a line now and then, simulated time and jobs

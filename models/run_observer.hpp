@@ -1,4 +1,4 @@
-// What the output layer (experiments/outputs/: the --trace and --timeseries CSV writers) hears of a
+// What the output layer (experiments/cli/outputs/: the --trace and --timeseries CSV writers) hears of a
 // run. The model calls only the observers it was given: a run without a trace or a time series
 // makes no call at all, one with them a virtual call per row written.
 #pragma once

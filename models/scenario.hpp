@@ -1,6 +1,6 @@
 // A scenario as plain data, after validation. Durations are in nanoseconds (sim::Time) or, for
 // distributions, already scaled to nanoseconds; rates per nanosecond are avoided (arrivals keep
-// their own units). Produced by load_scenario() (experiments/scenario_load.cpp) from JSON.
+// their own units). Produced by load_scenario() (experiments/cli/loader/scenario_load.cpp) from JSON.
 #pragma once
 
 #include <algorithm>

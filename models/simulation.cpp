@@ -2,7 +2,7 @@
 // here is who handles which event, the run loop, and the observation of the state over time.
 // The broker (models/brokers/), the consumers (models/consumer.cpp), the producers
 // (models/producer.cpp) and the books (models/ledger.cpp) do the rest; the trace and time-series
-// writers (experiments/outputs/) hear of the run through models/run_observer.hpp.
+// writers (experiments/cli/outputs/) hear of the run through models/run_observer.hpp.
 #include "models/simulation.hpp"
 
 #include <algorithm>

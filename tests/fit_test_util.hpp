@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "experiments/fit/mle.hpp"
+#include "experiments/cli/fit/mle.hpp"
 
 namespace brokersim::test {
 

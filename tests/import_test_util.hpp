@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-#include "experiments/import/common.hpp"
+#include "experiments/cli/import/common.hpp"
 #include "tests/test_util.hpp"
 
 namespace import_test {

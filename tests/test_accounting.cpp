@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "experiments/report.hpp"
+#include "experiments/cli/report.hpp"
 
 #include "sim/rng.hpp"
 #include "tests/test_util.hpp"

@@ -8,9 +8,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/analytic/fit.hpp"
-#include "experiments/analytic/values.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/cli/analytic/fit.hpp"
+#include "experiments/cli/analytic/values.hpp"
+#include "experiments/cli/loader/scenario_load.hpp"
 #include "test_util.hpp"
 
 using brokersim::Outcome;

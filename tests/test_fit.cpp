@@ -1,4 +1,4 @@
-// brokersim fit (experiments/fit/): the log reader's formats and errors, the maximum likelihood
+// brokersim fit (experiments/cli/fit/): the log reader's formats and errors, the maximum likelihood
 // fits (exact on small samples, and their 95% intervals covering the truth at the stated rate),
 // the Poisson test on Poisson, bursty and periodic arrivals. The command end to end is in
 // test_fit_command.cpp.
@@ -14,9 +14,9 @@
 
 #include <boost/math/special_functions/digamma.hpp>
 
-#include "experiments/fit/arrivals.hpp"
-#include "experiments/fit/log_reader.hpp"
-#include "experiments/fit/mle.hpp"
+#include "experiments/cli/fit/arrivals.hpp"
+#include "experiments/cli/fit/log_reader.hpp"
+#include "experiments/cli/fit/mle.hpp"
 #include "sim/distribution.hpp"
 #include "tests/fit_test_util.hpp"
 #include "tests/test_util.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/fit/log_reader.hpp"
+#include "experiments/cli/fit/log_reader.hpp"
 #include "tests/fit_test_util.hpp"
 #include "tests/test_util.hpp"
 

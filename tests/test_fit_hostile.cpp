@@ -15,9 +15,9 @@
 
 #include <sys/stat.h>
 
-#include "experiments/fit/arrivals.hpp"
-#include "experiments/fit/log_reader.hpp"
-#include "experiments/fit/mle.hpp"
+#include "experiments/cli/fit/arrivals.hpp"
+#include "experiments/cli/fit/log_reader.hpp"
+#include "experiments/cli/fit/mle.hpp"
 #include "sim/distribution.hpp"
 #include "tests/fit_hostile_util.hpp"
 #include "tests/test_util.hpp"

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/fit/arrivals.hpp"
-#include "experiments/fit/check.hpp"
-#include "experiments/fit/log_reader.hpp"
+#include "experiments/cli/fit/arrivals.hpp"
+#include "experiments/cli/fit/check.hpp"
+#include "experiments/cli/fit/log_reader.hpp"
 #include "tests/test_util.hpp"
 
 // A named namespace: the test files are compiled several to a unit.

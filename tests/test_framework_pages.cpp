@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/scenario/frameworks.hpp"
+#include "experiments/cli/loader/frameworks.hpp"
 #include "tests/test_util.hpp"
 
 namespace {

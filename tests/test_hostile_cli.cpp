@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tests/test_util.hpp"
-#include "experiments/analytic/validation.hpp"
+#include "experiments/cli/analytic/validation.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/replication/journal.hpp"
+#include "experiments/cli/replication/journal.hpp"
 #include "tests/test_util.hpp"
 
 namespace fs = std::filesystem;

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "experiments/plan/run_fraction.hpp"
+#include "experiments/cli/plan/run_fraction.hpp"
 #include "tests/test_util.hpp"
 
 namespace {

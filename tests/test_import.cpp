@@ -1,4 +1,4 @@
-// brokersim import (experiments/import/) of RabbitMQ definitions: the mapping key by key, the policy
+// brokersim import (experiments/cli/import/) of RabbitMQ definitions: the mapping key by key, the policy
 // rules (priority, apply-to, vhost, ties, operator policies, arguments against policies), dead-letter
 // routing through exchanges and bindings, vhosts, broker.kind, renamed queues and every bad input's
 // error (its entry's path, exit status 2, no output file). Service Bus, SQS and the command are in
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/import/common.hpp"
+#include "experiments/cli/import/common.hpp"
 #include "tests/import_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -1,4 +1,4 @@
-// brokersim import (experiments/import/) of Azure Service Bus and Amazon SQS (RabbitMQ is in
+// brokersim import (experiments/cli/import/) of Azure Service Bus and Amazon SQS (RabbitMQ is in
 // test_import.cpp): values at the brokers' own limits, ISO-8601 durations, each format's mapping key
 // by key, SQS's string-typed attributes, bad inputs naming their entry; and the command: the format
 // recognised from the content, --out, and every example importing to the checked-in scenario, which
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-#include "experiments/import/common.hpp"
+#include "experiments/cli/import/common.hpp"
 #include "tests/import_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/import/common.hpp"
-#include "experiments/scenario/frameworks/number_text.hpp"
+#include "experiments/cli/import/common.hpp"
+#include "experiments/cli/loader/frameworks/number_text.hpp"
 #include "tests/test_util.hpp"
 
 namespace {

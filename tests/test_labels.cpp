@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "experiments/offered_load.hpp"
-#include "experiments/text.hpp"
+#include "experiments/cli/offered_load.hpp"
+#include "experiments/cli/text.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::Outcome;

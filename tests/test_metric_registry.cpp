@@ -10,9 +10,9 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/metrics/registry.hpp"
-#include "experiments/replication/grid.hpp"
-#include "experiments/replication/metrics.hpp"
+#include "experiments/cli/metrics/registry.hpp"
+#include "experiments/cli/replication/grid.hpp"
+#include "experiments/cli/replication/metrics.hpp"
 #include "test_util.hpp"
 
 namespace test_metric_registry {

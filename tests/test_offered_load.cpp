@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/offered_load.hpp"
+#include "experiments/cli/offered_load.hpp"
 #include "tests/test_util.hpp"
 
 namespace {

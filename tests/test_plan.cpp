@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.hpp"
-#include "experiments/replication/grid.hpp"
+#include "experiments/cli/replication/grid.hpp"
 
 namespace {
 

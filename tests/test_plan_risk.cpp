@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/plan/run_fraction.hpp"
-#include "experiments/replication/statistics.hpp"
-#include "experiments/text.hpp"
+#include "experiments/cli/plan/run_fraction.hpp"
+#include "experiments/cli/replication/statistics.hpp"
+#include "experiments/cli/text.hpp"
 #include "tests/test_util.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Answers with a stated precision: the sequential replication rule (experiments/replication/precision.hpp),
+// Answers with a stated precision: the sequential replication rule (experiments/cli/replication/precision.hpp),
 // MSER-5 (sim/mser.hpp) and warmup_ms "auto", run / sweep / plan / analytic --validate --precision.
 #include <doctest/doctest.h>
 
@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/analytic/fit.hpp"
-#include "experiments/analytic/values.hpp"
-#include "experiments/replication/precision.hpp"
-#include "experiments/text.hpp"
+#include "experiments/cli/analytic/fit.hpp"
+#include "experiments/cli/analytic/values.hpp"
+#include "experiments/cli/replication/precision.hpp"
+#include "experiments/cli/text.hpp"
 #include "sim/mser.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_util.hpp"

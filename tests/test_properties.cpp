@@ -10,9 +10,9 @@
 #include <map>
 #include <string>
 
-#include "experiments/import/common.hpp"
-#include "experiments/plan/expression.hpp"
-#include "experiments/replication/shards.hpp"
+#include "experiments/cli/import/common.hpp"
+#include "experiments/cli/plan/expression.hpp"
+#include "experiments/cli/replication/shards.hpp"
 #include "sim/rng.hpp"
 #include "tests/test_util.hpp"
 

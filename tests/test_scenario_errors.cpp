@@ -11,8 +11,8 @@
 #include <string_view>
 #include <unistd.h>
 #include <vector>
-#include "experiments/scenario/broker_kinds.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/cli/loader/broker_kinds.hpp"
+#include "experiments/cli/loader/scenario_load.hpp"
 #include "tests/scenario_load_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -18,10 +18,10 @@
 #include <nlohmann/json.hpp>
 #include "tests/sweep_test_util.hpp"
 #include "tests/test_util.hpp"
-#include "experiments/replication/grid.hpp"
-#include "experiments/replication/metrics.hpp"
-#include "experiments/replication/pool.hpp"
-#include "experiments/replication/statistics.hpp"
+#include "experiments/cli/replication/grid.hpp"
+#include "experiments/cli/replication/metrics.hpp"
+#include "experiments/cli/replication/pool.hpp"
+#include "experiments/cli/replication/statistics.hpp"
 
 namespace fs = std::filesystem;
 

@@ -12,11 +12,11 @@
 
 #include <unistd.h>
 
-#include "experiments/commands.hpp"
-#include "experiments/outputs/timeseries_csv.hpp"
-#include "experiments/outputs/trace_csv.hpp"
-#include "experiments/report.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/cli/command_line.hpp"
+#include "experiments/cli/outputs/timeseries_csv.hpp"
+#include "experiments/cli/outputs/trace_csv.hpp"
+#include "experiments/cli/report.hpp"
+#include "experiments/cli/loader/scenario_load.hpp"
 #include "models/simulation.hpp"
 
 namespace brokersim::test {

@@ -1,6 +1,6 @@
 // Validation against queueing theory: the simulator against exact values, as statistics.
 //
-// Every point of validation_design() (experiments/analytic/validation.cpp) is simulated R times with
+// Every point of validation_design() (experiments/cli/analytic/validation.cpp) is simulated R times with
 // independent random streams (Scenario::replication = 0 .. R-1, fixed seeds, so the suite is
 // deterministic), each run with a warm-up of 500 mean service times and ~kJobs jobs after it. One
 // replication gives one batch value per metric; the test asserts
@@ -19,12 +19,12 @@
 #include <set>
 #include <sstream>
 
-#include "experiments/analytic/fit.hpp"
-#include "experiments/analytic/validation.hpp"
-#include "experiments/analytic/values.hpp"
-#include "experiments/commands.hpp"
-#include "experiments/replication/statistics.hpp"
-#include "experiments/scenario_load.hpp"
+#include "experiments/cli/analytic/fit.hpp"
+#include "experiments/cli/analytic/validation.hpp"
+#include "experiments/cli/analytic/values.hpp"
+#include "experiments/cli/command_line.hpp"
+#include "experiments/cli/replication/statistics.hpp"
+#include "experiments/cli/loader/scenario_load.hpp"
 #include "models/analytic/analytic.hpp"
 #include "models/simulation.hpp"
 

@@ -10,11 +10,11 @@
 #include <exception>
 #include <string>
 
-#include "experiments/import/common.hpp"
-#include "experiments/plan/expression.hpp"
-#include "experiments/scenario_load.hpp"
-#include "experiments/replication/grid.hpp"
-#include "experiments/replication/shards.hpp"
+#include "experiments/cli/import/common.hpp"
+#include "experiments/cli/plan/expression.hpp"
+#include "experiments/cli/loader/scenario_load.hpp"
+#include "experiments/cli/replication/grid.hpp"
+#include "experiments/cli/replication/shards.hpp"
 #include "models/simulation.hpp"
 
 namespace {

@@ -1,0 +1,164 @@
+// Consumer groups: identical consumers reading one queue, their prefetch, slots, clocks and
+// admission rules.
+#include "experiments/cli/loader/broker_kinds.hpp"
+
+namespace brokersim::loader {
+
+namespace {
+
+constexpr std::string_view kConsumerKeys[] = {"queue",         "count",      "prefetch",     "slots",
+                                              "start_ms",      "clock_offset_ms", "uncertainty_ms", "admission",
+                                              "min_window_ms", "on_expired", "exec_timeout", "failure_probability",
+                                              "priority",      "stop_ms",    "shutdown_grace_ms", "autoscale",
+                                              "ack",           "framework"};
+
+constexpr std::int64_t kMaxReplicas = 10'000;
+
+// One direction's HPA rules: {"percent": p, "pods": n, "period_ms": d, "stabilization_ms": d}; a
+// policy given as null is switched off, one left out keeps its default.
+void load_rules(const json& v, const std::string& path, AutoscaleSpec::Rules& rules) {
+  object_at(v, path);
+  check_keys(v, path, {"percent", "pods", "period_ms", "stabilization_ms"});
+  if (has(v, "percent")) {
+    rules.percent = v["percent"].is_null() ? -1 : positive(v["percent"], join(path, "percent"));
+  }
+  if (has(v, "pods")) {
+    rules.pods = v["pods"].is_null() ? -1
+                                     : static_cast<int>(integer(v["pods"], join(path, "pods"), 1, kMaxReplicas, "null or an integer >= 1"));
+  }
+  if (rules.percent < 0 && rules.pods < 0) fail(path, "at least one policy (percent or pods) that is not null", v);
+  if (has(v, "period_ms")) rules.period = ms_positive(v["period_ms"], join(path, "period_ms"));
+  if (has(v, "stabilization_ms")) rules.stabilization = ms_non_negative(v["stabilization_ms"], join(path, "stabilization_ms"));
+}
+
+AutoscaleSpec load_autoscale(const json& v, const std::string& path, int count) {
+  object_at(v, path, "an object {\"target_per_replica\": n, ...}");
+  check_keys(v, path, {"metric", "target_per_replica", "min", "max", "sync_ms", "tolerance", "activation", "cooldown_ms",
+                       "scale_up", "scale_down", "start_latency_ms"});
+  AutoscaleSpec a;
+  if (has(v, "metric")) {
+    constexpr AutoscaleSpec::Metric kMetrics[] = {AutoscaleSpec::Metric::Ready, AutoscaleSpec::Metric::ReadyUnacked,
+                                                  AutoscaleSpec::Metric::PublishRate};
+    a.metric = kMetrics[choice(v["metric"], join(path, "metric"), {"ready", "ready+unacked", "publish_rate"})];
+  }
+  a.target_per_replica = positive(member(v, "target_per_replica"), join(path, "target_per_replica"));
+  if (has(v, "min")) a.min = static_cast<int>(integer(v["min"], join(path, "min"), 0, kMaxReplicas, "an integer >= 0"));
+  if (has(v, "max")) a.max = static_cast<int>(integer(v["max"], join(path, "max"), 1, kMaxReplicas, "an integer >= 1 and <= 10000"));
+  if (a.min > a.max) fail(join(path, "min"), "at most max (" + std::to_string(a.max) + ")", v["min"]);
+  if (count > a.max) {
+    fail_message(join(path, "max"), "expected at least the group's count (" + std::to_string(count) +
+                                        ", the initial replicas), got " + std::to_string(a.max));
+  }
+  if (has(v, "sync_ms")) a.sync = ms_period(v["sync_ms"], join(path, "sync_ms"));
+  if (has(v, "tolerance")) a.tolerance = non_negative(v["tolerance"], join(path, "tolerance"));
+  if (has(v, "activation")) a.activation = non_negative(v["activation"], join(path, "activation"));
+  if (has(v, "cooldown_ms")) a.cooldown = ms_non_negative(v["cooldown_ms"], join(path, "cooldown_ms"));
+  if (has(v, "scale_up")) load_rules(v["scale_up"], join(path, "scale_up"), a.up);
+  if (has(v, "scale_down")) load_rules(v["scale_down"], join(path, "scale_down"), a.down);
+  a.start_latency = optional_distribution(v, "start_latency_ms", path, Range::Duration);
+  return a;
+}
+
+constexpr std::int64_t kMaxSlots = 1'000'000;
+constexpr std::int64_t kMaxPrefetch = 65535;  // AMQP 0-9-1 basic.qos prefetch-count is 16 bits
+
+}  // namespace
+
+ConsumerSpec load_consumer(const json& v, const std::string& path, const Context& context, std::int64_t& total) {
+  object_at(v, path);
+  const BrokerKind& kind = *context.broker;
+  check_keys(v, path, section_keys(kConsumerKeys, kind, Section::Consumer), foreign_key_owner(kind, Section::Consumer));
+  ConsumerSpec consumer;
+  consumer.prefetch = 0;  // RabbitMQ's default: unlimited
+  consumer.queue = queue_index(member(v, "queue"), join(path, "queue"), context);
+  if (has(v, "count")) {
+    consumer.count = static_cast<int>(integer(v["count"], join(path, "count"), 1, kMaxConsumers, "an integer >= 1"));
+  }
+  consumer.fleet_keys = has(v, "autoscale") || has(v, "stop_ms");
+  if (has(v, "autoscale") && !v["autoscale"].is_null()) {
+    consumer.autoscale = load_autoscale(v["autoscale"], join(path, "autoscale"), consumer.count);
+  }
+  total += consumer.members();
+  if (total > kMaxConsumers) {
+    fail(join(path, consumer.autoscale ? "autoscale.max" : "count"),
+         "at most " + std::to_string(kMaxConsumers) + " consumers across all groups (an autoscaled group counts its max)",
+         json(consumer.members()));
+  }
+  if (has(v, "prefetch")) {
+    consumer.prefetch = static_cast<int>(integer(v["prefetch"], join(path, "prefetch"), 0, kMaxPrefetch, "an integer >= 0"));
+  }
+  if (has(v, "slots")) {
+    consumer.slots = static_cast<int>(integer(v["slots"], join(path, "slots"), 1, kMaxSlots, "an integer >= 1"));
+  }
+  if (has(v, "start_ms")) consumer.start = ms_non_negative(v["start_ms"], join(path, "start_ms"));
+  consumer.clock_offset = optional_distribution(v, "clock_offset_ms", path, Range::Signed);
+  if (has(v, "uncertainty_ms")) consumer.uncertainty = ms_non_negative(v["uncertainty_ms"], join(path, "uncertainty_ms"));
+  if (has(v, "admission")) {
+    constexpr Admission kAdmissions[] = {Admission::None, Admission::CheckBeforeStart, Admission::CheckAtReceiveAndStart};
+    consumer.admission =
+        kAdmissions[choice(v["admission"], join(path, "admission"), {"none", "check-before-start", "check-at-receive-and-start"})];
+  }
+  if (has(v, "min_window_ms")) consumer.min_window = ms_non_negative(v["min_window_ms"], join(path, "min_window_ms"));
+  if (has(v, "on_expired")) {
+    constexpr OnExpired kActions[] = {OnExpired::Ack, OnExpired::Reject, OnExpired::Requeue, OnExpired::Defer};
+    const bool servicebus = kind.name == "azure-servicebus";
+    if (!servicebus && v["on_expired"] == "defer")
+      fail(join(path, "on_expired"), "one of \"ack\", \"reject\", \"requeue\" (\"defer\" belongs to broker kind \"azure-servicebus\")",
+           v["on_expired"]);
+    // Defer() is Azure Service Bus's: offered, and named, only there.
+    const int action = servicebus ? choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue", "defer"})
+                                  : choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue"});
+    consumer.on_expired = kActions[action];
+  }
+  if (has(v, "ack")) {
+    constexpr AckMode kModes[] = {AckMode::AfterFinish, AckMode::BeforeStart, AckMode::OnReceipt};
+    const std::string at = join(path, "ack");
+    consumer.ack = kModes[choice(v["ack"], at, {"after-finish", "before-start", "on-receipt"})];
+    // SQS has no auto-ack: a receive always starts a visibility timeout; a client can only delete early.
+    if (kind.name == "amazon-sqs" && consumer.ack == AckMode::OnReceipt) {
+      fail(at, "\"after-finish\" or \"before-start\" (SQS has no no-ack receive: a received message is in flight until "
+               "deleted; a client that deletes at once is \"before-start\")", v["ack"]);
+    }
+    if (kind.name == "azure-servicebus" && consumer.ack == AckMode::BeforeStart) {
+      fail(at, "\"after-finish\" or \"on-receipt\" (an early Complete() is not modelled on broker kind \"azure-servicebus\")",
+           v["ack"]);
+    }
+    // A no-ack delivery is settled as it is sent: the client has nothing left to reject or requeue.
+    if (consumer.ack == AckMode::OnReceipt && consumer.on_expired != OnExpired::Ack) {
+      fail(join(path, "on_expired"), "\"ack\" with ack \"on-receipt\" (the broker settled the message when it sent it)",
+           v["on_expired"]);
+    }
+  }
+  if (has(v, "exec_timeout") && !v["exec_timeout"].is_null()) {
+    const json& e = v["exec_timeout"];
+    if (e.is_string()) {
+      if (e.get_ref<const std::string&>() != "remaining-budget") {
+        fail(join(path, "exec_timeout"), "null, \"remaining-budget\" or a duration", e);
+      }
+      consumer.exec_timeout = ConsumerSpec::ExecTimeout::RemainingBudget;
+    } else {
+      consumer.exec_timeout = ConsumerSpec::ExecTimeout::Fixed;
+      consumer.exec_timeout_value = distribution(e, join(path, "exec_timeout"), Range::Duration);
+    }
+  }
+  if (has(v, "failure_probability")) {
+    const std::string at = join(path, "failure_probability");
+    const double p = real(v["failure_probability"], at, "a number between 0 and 1");
+    if (p < 0 || p > 1) fail(at, "a number between 0 and 1", v["failure_probability"]);
+    consumer.failure_probability = p;
+  }
+  if (has(v, "priority")) {
+    consumer.priority = static_cast<int>(integer(v["priority"], join(path, "priority"), -kMaxInt - 1, kMaxInt, "an integer"));
+  }
+  if (has(v, "stop_ms") && !v["stop_ms"].is_null()) {
+    consumer.stop = ms_non_negative(v["stop_ms"], join(path, "stop_ms"));
+    if (*consumer.stop < consumer.start) {
+      fail(join(path, "stop_ms"), "a time >= start_ms (" + format_number(sim::to_ms(consumer.start)) + ")", v["stop_ms"]);
+    }
+  }
+  if (has(v, "shutdown_grace_ms")) consumer.shutdown_grace = ms_non_negative(v["shutdown_grace_ms"], join(path, "shutdown_grace_ms"));
+  if (kind.load_consumer != nullptr) kind.load_consumer(v, path, consumer);
+  return consumer;
+}
+
+}  // namespace brokersim::loader

@@ -1,0 +1,70 @@
+// Scenario loading: the sections in document order. The rule throughout: nothing the user wrote is
+// trusted, every value is checked for type, range and representability before it reaches the
+// simulator, and every failure names the key path, what was expected and what was given. The
+// sections live in experiments/cli/loader/ (sections.hpp), broker kinds in its broker_kinds.hpp.
+#include "experiments/cli/loader/scenario_load.hpp"
+
+#include <filesystem>
+
+#include "experiments/cli/loader/frameworks.hpp"
+#include "experiments/cli/loader/sections.hpp"
+
+namespace brokersim {
+
+Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
+  using namespace loader;
+  object_at(doc, "", "a JSON object (the scenario)");
+  check_keys(doc, "",
+             {"name", "seed", "stop", "warmup_ms", "broker", "producers", "consumers", "faults", "observe", "limits",
+              "sweep", "notes"});
+  Scenario scenario;
+  Context context{base_dir, {}, nullptr};
+  load_run_keys(doc, scenario);
+  scenario.broker = load_broker(member(doc, "broker"), context);
+
+  const json& producers = non_empty_array(member(doc, "producers"), "producers", "a non-empty array of producers");
+  for (std::size_t i = 0; i < producers.size(); ++i) {
+    scenario.producers.push_back(load_producer(producers[i], join("producers", i), context));
+  }
+
+  std::int64_t total_consumers = 0;
+  if (has(doc, "consumers")) {
+    const json& consumers = doc["consumers"];
+    if (!consumers.is_array()) fail("consumers", "an array of consumer groups", consumers);
+    for (std::size_t i = 0; i < consumers.size(); ++i) {
+      const std::string path = join("consumers", i);
+      // A group in its framework's own settings is read as the brokersim keys they map to.
+      const std::size_t mapped = scenario.frameworks.size();
+      const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
+      try {
+        scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
+      } catch (const ScenarioError& e) {
+        // A key the framework wrote is not the user's: the error says which setting it came from.
+        if (scenario.frameworks.size() == mapped) throw;
+        const std::string what = e.what();
+        for (const auto& row : scenario.frameworks.back().rows) {
+          const std::string key = path + "." + row.key;
+          if (row.key.empty() || what.compare(0, key.size(), key) != 0 ||
+              (what.size() > key.size() && what[key.size()] != ':' && what[key.size()] != '.'))
+            continue;
+          ScenarioError attributed(what + " (set by " + path + ".framework from " +
+                                   (row.setting.empty() ? std::string("its fixed behaviour") : row.setting + " = " + row.value) + ")");
+          attributed.path = e.path;
+          throw attributed;
+        }
+        throw;
+      }
+    }
+  }
+
+  load_closing_keys(doc, scenario, total_consumers);
+  return scenario;
+}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<std::string>& sets) {
+  nlohmann::json doc = read_json_file(path);
+  for (const auto& assignment : sets) apply_set(doc, assignment);
+  return load_scenario(doc, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace brokersim

@@ -1,0 +1,133 @@
+// The workload: producers, their arrival processes and the jobs they create. Trace CSV files are
+// read by trace_csv.cpp.
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "experiments/cli/loader/broker_kinds.hpp"
+
+namespace brokersim::loader {
+
+namespace {
+
+constexpr std::string_view kProducerKeys[] = {"queue",           "arrivals",        "deadline_ms",   "expiration_ms", "service_ms",
+                                              "publish_delay_ms", "clock_offset_ms", "message_bytes", "persistent"};
+
+ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context& context) {
+  static constexpr std::string_view kKinds[] = {"poisson", "periodic", "at_ms", "trace_csv", "rate_schedule"};
+  object_at(v, path, "an object with one of " + list(kKinds));
+  check_keys(v, path, {"poisson", "periodic", "at_ms", "trace_csv", "rate_schedule"});
+  if (v.size() != 1) fail(path, "exactly one of " + list(kKinds), v);
+  const std::string& kind = v.begin().key();
+  const json& p = v.begin().value();
+  const std::string at = join(path, kind);
+  ArrivalSpec arrivals;
+  if (kind == "poisson") {
+    arrivals.kind = ArrivalSpec::Kind::Poisson;
+    object_at(p, at, "an object {\"rate_per_s\": r}");
+    check_keys(p, at, {"rate_per_s"});
+    arrivals.rate_per_s = rate_per_s(member(p, "rate_per_s"), join(at, "rate_per_s"), false);
+  } else if (kind == "periodic") {
+    arrivals.kind = ArrivalSpec::Kind::Periodic;
+    object_at(p, at, "an object {\"every_ms\": d}");
+    check_keys(p, at, {"every_ms"});
+    arrivals.every = ms_positive(member(p, "every_ms"), join(at, "every_ms"));
+  } else if (kind == "at_ms") {
+    arrivals.kind = ArrivalSpec::Kind::AtTimes;
+    non_empty_array(p, at, "a non-empty array of times >= 0");
+    for (std::size_t i = 0; i < p.size(); ++i) arrivals.at.push_back(ms_non_negative(p[i], join(at, i)));
+    std::sort(arrivals.at.begin(), arrivals.at.end());
+  } else if (kind == "trace_csv") {
+    arrivals.kind = ArrivalSpec::Kind::Trace;
+    if (!p.is_string() || p.get_ref<const std::string&>().empty()) fail(at, "the path of a CSV file", p);
+    std::filesystem::path file(p.get<std::string>());
+    if (file.is_relative() && !context.base_dir.empty()) file = std::filesystem::path(context.base_dir) / file;
+    arrivals.trace_path = file.string();
+    arrivals.trace = read_trace(arrivals.trace_path, at);
+  } else {  // rate_schedule
+    arrivals.kind = ArrivalSpec::Kind::RateSchedule;
+    non_empty_array(p, at, "a non-empty array of {\"from_ms\": t, \"rate_per_s\": r}");
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const std::string step_path = join(at, i);
+      const json& step = object_at(p[i], step_path, "an object {\"from_ms\": t, \"rate_per_s\": r}");
+      check_keys(step, step_path, {"from_ms", "rate_per_s", "linear"});
+      const std::string from_path = join(step_path, "from_ms");
+      ArrivalSpec::Step s{};
+      if (i == 0) {
+        s.from = ms_non_negative(member(step, "from_ms"), from_path);
+      } else {
+        const std::string expected = "a number > " + describe(p[i - 1]["from_ms"]) + " (the previous from_ms)";
+        s.from = sim::from_ms(real(member(step, "from_ms"), from_path, expected));
+        if (s.from <= arrivals.schedule.back().from) fail(from_path, expected, step["from_ms"]);
+      }
+      s.rate_per_s = rate_per_s(member(step, "rate_per_s"), join(step_path, "rate_per_s"), true);
+      if (has(step, "linear")) {
+        const std::string linear_path = join(step_path, "linear");
+        if (!step["linear"].is_boolean()) fail(linear_path, "true or false", step["linear"]);
+        s.linear = step["linear"].get<bool>();
+        if (s.linear && i + 1 == p.size()) {
+          fail_message(linear_path, "a linear ramp goes to the next step's rate_per_s at its from_ms; the last step has no next step");
+        }
+      }
+      arrivals.schedule.push_back(s);
+    }
+  }
+  return arrivals;
+}
+
+void check_max_bytes(const sim::Distribution& d, const std::string& path, const json& given) {
+  constexpr double kMaxMessageBytes = 536870912.0;
+  double largest = d.param_a();
+  switch (d.kind()) {
+    case sim::Distribution::Kind::Uniform: largest = d.param_b(); break;
+    case sim::Distribution::Kind::Empirical:
+      for (double x : d.values()) largest = std::max(largest, x);
+      break;
+    case sim::Distribution::Kind::Normal: largest = d.param_a() + 6 * d.param_b(); break;
+    default: break;
+  }
+  if (largest > kMaxMessageBytes) fail(path, "message sizes of at most 536870912 bytes (512 MiB)", given);
+}
+
+}  // namespace
+
+ProducerSpec load_producer(const json& v, const std::string& path, const Context& context) {
+  object_at(v, path);
+  const BrokerKind& kind = *context.broker;
+  check_keys(v, path, section_keys(kProducerKeys, kind, Section::Producer), foreign_key_owner(kind, Section::Producer));
+  ProducerSpec producer;
+  producer.queue = queue_index(member(v, "queue"), join(path, "queue"), context);
+  producer.arrivals = load_arrivals(member(v, "arrivals"), join(path, "arrivals"), context);
+  if (has(v, "deadline_ms") && !v["deadline_ms"].is_null()) {
+    producer.deadline = distribution(v["deadline_ms"], join(path, "deadline_ms"), Range::Duration);
+  }
+  if (has(v, "expiration_ms") && !v["expiration_ms"].is_null()) {
+    const json& e = v["expiration_ms"];
+    if (e.is_string()) {
+      if (e.get_ref<const std::string&>() != "remaining-budget") {
+        fail(join(path, "expiration_ms"), "null, \"remaining-budget\" or a duration", e);
+      }
+      producer.expiration = ProducerSpec::Expiration::RemainingBudget;
+    } else {
+      producer.expiration = ProducerSpec::Expiration::Fixed;
+      producer.expiration_value = distribution(e, join(path, "expiration_ms"), Range::Duration);
+    }
+  }
+  producer.service = distribution(member(v, "service_ms"), join(path, "service_ms"), Range::Duration);
+  producer.publish_delay = optional_distribution(v, "publish_delay_ms", path, Range::Duration);
+  producer.clock_offset = optional_distribution(v, "clock_offset_ms", path, Range::Signed);
+  if (has(v, "message_bytes")) {
+    // Sizes are counts, not durations: no ms -> ns scaling. RabbitMQ's largest message is 512 MiB.
+    producer.message_bytes = distribution(v["message_bytes"], join(path, "message_bytes"), Range::Duration).scaled(1e-6);
+    check_max_bytes(producer.message_bytes, join(path, "message_bytes"), v["message_bytes"]);
+  }
+  if (has(v, "persistent")) {
+    if (!v["persistent"].is_boolean()) fail(join(path, "persistent"), "true or false", v["persistent"]);
+    producer.persistent = v["persistent"].get<bool>();
+  }
+  if (kind.load_producer != nullptr) kind.load_producer(v, path, producer);
+  return producer;
+}
+
+
+}  // namespace brokersim::loader

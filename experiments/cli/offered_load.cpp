@@ -1,0 +1,170 @@
+#include "experiments/cli/offered_load.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "experiments/cli/text.hpp"
+
+namespace brokersim {
+
+namespace {
+
+struct Rate {
+  double mean = 0, peak = 0, peak_from_ms = 0;
+  bool scheduled = false;
+};
+
+// The span the run measures starts at warmup_ms, as the throughput's does (run.measured_s).
+double measured_from_ms(const Scenario& s) { return sim::to_ms(s.warmup); }
+
+// Arrivals a list of times makes per second over the measured span: those at or after warmup_ms,
+// over [warmup_ms, stop.time_ms] (without stop.time_ms, to the last arrival).
+template <class Times>
+double list_rate(const Scenario& s, std::size_t n, const Times& time_of) {
+  if (n == 0) return 0.0;
+  const double from = measured_from_ms(s);
+  const double end = s.stop_time ? sim::to_ms(*s.stop_time) : time_of(n - 1);
+  std::size_t counted = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (time_of(i) >= from) ++counted;
+  return end > from ? 1000.0 * static_cast<double>(counted) / (end - from) : 0.0;
+}
+
+Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
+  Rate r;
+  switch (a.kind) {
+    case ArrivalSpec::Kind::Poisson: r.mean = a.rate_per_s; break;
+    case ArrivalSpec::Kind::Periodic: r.mean = a.every > 0 ? sim::kNsPerSF / static_cast<double>(a.every) : 0.0; break;
+    case ArrivalSpec::Kind::AtTimes:
+      r.mean = list_rate(s, a.at.size(), [&](std::size_t i) { return sim::to_ms(a.at[i]); });
+      break;
+    case ArrivalSpec::Kind::Trace:
+      r.mean = list_rate(s, a.trace.size(), [&](std::size_t i) { return sim::to_ms(a.trace[i].publish); });
+      break;
+    case ArrivalSpec::Kind::RateSchedule: {
+      r.scheduled = true;
+      // Time-weighted over [warmup_ms, stop.time_ms]; the peak is the highest step in that span.
+      // Without stop.time_ms (or when it ends by the warm-up) the span is open: every step counts
+      // and the mean is the peak, the load the fleet must be sized for.
+      const double from_ms = measured_from_ms(s);
+      const double end = s.stop_time ? sim::to_ms(*s.stop_time) : 0.0;
+      const bool bounded = end > from_ms;
+      double area = 0;
+      for (std::size_t i = 0; i < a.schedule.size(); ++i) {
+        const double step_from = sim::to_ms(a.schedule[i].from);
+        const double step_to = i + 1 < a.schedule.size() ? sim::to_ms(a.schedule[i + 1].from) : end;
+        const double lo = bounded ? std::max(step_from, from_ms) : step_from;
+        const double hi = bounded ? std::min(step_to, end) : step_to;
+        if (bounded && hi <= lo) continue;  // wholly in the warm-up or after the stop
+        if (a.schedule[i].linear) {
+          // A ramp: the trapezoid between where the span cuts it.
+          const double r0 = a.schedule[i].rate_per_s, r1 = a.schedule[i + 1].rate_per_s;
+          const auto rate_at = [&](double t) { return r0 + (r1 - r0) * (t - step_from) / (step_to - step_from); };
+          if (hi > lo) area += (rate_at(lo) + rate_at(hi)) / 2 * (hi - lo);
+          if (rate_at(hi) > r.peak) {
+            r.peak = rate_at(hi);
+            r.peak_from_ms = hi;
+          }
+        } else if (hi > lo) {
+          area += a.schedule[i].rate_per_s * (hi - lo);
+        }
+        if (a.schedule[i].rate_per_s > r.peak) {
+          r.peak = a.schedule[i].rate_per_s;
+          r.peak_from_ms = lo;
+        }
+      }
+      r.mean = bounded ? area / (end - from_ms) : r.peak;
+      return r;
+    }
+  }
+  r.peak = r.mean;
+  return r;
+}
+
+double mean_service_ms(const ProducerSpec& p) {
+  if (p.arrivals.kind == ArrivalSpec::Kind::Trace) {
+    // Trace rows may carry their own service time; the others draw from service_ms.
+    double sum = 0;
+    for (const auto& row : p.arrivals.trace) sum += row.service ? sim::to_ms(*row.service) : p.service.mean() / sim::kNsPerMsF;
+    return p.arrivals.trace.empty() ? 0.0 : sum / static_cast<double>(p.arrivals.trace.size());
+  }
+  return p.service.mean() / sim::kNsPerMsF;
+}
+
+}  // namespace
+
+std::vector<QueueLoad> offered_load(const Scenario& s) {
+  std::vector<QueueLoad> loads;
+  for (std::size_t q = 0; q < s.broker.queues.size(); ++q) {
+    QueueLoad l;
+    l.queue = static_cast<int>(q);
+    double work = 0;  // sum of rate x service
+    bool fed = false;
+    for (const auto& p : s.producers) {
+      if (p.queue != l.queue) continue;
+      fed = true;
+      const Rate r = arrival_rate(s, p.arrivals);
+      const double service = mean_service_ms(p);
+      l.rate_per_s += r.mean;
+      l.peak_rate_per_s += r.peak;
+      if (r.scheduled) {
+        l.scheduled = true;
+        l.peak_from_ms = r.peak_from_ms;
+      }
+      work += r.mean * service;
+    }
+    if (!fed) continue;
+    l.mean_service_ms = l.rate_per_s > 0 ? work / l.rate_per_s : 0.0;
+    for (const auto& c : s.consumers) {
+      if (c.queue != l.queue) continue;
+      // An autoscaled group counts at its ceiling (members(): autoscale.max, or count when larger).
+      l.slots += c.members() * c.slots;
+      if (c.autoscale) l.autoscaled = true;
+    }
+    loads.push_back(l);
+  }
+  return loads;
+}
+
+bool reports_mean_slots(const Scenario& s, int queue) {
+  for (const auto& c : s.consumers)
+    if (c.queue == queue && (c.autoscale || c.stop || c.fleet_keys)) return true;
+  return false;
+}
+
+std::vector<QueueLoad> offered_load(const Scenario& s, const std::vector<GroupFleetResult>& groups) {
+  std::vector<QueueLoad> loads = offered_load(s);
+  for (QueueLoad& l : loads)
+    for (std::size_t g = 0; g < s.consumers.size() && g < groups.size(); ++g)
+      if (s.consumers[g].queue == l.queue) l.mean_slots += groups[g].mean_replicas * s.consumers[g].slots;
+  return loads;
+}
+
+std::vector<std::string> scenario_warnings(const Scenario& s) {
+  std::vector<std::string> out;
+  for (std::size_t p = 0; p < s.producers.size(); ++p) {
+    const ProducerSpec& spec = s.producers[p];
+    const double service = mean_service_ms(spec);
+    if (spec.deadline && spec.deadline->mean() / sim::kNsPerMsF < service)
+      out.push_back("producers." + std::to_string(p) + ".deadline_ms (mean " + fmt("%g", spec.deadline->mean() / sim::kNsPerMsF) +
+                    " ms) is shorter than the mean service time (" + fmt("%g", service) +
+                    " ms): most jobs cannot finish on time; check the units (milliseconds)");
+  }
+  for (const QueueLoad& l : offered_load(s)) {
+    const std::string name = "broker.queues." + s.broker.queues[l.queue].name;
+    if (l.slots == 0) {
+      out.push_back(name + ": producers publish to it but no consumer reads it");
+      continue;
+    }
+    // A schedule's mean includes its peak; warn only when even the average swamps the fleet (an
+    // autoscaled one at its ceiling: below it the autoscaler adds replicas).
+    if (l.utilization() > 1.5)
+      out.push_back(name + ": the offered load is " + fmt("%.2f", l.erlangs()) + " erlangs on " +
+                    std::to_string(l.slots) + " slots" + (l.autoscaled ? " at autoscale.max" : "") + " (" +
+                    fmt("%.0f", 100 * l.utilization()) +
+                    "% utilisation) for the whole run: the queue grows without bound; check rate_per_s and service_ms");
+  }
+  return out;
+}
+
+}  // namespace brokersim

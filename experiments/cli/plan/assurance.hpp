@@ -1,0 +1,33 @@
+// How sure plan's answer is: for the chosen setting, at what confidence each target holds
+// (Bonferroni over the targets), the targets over runs with their observed fraction and exact
+// bound, and the chance a single run (a day, an hour) at that setting misses some target.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/cli/plan/report.hpp"
+
+namespace brokersim {
+
+struct Assurance {
+  bool at_bound = false;          // the targets on the means were judged at their bounds (--precision, --conservative)
+  double joint_confidence = 0.95;
+  double per_target_confidence = 0.95;  // 1 - 0.05/k (Bonferroni over k targets)
+  std::uint64_t targets = 0;
+  std::uint64_t runs = 0, runs_missed = 0;  // replications of the chosen setting; those in which some target failed
+  double p_miss = 0, p_miss_upper = 1;      // runs_missed / runs, and its Clopper-Pearson 95% upper bound
+  std::string statement;
+};
+
+Assurance assurance_of(const PlanReport& rep, std::size_t p);
+nlohmann::ordered_json assurance_json(const Assurance& a);
+
+// One target's check at a setting (JSON `target_checks`): lhs, rhs, the half-width at its bound,
+// holds; over runs: runs met, fraction, its lower bound and the fraction asked.
+nlohmann::ordered_json target_checks_json(const PlanReport& rep, std::size_t p);
+
+}  // namespace brokersim

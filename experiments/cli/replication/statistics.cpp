@@ -1,0 +1,131 @@
+#include "experiments/cli/replication/statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <boost/math/distributions/students_t.hpp>
+
+namespace brokersim {
+
+double student_t_quantile(std::size_t dof, double confidence) {
+  const boost::math::students_t dist(static_cast<double>(dof));
+  return boost::math::quantile(dist, 1 - (1 - confidence) / 2);
+}
+
+MeanInterval student_t_interval_with(const std::vector<double>& x, double t) {
+  const std::size_t n = x.size();
+  MeanInterval r;
+  double sum = 0;
+  for (double v : x) sum += v;
+  r.mean = n ? sum / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
+  if (n < 2) {
+    r.half_width = std::numeric_limits<double>::quiet_NaN();
+    return r;
+  }
+  double ss = 0;
+  for (double v : x) ss += (v - r.mean) * (v - r.mean);
+  r.half_width = t * std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
+  return r;
+}
+
+MeanInterval student_t_interval(const std::vector<double>& x, double confidence) {
+  return student_t_interval_with(x, x.size() > 1 ? student_t_quantile(x.size() - 1, confidence) : 0.0);
+}
+
+Summary summarize(const std::vector<const std::vector<double>*>& reps) {
+  Summary s;
+  if (reps.empty()) return s;
+  const std::size_t m = reps.front()->size();
+  const std::size_t n = reps.size();
+  const double t = n > 1 ? student_t_quantile(n - 1, 0.95) : 0.0;
+  s.mean.resize(m);
+  s.ci95.resize(m);
+  std::vector<double> column(n);
+  for (std::size_t j = 0; j < m; ++j) {
+    const double first = (*reps[0])[j];
+    bool same = true;
+    for (std::size_t r = 0; r < n; ++r) {
+      column[r] = (*reps[r])[j];
+      same = same && column[r] == first;
+    }
+    if (same) {
+      s.mean[j] = first;
+      s.ci95[j] = n > 1 ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+    } else {
+      const MeanInterval i = student_t_interval_with(column, t);
+      s.mean[j] = i.mean;
+      s.ci95[j] = i.half_width;
+    }
+  }
+  return s;
+}
+
+std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names) {
+  std::vector<RatioColumn> out;
+  const auto index = [&](const std::string& n) -> std::ptrdiff_t {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == n) return static_cast<std::ptrdiff_t>(i);
+    return -1;
+  };
+  const std::ptrdiff_t generated = index("outcomes.generated");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& n = names[i];
+    if ((n.rfind("fraction.", 0) == 0 || n.rfind("expired_before_start_by_cause.fraction_", 0) == 0) && generated >= 0) {
+      out.push_back({i, static_cast<std::size_t>(generated)});
+    } else if (n.rfind("wait_ms.", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".mean") == 0) {
+      const std::ptrdiff_t count = index(n.substr(0, n.size() - 5) + ".count");
+      if (count >= 0) out.push_back({i, static_cast<std::size_t>(count)});
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector<double>*>& reps,
+                                             const std::vector<RatioColumn>& ratios) {
+  std::vector<std::vector<double>> rows;
+  rows.reserve(reps.size());
+  for (const auto* r : reps) rows.push_back(*r);
+  if (reps.size() < 2) return rows;
+  for (const RatioColumn& c : ratios) {
+    double sum_xw = 0, sum_w = 0;
+    bool all_equal = true;
+    for (const auto* r : reps) {
+      const double w = (*r)[c.weight], x = (*r)[c.column];
+      all_equal = all_equal && x == (*reps[0])[c.column];
+      if (w > 0 && std::isfinite(x)) {
+        sum_xw += x * w;
+        sum_w += w;
+      }
+    }
+    // No samples anywhere (NaN, or a metric this point lacks), or the same value in every
+    // replication (its pooled ratio is that value, exactly): as it is.
+    if (!(sum_w > 0) || all_equal) continue;
+    const double ratio = sum_xw / sum_w, mean_w = sum_w / static_cast<double>(reps.size());
+    for (std::size_t k = 0; k < reps.size(); ++k) {
+      const double w = (*reps[k])[c.weight], x = (*reps[k])[c.column];
+      rows[k][c.column] = ratio + (w > 0 && std::isfinite(x) ? w * (x - ratio) / mean_w : -ratio * 0.0);
+    }
+  }
+  return rows;
+}
+
+Summary summarize(const std::vector<const std::vector<double>*>& reps, const std::vector<RatioColumn>& ratios) {
+  if (ratios.empty()) return summarize(reps);
+  const auto rows = pool_ratios(reps, ratios);
+  std::vector<const std::vector<double>*> pooled;
+  for (const auto& r : rows) pooled.push_back(&r);
+  return summarize(pooled);
+}
+
+double empirical_quantile(std::vector<double> x, double q) {
+  x.erase(std::remove_if(x.begin(), x.end(), [](double v) { return std::isnan(v); }), x.end());
+  if (x.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(x.begin(), x.end());
+  const double h = static_cast<double>(x.size() - 1) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  if (lo + 1 >= x.size()) return x.back();
+  return x[lo] + (h - static_cast<double>(lo)) * (x[lo + 1] - x[lo]);
+}
+
+}  // namespace brokersim
