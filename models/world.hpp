@@ -41,7 +41,7 @@ struct World {
 
   void at(Time t, Ev kind, std::uint32_t target, std::uint32_t tag = 0, std::uint32_t aux = 0) {
     if (t < now) [[unlikely]] scheduled_in_the_past();
-    events.push(t, static_cast<std::uint8_t>(kind), static_cast<std::uint32_t>(kind), target, tag, aux);
+    events.push(t, static_cast<std::uint8_t>(priority_of(kind)), static_cast<std::uint32_t>(kind), target, tag, aux);
   }
   // Out of line and cold: building the message would otherwise sit in every caller's hot path.
   [[noreturn, gnu::cold, gnu::noinline]] static void scheduled_in_the_past() {

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "models/events.hpp"
 #include "sim/distribution.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/fifo.hpp"
@@ -265,6 +266,17 @@ TEST_SUITE("event_queue") {
     // The test is only meaningful if ties were frequent and the heap got deep.
     CHECK(equal_time_pops > pops / 2);
     CHECK(max_size > 1000);
+  }
+
+  TEST_CASE("priority classes order the model's kinds as the kinds' own order did before they were split") {
+    // Until the classes were named apart from the kinds (issue 40) a kind's enum value was its
+    // class: the classes must keep that order, one class per kind, so that every run pops its
+    // simultaneous events in the same order as before.
+    using brokersim::Ev;
+    for (std::uint32_t k = 1; k <= static_cast<std::uint32_t>(Ev::Observe); ++k) {
+      CAPTURE(k);
+      CHECK(brokersim::priority_of(static_cast<Ev>(k - 1)) < brokersim::priority_of(static_cast<Ev>(k)));
+    }
   }
 
   TEST_CASE("lazy cancellation: stale generations are skipped, live timers fire exactly once") {
