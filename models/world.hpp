@@ -1,7 +1,8 @@
-// What every part of a run shares: the clock and pending events, the job pool, the ledger, the
-// clients and the broker. The simulation owns it; producers, consumers and the broker act on it.
-// (ns-3 and SimPy give their models a global simulator for the same purpose; here it is passed
-// explicitly, so two runs can go on in two threads.)
+// What every part of a run shares: the kernel (sim::Simulator: the clock, the pending events and
+// the loop), the job pool and the job lifecycle every broker follows, the ledger, the clients and
+// the broker. The simulation owns it; producers, consumers and the broker act on it. (ns-3 and
+// SimPy give their models a global simulator for the same purpose; here it is passed explicitly,
+// so two runs can go on in two threads.)
 #pragma once
 
 #include <algorithm>
@@ -17,13 +18,13 @@
 #include "models/results.hpp"
 #include "models/scenario.hpp"
 #include "models/workload.hpp"
-#include "sim/event_queue.hpp"
+#include "sim/simulator.hpp"
 
 namespace brokersim {
 
 class Broker;
 
-struct World {
+struct World : sim::Simulator {
   World(const Scenario& scenario, const RunOptions& options)
       : s(scenario), opt(options), ledger(scenario, options), horizon(follow_horizon(scenario)) {}
 
@@ -39,9 +40,10 @@ struct World {
   // run; for a run that stops on its jobs, while something else can still happen.
   bool tick_worth(Time next) const { return s.stop_time ? next <= horizon : !only_ticks_pending(); }
 
+  // Schedules an event of the model's kind, in its priority class (models/events.hpp).
   void at(Time t, Ev kind, std::uint32_t target, std::uint32_t tag = 0, std::uint32_t aux = 0) {
     if (t < now) [[unlikely]] scheduled_in_the_past();
-    events.push(t, static_cast<std::uint8_t>(priority_of(kind)), static_cast<std::uint32_t>(kind), target, tag, aux);
+    schedule(t, static_cast<std::uint8_t>(priority_of(kind)), static_cast<std::uint32_t>(kind), target, tag, aux);
   }
   // Out of line and cold: building the message would otherwise sit in every caller's hot path.
   [[noreturn, gnu::cold, gnu::noinline]] static void scheduled_in_the_past() {
@@ -158,8 +160,6 @@ struct World {
 
   const Scenario& s;
   const RunOptions& opt;
-  sim::EventQueue events;
-  Time now = 0;
   JobPool jobs;
   Ledger ledger;
   std::vector<Producer> producers;

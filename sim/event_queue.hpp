@@ -1,23 +1,20 @@
-// The pending-event set: a binary min-heap of small plain events.
-//
-// Order is (time, priority class, insertion sequence). The priority class lets a model say which
-// of two simultaneous events happens first (a broker expiring its head before it delivers, say);
-// the sequence makes every remaining tie follow insertion order, so a run is reproducible on any
-// machine and standard library.
-//
-// An event names *what* happens by a `kind` (the model's enum) and *to whom* by an index into the
-// model's own pools; it carries no callback, so scheduling never allocates. Cancellation is lazy:
-// the model stores a generation number for each timer and puts it in `tag`; an event whose tag no
-// longer matches is simply ignored when it is popped. Cancelling thus costs one increment.
+// The fast pending-event set: a binary min-heap of sim::Event (sim/event.hpp), popped in
+// (time, priority class, insertion sequence) order, with three tricks on top. Each pops exactly
+// what the plain heap beside it (sim/reference_event_set.hpp) pops; tests/test_event_sets.cpp
+// runs both through one suite.
 //
 // Events scheduled for the instant being processed (zero latencies make these common: a delivery
 // received "now", an ack arriving "now") skip the heap: they wait in a small unsorted lane and
 // the pop takes whichever of the lane's minimum and the heap's top comes first by the full
-// (time, order) key, so the order is exactly the heap-only order, only cheaper.
+// (time, order) key, so the order is exactly the heap-only order, only cheaper. The instant is
+// the kernel's clock (sim/simulator.hpp), given with each push: the set keeps no clock of its own.
 //
 // A pop leaves the root vacant: the next push to the heap takes it (one sift-down instead of a
 // sift-down of the last leaf and a sift-up of the new event), and the next look at the top fills
 // it as a plain pop would. The pop order is unchanged: (time, order) is a strict total order.
+//
+// Storage aligned to a cache line, 1-based: two siblings share a line, so a sift-down reads one
+// line per level, not two.
 //
 // Cost: push and pop are O(log n) on the heap, O(lane size <= 8) on the lane. Measured on the
 // 2-core development machine (bench/, with one exponential draw per hold): about 78 ns per hold
@@ -29,25 +26,10 @@
 #include <new>
 #include <vector>
 
+#include "sim/event.hpp"
 #include "sim/time.hpp"
 
 namespace sim {
-
-struct Event {
-  Time time;
-  std::uint64_t order;    // priority class in the top 8 bits, insertion sequence below
-  std::uint32_t kind;     // the model's event kind
-  std::uint32_t target;   // index into the model's pool for that kind
-  std::uint32_t tag;      // generation for lazy cancellation (model-defined)
-  std::uint32_t aux;      // one more small payload (model-defined)
-
-  std::uint8_t priority() const { return static_cast<std::uint8_t>(order >> 56); }
-};
-static_assert(sizeof(Event) == 32, "events are kept small: four fit in a cache line");
-
-inline bool before(const Event& a, const Event& b) {
-  return a.time < b.time || (a.time == b.time && a.order < b.order);
-}
 
 // Storage for the heap aligned to a cache line, so that two siblings (indices 2i and 2i + 1 of
 // 32 bytes each) share one line: a sift-down reads one line per level, not two.
@@ -69,16 +51,11 @@ struct CacheAlignedAllocator {
 
 class EventQueue {
  public:
-  static constexpr std::uint64_t kSeqBits = 56;
-  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << kSeqBits) - 1;
-
   EventQueue() : heap_(1) {}
 
-  void push(Time time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
-            std::uint32_t tag = 0, std::uint32_t aux = 0) {
-    Event e{time, (std::uint64_t{priority} << kSeqBits) | (seq_++ & kSeqMask), kind, target, tag,
-            aux};
-    if (time == current_ && lane_size_ < kLane) {
+  // `now`: the instant being processed (the kernel's clock); an event due then joins the lane.
+  void push(const Event& e, Time now) {
+    if (e.time == now && lane_size_ < kLane) {
       if (lane_size_ == 0 || before(e, lane_[lane_min_])) lane_min_ = lane_size_;
       lane_[lane_size_++] = e;
       return;
@@ -117,7 +94,6 @@ class EventQueue {
       e = heap_[kRoot];
       hole_ = true;
     }
-    current_ = e.time;
     return e;
   }
 
@@ -125,11 +101,8 @@ class EventQueue {
     heap_.resize(1);
     hole_ = false;
     lane_size_ = 0;
-    seq_ = 0;
-    current_ = 0;
   }
   void reserve(std::size_t n) { heap_.reserve(n + 1); }
-  std::uint64_t pushed() const { return seq_; }
 
  private:
   // The heap is 1-based (heap_[0] is never used): node i's children are 2i and 2i + 1, which
@@ -207,8 +180,6 @@ class EventQueue {
   Event lane_[kLane]{};
   std::size_t lane_size_ = 0;
   std::size_t lane_min_ = 0;
-  Time current_ = 0;  // time of the last event popped: "now"
-  std::uint64_t seq_ = 0;
 };
 
 }  // namespace sim

@@ -1,0 +1,234 @@
+// One suite for every pending-event set (as ns-3 runs each of its schedulers through one test
+// suite): each case is a template over the set, driven as the kernel drives it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/rng.hpp"
+
+namespace test_event_sets {
+
+// Drives a set as the kernel does (sim::Simulator::schedule): numbers the pushes in insertion
+// order and gives, as `now`, the time of the last event popped.
+template <class Set>
+struct Driver {
+  Set set;
+  std::uint64_t seq = 0;
+  sim::Time now = 0;
+
+  void push(sim::Time t, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
+            std::uint32_t tag = 0, std::uint32_t aux = 0) {
+    set.push(sim::Event{t, (std::uint64_t{priority} << sim::Event::kSeqBits) | seq++, kind, target, tag, aux}, now);
+  }
+  sim::Event pop() {
+    const sim::Event e = set.pop();
+    now = e.time;
+    return e;
+  }
+  const sim::Event& top() { return set.top(); }
+  bool empty() const { return set.empty(); }
+  std::size_t size() const { return set.size(); }
+};
+
+using Key = std::tuple<sim::Time, int, std::uint32_t>;  // (time, priority class, id = insertion)
+
+}  // namespace test_event_sets
+
+#define BROKERSIM_EVENT_SETS sim::EventQueue
+
+// =============================================================================================
+TEST_SUITE("event_sets") {
+  TEST_CASE_TEMPLATE("order is (time then priority class then insertion) on hand-made ties", Set,
+                     BROKERSIM_EVENT_SETS) {
+    test_event_sets::Driver<Set> q;
+    // target = label; kind/tag/aux carry a payload that must survive the set.
+    q.push(10, 1, 100, 0, 1000, 10000);
+    q.push(10, 0, 101, 1, 1001, 10001);
+    q.push(5, 3, 102, 2, 1002, 10002);
+    q.push(10, 0, 103, 3, 1003, 10003);
+    q.push(10, 1, 104, 4, 1004, 10004);
+    q.push(7, 255, 105, 5, 1005, 10005);
+    q.push(10, 0, 106, 6, 1006, 10006);
+    q.push(-3, 9, 107, 7, 1007, 10007);
+    CHECK(q.size() == 8);
+    const std::vector<std::uint32_t> expect{7, 2, 5, 1, 3, 6, 0, 4};
+    const std::vector<std::uint8_t> expect_prio{9, 3, 255, 0, 0, 0, 1, 1};
+    for (std::size_t k = 0; k < expect.size(); ++k) {
+      REQUIRE(!q.empty());
+      const sim::Event top = q.top();
+      const sim::Event e = q.pop();
+      CHECK(top.target == e.target);
+      CHECK(e.target == expect[k]);
+      CHECK(e.priority() == expect_prio[k]);
+      CHECK(e.kind == 100 + e.target);
+      CHECK(e.tag == 1000 + e.target);
+      CHECK(e.aux == 10000 + e.target);
+    }
+    CHECK(q.empty());
+    CHECK(q.size() == 0);
+  }
+
+  TEST_CASE_TEMPLATE("priority class beats insertion order and time beats priority class", Set,
+                     BROKERSIM_EVENT_SETS) {
+    test_event_sets::Driver<Set> q;
+    q.push(1, 200, 0, 0);  // earliest time wins whatever its class
+    for (std::uint32_t i = 1; i <= 50; ++i) q.push(2, static_cast<std::uint8_t>(50 - i), 0, i);
+    CHECK(q.pop().target == 0);
+    for (std::uint32_t i = 50; i >= 1; --i) CHECK(q.pop().target == i);
+  }
+
+  TEST_CASE_TEMPLATE("events at the current instant keep the full order among later ones", Set,
+                     BROKERSIM_EVENT_SETS) {
+    // What the fast set's lane must get right: pushes at `now` (several classes, more than the
+    // lane holds) interleaved with pushes later and a look at the top.
+    test_event_sets::Driver<Set> q;
+    q.push(5, 0, 0, 0);
+    q.push(9, 0, 0, 1);
+    CHECK(q.pop().target == 0);  // now = 5
+    for (std::uint32_t i = 2; i < 14; ++i) q.push(5, static_cast<std::uint8_t>(i % 3), 0, i);
+    q.push(6, 0, 0, 14);
+    const std::vector<std::uint32_t> expect{3, 6, 9, 12, 4, 7, 10, 13, 2, 5, 8, 11, 14, 1};
+    for (std::uint32_t id : expect) {
+      CHECK(q.top().target == id);
+      CHECK(q.pop().target == id);
+    }
+    CHECK(q.empty());
+  }
+
+  TEST_CASE_TEMPLATE("clear() empties the set", Set, BROKERSIM_EVENT_SETS) {
+    test_event_sets::Driver<Set> q;
+    for (int i = 0; i < 10; ++i) q.push(i, 0, 0, static_cast<std::uint32_t>(i));
+    q.pop();
+    q.set.clear();
+    CHECK(q.empty());
+    CHECK(q.size() == 0);
+    q.push(3, 0, 0, 1);
+    q.push(3, 0, 0, 2);
+    CHECK(q.pop().target == 1);
+    CHECK(q.pop().target == 2);
+    CHECK(q.empty());
+  }
+
+  TEST_CASE_TEMPLATE("randomised stress against a sorted model on (time and class and sequence)", Set,
+                     BROKERSIM_EVENT_SETS) {
+    // ~200k mixed operations, times drawn from a narrow window (so equal times are the rule)
+    // and 3 priority classes. Phases alternate between growing and draining the set so it is
+    // exercised from empty to a few thousand events. The popped sequences must be identical.
+    sim::Rng rng(12345, 0, "eq-stress");
+    test_event_sets::Driver<Set> q;
+    std::set<test_event_sets::Key> model;
+    std::uint32_t next_id = 0;
+    std::size_t pops = 0, equal_time_pops = 0, max_size = 0;
+    sim::Time last_popped = -1;
+    const int kOps = 200'000;
+    for (int op = 0; op < kOps; ++op) {
+      const double p_push = ((op / 5000) % 2 == 0) ? 0.65 : 0.38;
+      if (model.empty() || rng.uniform() < p_push) {
+        sim::Time t;
+        if (rng.bernoulli(0.05)) {
+          t = static_cast<sim::Time>(rng.below(100));  // occasionally in the past
+        } else {
+          t = q.now + static_cast<sim::Time>(rng.below(4));
+        }
+        const int prio = static_cast<int>(rng.below(3));
+        const std::uint32_t id = next_id++;
+        q.push(t, static_cast<std::uint8_t>(prio), 7, id, id ^ 0x5a5a5a5au, id * 3u);
+        model.emplace(t, prio, id);
+      } else {
+        const test_event_sets::Key want = *model.begin();
+        model.erase(model.begin());
+        // A look at the top between pops (what a timed run does) must not change the order,
+        // whether the fast set's root is vacant or not.
+        if (rng.bernoulli(0.3)) {
+          REQUIRE(q.top().time == std::get<0>(want));
+          REQUIRE(q.top().target == std::get<2>(want));
+        }
+        const sim::Event e = q.pop();
+        REQUIRE(e.time == std::get<0>(want));
+        REQUIRE(static_cast<int>(e.priority()) == std::get<1>(want));
+        REQUIRE(e.target == std::get<2>(want));
+        REQUIRE(e.tag == (std::get<2>(want) ^ 0x5a5a5a5au));
+        REQUIRE(e.aux == std::get<2>(want) * 3u);
+        equal_time_pops += (e.time == last_popped);
+        last_popped = e.time;
+        ++pops;
+      }
+      REQUIRE(q.size() == model.size());
+      max_size = std::max(max_size, q.size());
+    }
+    while (!model.empty()) {
+      const test_event_sets::Key want = *model.begin();
+      model.erase(model.begin());
+      const sim::Event e = q.pop();
+      REQUIRE(e.time == std::get<0>(want));
+      REQUIRE(static_cast<int>(e.priority()) == std::get<1>(want));
+      REQUIRE(e.target == std::get<2>(want));
+      ++pops;
+    }
+    CHECK(q.empty());
+    CHECK(pops == next_id);
+    // The test is only meaningful if ties were frequent and the set got deep.
+    CHECK(equal_time_pops > pops / 2);
+    CHECK(max_size > 1000);
+  }
+
+  TEST_CASE_TEMPLATE("lazy cancellation: stale generations are skipped and live timers fire once", Set,
+                     BROKERSIM_EVENT_SETS) {
+    // A model with K timers, each with a generation counter. (Re)scheduling or cancelling a
+    // timer bumps its generation; an event whose tag differs from the current generation is
+    // stale and ignored. Reference bookkeeping: the time each timer is due, or none.
+    constexpr std::uint32_t K = 64;
+    std::array<std::uint32_t, K> gen{};
+    std::array<sim::Time, K> due;
+    due.fill(-1);
+    sim::Rng rng(99, 0, "lazy-cancel");
+    test_event_sets::Driver<Set> q;
+    std::uint64_t live_expected = 0, fired = 0, stale = 0, supersede = 0, cancels = 0;
+    auto schedule = [&](std::uint32_t k, sim::Time t) {
+      if (due[k] >= 0) ++supersede;
+      ++gen[k];
+      due[k] = t;
+      q.push(t, 0, 1, k, gen[k]);
+      ++live_expected;
+    };
+    auto cancel = [&](std::uint32_t k) {
+      ++gen[k];
+      if (due[k] >= 0) ++cancels;
+      due[k] = -1;
+    };
+    for (std::uint32_t k = 0; k < K; ++k) schedule(k, static_cast<sim::Time>(rng.below(1000)));
+    while (!q.empty()) {
+      const sim::Time before = q.now;
+      const sim::Event e = q.pop();
+      REQUIRE(e.time >= before);
+      if (e.tag != gen[e.target]) {
+        ++stale;
+        continue;
+      }
+      // A live event must be the timer's current schedule, and fires once.
+      REQUIRE(due[e.target] == e.time);
+      due[e.target] = -1;
+      ++fired;
+      if (fired > 30000) continue;  // let the set drain
+      // React: reschedule or cancel a few random timers (possibly this one).
+      for (int j = 0; j < 2; ++j) {
+        const std::uint32_t k = static_cast<std::uint32_t>(rng.below(K));
+        if (rng.bernoulli(0.3)) {
+          cancel(k);
+        } else {
+          schedule(k, q.now + static_cast<sim::Time>(rng.below(50)));
+        }
+      }
+    }
+    for (std::uint32_t k = 0; k < K; ++k) CHECK(due[k] == -1);  // nothing live was lost
+    CHECK(fired == live_expected - supersede - cancels);
+    CHECK(fired + stale == q.seq);
+    CHECK(stale > 1000);  // cancellation really was exercised
+  }
+}
