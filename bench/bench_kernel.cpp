@@ -16,6 +16,7 @@
 
 #include "sim/distribution.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/reference_event_set.hpp"
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
@@ -51,6 +52,10 @@ void hold(benchmark::State& state) {
 
 void BM_HoldEventQueue(benchmark::State& state) { hold<sim::EventQueue>(state); }
 BENCHMARK(BM_HoldEventQueue)->Arg(1'000)->Arg(100'000);
+
+// The plain binary heap the fast set is checked against (std::push_heap / std::pop_heap).
+void BM_HoldReferenceEventSet(benchmark::State& state) { hold<sim::ReferenceEventSet>(state); }
+BENCHMARK(BM_HoldReferenceEventSet)->Arg(1'000)->Arg(100'000);
 
 // Baseline: a red-black tree keyed on time; equal keys are inserted after existing ones, so it
 // has the same FIFO tie rule as EventQueue. Payload of the same size as an Event's.

@@ -13,12 +13,19 @@
 #include <cstdint>
 
 #include "sim/event_queue.hpp"
+#include "sim/reference_event_set.hpp"
 #include "sim/time.hpp"
 
 namespace sim {
 
-// The pending-event set (sim/event_queue.hpp).
+// The pending-event set. The plain binary heap (cmake -DBROKERSIM_REFERENCE_EVENT_SET=ON) pops
+// the same events in the same order, more slowly: a run on it must give the same outputs and
+// fingerprints (tests/test_fingerprints.cpp).
+#ifdef BROKERSIM_REFERENCE_EVENT_SET
+using PendingEvents = ReferenceEventSet;
+#else
 using PendingEvents = EventQueue;
+#endif
 
 // Why run() returned.
 enum class Stop : std::uint8_t {

@@ -1,5 +1,8 @@
 // One suite for every pending-event set (as ns-3 runs each of its schedulers through one test
-// suite): each case is a template over the set, driven as the kernel drives it.
+// suite): the fast set (sim/event_queue.hpp: a same-instant lane, a vacant root, Floyd's
+// sift-down, aligned storage) and the plain binary heap beside it (sim/reference_event_set.hpp).
+// Each case is a template over the set; the last one runs both at once, pop for pop, and
+// against a sorted model, through random pushes, pops, looks at the top and cancellations.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "sim/event_queue.hpp"
+#include "sim/reference_event_set.hpp"
 #include "sim/rng.hpp"
 
 namespace test_event_sets {
@@ -40,7 +44,7 @@ using Key = std::tuple<sim::Time, int, std::uint32_t>;  // (time, priority class
 
 }  // namespace test_event_sets
 
-#define BROKERSIM_EVENT_SETS sim::EventQueue
+#define BROKERSIM_EVENT_SETS sim::EventQueue, sim::ReferenceEventSet
 
 // =============================================================================================
 TEST_SUITE("event_sets") {
@@ -230,5 +234,69 @@ TEST_SUITE("event_sets") {
     CHECK(fired == live_expected - supersede - cancels);
     CHECK(fired + stale == q.seq);
     CHECK(stale > 1000);  // cancellation really was exercised
+  }
+
+  TEST_CASE("the fast set and the plain heap pop the same events pop for pop") {
+    // Both sets driven by one random simulation-like process (pushes at now and later, a few in
+    // the past, looks at the top, timers cancelled and rescheduled): every pop of the fast set
+    // equals the plain heap's, and both equal the sorted model's, live or stale alike.
+    sim::Rng rng(2024, 0, "event-sets-pop-for-pop");
+    test_event_sets::Driver<sim::EventQueue> fast;
+    test_event_sets::Driver<sim::ReferenceEventSet> plain;
+    std::set<test_event_sets::Key> model;
+    constexpr std::uint32_t K = 256;
+    std::array<std::uint32_t, K> gen{};
+    std::uint32_t next_id = 0;
+    std::uint64_t compared = 0, stale = 0;
+    std::vector<std::uint32_t> timer_of;  // id -> timer
+    auto push = [&](sim::Time t, std::uint8_t prio, std::uint32_t timer) {
+      const std::uint32_t id = next_id++;
+      timer_of.push_back(timer);
+      fast.push(t, prio, timer, id, gen[timer]);
+      plain.push(t, prio, timer, id, gen[timer]);
+      model.emplace(t, prio, id);
+    };
+    for (int op = 0; op < 300'000; ++op) {
+      const double u = rng.uniform();
+      const double p_push = ((op / 7000) % 2 == 0) ? 0.6 : 0.35;
+      if (model.empty() || u < p_push) {
+        const std::uint32_t timer = static_cast<std::uint32_t>(rng.below(K));
+        const sim::Time t = rng.bernoulli(0.02) ? static_cast<sim::Time>(rng.below(50))
+                            : rng.bernoulli(0.5) ? fast.now
+                                                 : fast.now + static_cast<sim::Time>(rng.below(20));
+        if (rng.bernoulli(0.2)) ++gen[timer];  // cancel what is pending for it, then reschedule
+        push(t, static_cast<std::uint8_t>(rng.below(4)), timer);
+      } else {
+        if (rng.bernoulli(0.25)) {
+          REQUIRE(fast.top().target == plain.top().target);
+          REQUIRE(fast.top().time == plain.top().time);
+        }
+        const test_event_sets::Key want = *model.begin();
+        model.erase(model.begin());
+        const sim::Event a = fast.pop();
+        const sim::Event b = plain.pop();
+        REQUIRE(a.time == b.time);
+        REQUIRE(a.order == b.order);
+        REQUIRE(a.kind == b.kind);
+        REQUIRE(a.target == b.target);
+        REQUIRE(a.tag == b.tag);
+        REQUIRE(a.aux == b.aux);
+        REQUIRE(a.target == std::get<2>(want));
+        REQUIRE(a.time == std::get<0>(want));
+        stale += a.tag != gen[timer_of[a.target]];
+        ++compared;
+      }
+      REQUIRE(fast.size() == plain.size());
+      REQUIRE(fast.size() == model.size());
+    }
+    while (!model.empty()) {
+      model.erase(model.begin());
+      REQUIRE(fast.pop().target == plain.pop().target);
+      ++compared;
+    }
+    CHECK(fast.empty());
+    CHECK(plain.empty());
+    CHECK(compared == next_id);
+    CHECK(stale > 1000);
   }
 }
