@@ -22,7 +22,7 @@ namespace {
 class Simulation {
  public:
   Simulation(const Scenario& s, const RunOptions& o);
-  RunResult run();
+  RunResult run(std::uint64_t* stream_fingerprint);
 
   // What the kernel's loop calls (sim::Simulator::run). The handler is inlined into the loop:
   // called, it costs about 16 instructions per event more (callgrind, M/M/10).
@@ -137,7 +137,8 @@ inline void Simulation::handle(const sim::Event& ev) {
 
 // Kept out of line: inlined into simulate(), the event loop compiles to slower code (callgrind,
 // M/M/10: about 40 instructions more per job).
-[[gnu::noinline]] RunResult Simulation::run() {
+[[gnu::noinline]] RunResult Simulation::run(std::uint64_t* stream_fingerprint) {
+  if (stream_fingerprint) w_.fingerprint_stream();
   start();
   RunResult& r = w_.ledger.r;
   const Scenario& s = w_.s;
@@ -167,6 +168,7 @@ inline void Simulation::handle(const sim::Event& ev) {
   // The samples of --timeseries counted toward limits.max_events, but are not the model's: the
   // reported count is the same with or without the time series.
   r.events = w_.popped() - samples_;
+  if (stream_fingerprint) *stream_fingerprint = w_.stream_fingerprint();
   if (!by_time) close_span(w_.now);
   RunResult result;
   w_.ledger.finish(w_.now, w_.jobs, result);
@@ -243,7 +245,12 @@ void Simulation::report_progress() {
 
 RunResult simulate(const Scenario& scenario, const RunOptions& options) {
   Simulation sim(scenario, options);
-  return sim.run();
+  return sim.run(nullptr);
+}
+
+RunResult simulate(const Scenario& scenario, const RunOptions& options, std::uint64_t& stream_fingerprint) {
+  Simulation sim(scenario, options);
+  return sim.run(&stream_fingerprint);
 }
 
 }  // namespace brokersim
