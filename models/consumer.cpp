@@ -19,13 +19,11 @@ sim::Rng stream(std::uint64_t seed, std::uint64_t rep, int group, int member, co
 
 Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, std::uint64_t seed,
                    std::uint64_t replication)
-    : spec_(&spec),
-      index_(index),
-      group_(group),
-      delivery_rng(stream(seed, replication, group, member, "delivery")),
-      ack_rng(stream(seed, replication, group, member, "ack")),
-      failure_rng(stream(seed, replication, group, member, "failure")),
-      timeout_rng(stream(seed, replication, group, member, "timeout")) {
+    : ConsumerHot{.spec_ = &spec, .index_ = index, .group_ = group},
+      ConsumerCold{.delivery_rng = stream(seed, replication, group, member, "delivery"),
+                   .ack_rng = stream(seed, replication, group, member, "ack"),
+                   .failure_rng = stream(seed, replication, group, member, "failure"),
+                   .timeout_rng = stream(seed, replication, group, member, "timeout")} {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }

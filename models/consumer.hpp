@@ -29,7 +29,45 @@ inline bool admits(const ConsumerSpec& spec, Time expires_at, Time local_now) {
   return remaining > 0 && remaining >= spec.min_window;
 }
 
-class alignas(64) Consumer {
+// A lost connection: when and why (see Consumer::cut_of).
+struct ConnectionCut {
+  Time at;
+  DuplicateCause why;
+};
+
+// A consumer's state in two plain parts, hot first. ConsumerHot holds the fields every job
+// touches, together (a few cache lines: with a fleet of 10,000 consumers each delivery finds its
+// consumer cold in the cache); ConsumerCold what most jobs never touch: the lost connections,
+// the kept jobs, the buffer's time average and the random streams, which a run with constant
+// latencies and no failures never draws from. A name ending in `_` is the Consumer's own; the
+// others are public through Consumer's using-declarations.
+struct ConsumerHot {
+  const ConsumerSpec* spec_;
+  int index_;
+  int group_;
+  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
+  std::uint64_t started_ = 0;  // executions started, warm-up included
+  bool attached = false;
+  bool replica = false;   // counted in its group's replicas (models/fleet.cpp)
+  bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
+  bool retired = false;   // left: connects no more until revived
+  int busy = 0;
+  sim::Fifo<std::uint32_t> local{};  // received, not started, in arrival order
+  Time stalled_until = 0;
+  LocalClock clock{};
+  std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
+  std::uint32_t connections_lost_ = 0;  // cuts_.size(): every start reads it
+  sim::TimeWeighted busy_tw{};
+};
+
+struct ConsumerCold {
+  std::vector<ConnectionCut> cuts_{};  // one per connection lost, in order
+  std::vector<std::uint32_t> kept_{};  // see Consumer::keep; each job's Job::unacked_pos is its position here
+  sim::TimeWeighted local_tw{};
+  sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
+};
+
+class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
  public:
   Consumer(const ConsumerSpec& spec, int index, int group, int member, std::uint64_t seed,
            std::uint64_t replication);
@@ -62,10 +100,7 @@ class alignas(64) Consumer {
   // Each lost connection, in order: when and why. A job remembers the connection it started on
   // (Job::ran_connection); if that one was cut before its settlement arrived, the cut is why
   // the job may run again (World::sent). One entry per connection lost.
-  struct Cut {
-    Time at;
-    DuplicateCause why;
-  };
+  using Cut = ConnectionCut;
   std::uint32_t connection() const { return connections_lost_; }  // cuts_.size(), on the hot line
   const Cut* cut_of(std::uint32_t connection) const {
     return connection < cuts_.size() ? &cuts_[connection] : nullptr;
@@ -87,40 +122,22 @@ class alignas(64) Consumer {
   }
   ConsumerResult result(Time now) const;
 
-  // The fields every job touches come first, together (a few cache lines: with a fleet of
-  // 10,000 consumers each delivery finds its consumer cold in the cache); the random streams,
-  // which a run with constant latencies and no failures never draws from, come last.
- private:
-  const ConsumerSpec* spec_;
-  int index_;
-  int group_;
-  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
-  std::uint64_t started_ = 0;  // executions started, warm-up included
-
- public:
-  bool attached = false;
-  bool replica = false;   // counted in its group's replicas (models/fleet.cpp)
-  bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
-  bool retired = false;   // left: connects no more until revived
-  int busy = 0;
-  sim::Fifo<std::uint32_t> local;  // received, not started, in arrival order
-  Time stalled_until = 0;
-  LocalClock clock;
-  std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
-
- private:
-  std::uint32_t connections_lost_ = 0;  // cuts_.size(): every start reads it
-
- public:
-  sim::TimeWeighted busy_tw;
-
- private:
-  std::vector<Cut> cuts_;
-  std::vector<std::uint32_t> kept_;  // see keep(); each job's Job::unacked_pos is its position here
-
- public:
-  sim::TimeWeighted local_tw;
-  sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
+  // The state the fleet, the brokers and the outputs read or set.
+  using ConsumerHot::attached;
+  using ConsumerHot::busy;
+  using ConsumerHot::busy_tw;
+  using ConsumerHot::clock;
+  using ConsumerHot::incarnation;
+  using ConsumerHot::leaving;
+  using ConsumerHot::local;
+  using ConsumerHot::replica;
+  using ConsumerHot::retired;
+  using ConsumerHot::stalled_until;
+  using ConsumerCold::ack_rng;
+  using ConsumerCold::delivery_rng;
+  using ConsumerCold::failure_rng;
+  using ConsumerCold::local_tw;
+  using ConsumerCold::timeout_rng;
 
  private:
   void start_buffered(World& w);  // fill free slots from the buffer, oldest first
