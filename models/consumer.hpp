@@ -76,7 +76,6 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   int index() const { return index_; }
   int queue() const { return spec_->queue; }
   int slots() const { return spec_->slots; }
-  int group() const { return group_; }
 
   // --- events
   void connect(World& w);                  // Ev::Attach: start, restart, or reconnect

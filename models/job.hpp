@@ -147,10 +147,10 @@ struct Job {
   Time first_started = -1;       // its first start, by any copy it descends from
   // Its time in earlier deliveries (docs/outcomes.md, the trace's stage_* columns): from each
   // delivery before the last to the broker having the message back (`back`, stamped by the
-  // ledger when it leaves the unacked count, through the brokers' const view of the job: hence
-  // mutable). The rest of publish -> last delivery was at the broker.
+  // ledger when it leaves the unacked count). The rest of publish -> last delivery was at the
+  // broker.
   Time stage_held = 0;
-  mutable Time back = -1;
+  Time back = -1;
 };
 
 class JobPool {

@@ -69,7 +69,6 @@ class Ledger {
   }
   // The window (observe.window_ms) a job was created in; nullptr without windows or for a
   // warm-up job.
-  WindowResult* window_of(const Job& job) { return windows_.of(job); }
   void dead_lettered(const Job& job, int q, DeathReason why) {
     if (job.counted) ++queues_[q].dead_lettered[static_cast<std::size_t>(why)];
   }
@@ -79,7 +78,7 @@ class Ledger {
   }
   // A delivery leaves the unacked count when the broker has the message back (settled,
   // returned, lapsed): the end of its delivery's stages (World::sent, ledger/job_stages).
-  void unacked_changed(int q, Time now, const Job& job, int delta) {
+  void unacked_changed(int q, Time now, Job& job, int delta) {
     queues_[q].unacked_changed(now, job, delta, track_bytes_);
     if (delta < 0) job.back = now;
   }

@@ -302,7 +302,7 @@ void RabbitMq::ready_changed(int q) {
   policy(q, [&](auto& p) { p.on_ready_changed(q); });
 }
 
-void RabbitMq::unacked_changed(int q, const Job& job, int delta) {
+void RabbitMq::unacked_changed(int q, Job& job, int delta) {
   w_.ledger.unacked_changed(q, w_.now, job, delta);
 }
 

@@ -131,7 +131,7 @@ class RabbitMq final : public Broker {
   void expire(std::uint32_t j, int q);
   void move_to_dead_letter(std::uint32_t j, int q, DeathReason why);
   void ready_changed(int q);
-  void unacked_changed(int q, const Job& job, int delta);
+  void unacked_changed(int q, Job& job, int delta);
 
   // channels, queue leases, restarts
   void close_connection(Consumer& c, ReturnCause why);
