@@ -21,6 +21,7 @@
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
+#include "tests/moments_test_util.hpp"
 
 namespace test_kernel_random {
 
@@ -76,18 +77,8 @@ RefXoshiro256pp ref_stream(std::uint64_t seed, std::uint64_t replication, const 
 double Phi(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 double phi(double x) { return std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi); }
 
-struct Moments {
-  double mean, var;
-};
-
-Moments sample_moments(const std::vector<double>& xs) {
-  long double s = 0;
-  for (double x : xs) s += x;
-  const long double m = s / static_cast<long double>(xs.size());
-  long double ss = 0;
-  for (double x : xs) ss += (x - m) * (x - m);
-  return {static_cast<double>(m), static_cast<double>(ss / static_cast<long double>(xs.size() - 1))};
-}
+using brokersim::test::Moments;
+using brokersim::test::sample_moments;
 
 std::vector<double> draw(const sim::Distribution& d, std::uint64_t seed, std::size_t n) {
   sim::Rng rng(seed, 0, "dist-test");

@@ -10,22 +10,12 @@
 #include "sim/rng.hpp"
 #include "sim/stats.hpp"
 #include "sim/time.hpp"
+#include "tests/moments_test_util.hpp"
 
 namespace test_kernel_stats {
 
-struct Moments {
-  double mean, var;
-};
-
-// Two-pass sample mean and variance, in long double: the reference for Welford.
-Moments sample_moments(const std::vector<double>& xs) {
-  long double s = 0;
-  for (double x : xs) s += x;
-  const long double m = s / static_cast<long double>(xs.size());
-  long double ss = 0;
-  for (double x : xs) ss += (x - m) * (x - m);
-  return {static_cast<double>(m), static_cast<double>(ss / static_cast<long double>(xs.size() - 1))};
-}
+using brokersim::test::Moments;
+using brokersim::test::sample_moments;
 
 }  // namespace test_kernel_stats
 
