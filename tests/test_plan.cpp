@@ -179,6 +179,15 @@ TEST_CASE("plan: an unknown metric in --target or --cost gets a did-you-mean") {
   CHECK(r.status == 2);
   CHECK(r.err == "brokersim: error: --cost: expected varied paths, slots_total, metric names (fleet.slot_seconds) or "
                  "numeric scenario paths (consumers.0.count), got \"consumers.0.slot\" (did you mean \"consumers.0.slots\"?)\n");
+  // A fleet cost the message names as an example, on a scenario that does not report it: why.
+  args = base;
+  args.insert(args.end(), {"--target", "throughput_per_s>0", "--cost", "fleet.slot_seconds"});
+  r = run_cli(args);
+  CHECK(r.status == 2);
+  CHECK(r.err == "brokersim: error: --cost: \"fleet.slot_seconds\" is reported only when a consumer group names autoscale "
+                 "or stop_ms (even as null) or observe.window_ms is set, and this scenario has none of them: cost a fixed "
+                 "fleet with slots_total or consumers.N.count*consumers.N.slots, or add \"autoscale\": null to the group "
+                 "to get the fleet metrics\n");
   args = base;
   args.insert(args.end(), {"--target", "throughput_per_s>0", "--cost", "stop"});
   r = run_cli(args);

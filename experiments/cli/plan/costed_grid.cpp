@@ -201,6 +201,13 @@ void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& nam
     for (const char* k : {"count", "slots", "prefetch"}) candidates.push_back("consumers." + std::to_string(g) + "." + k);
   if (!got.empty())
     throw ScenarioError("--cost: expected a number at scenario path " + name + ", got " + got);
+  // The fleet costs are reported only where the fleet can change (docs/outcomes.md): the message
+  // offers them as an example, so a scenario without them says why, not just "expected".
+  if (name.starts_with("fleet.") && std::find(candidates.begin(), candidates.end(), "fleet.slot_seconds") == candidates.end())
+    throw ScenarioError("--cost: " + quote(name) + " is reported only when a consumer group names autoscale or stop_ms "
+                        "(even as null) or observe.window_ms is set, and this scenario has none of them: cost a fixed "
+                        "fleet with slots_total or consumers.N.count*consumers.N.slots, or add \"autoscale\": null to "
+                        "the group to get the fleet metrics");
   throw ScenarioError("--cost: expected varied paths, slots_total, metric names (fleet.slot_seconds) or numeric scenario paths "
                       "(consumers.0.count), got " +
                       quote(name) + did_you_mean(name, candidates));
