@@ -35,19 +35,7 @@ struct PlanDir : brokersim::test::ScratchDir {
   PlanDir() : ScratchDir("brokersim-plan"), plan(write("plan.json", kPlanScenario)), noisy(write("noisy.json", kNoisyScenario)) {}
 };
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string line;
-  for (char c : text) {
-    if (c == '\n') {
-      lines.push_back(line);
-      line.clear();
-    } else {
-      line += c;
-    }
-  }
-  return lines;
-}
+using brokersim::test::lines_of;
 
 }  // namespace
 

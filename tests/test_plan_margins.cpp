@@ -43,19 +43,12 @@ std::string margin_windows_scenario() {
   "observe": {"window_ms": 1000}})";
 }
 
-// test_windows.cpp's burst: windows of 1 s over 3 s; 3 jobs in window 0, 5 in window 1, none in 2.
-constexpr const char* kMarginBurst = R"({"name": "windows", "stop": {"time_ms": 3000},
-  "broker": {"queues": {"work": {}}},
-  "producers": [{"queue": "work", "arrivals": {"at_ms": [0, 100, 200, 1000, 1000, 1000, 1000, 1000]},
-                 "deadline_ms": 120, "service_ms": 50}],
-  "consumers": [{"queue": "work", "prefetch": 1}],
-  "observe": {"window_ms": 1000}})";
 
 struct MarginDir : brokersim::test::ScratchDir {
   std::string steady, windows, burst;
   MarginDir()
       : ScratchDir("brokersim-margins"), steady(write("steady.json", kMarginSteady)),
-        windows(write("windows.json", margin_windows_scenario())), burst(write("burst.json", kMarginBurst)) {}
+        windows(write("windows.json", margin_windows_scenario())), burst(write("burst.json", brokersim::test::kWindowBurst)) {}
 };
 
 // Every number of a JSON document, with its JSON pointer.
@@ -68,19 +61,6 @@ void each_margin_number(const nlohmann::json& j, const std::string& at,
     for (std::size_t i = 0; i < j.size(); ++i) each_margin_number(j[i], at + "/" + std::to_string(i), f);
 }
 
-std::vector<std::string> margin_csv_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string line;
-  for (char c : text) {
-    if (c == '\n') {
-      lines.push_back(line);
-      line.clear();
-    } else {
-      line += c;
-    }
-  }
-  return lines;
-}
 
 }  // namespace
 
@@ -226,7 +206,7 @@ TEST_CASE("sweep --window-columns: windows.K.* columns for every window, refused
   MarginDir d;
   const auto r = run_cli({"sweep", d.burst, "--vary", "consumers.0.count=1:2:1", "--window-columns"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  const auto lines = margin_csv_lines(r.out);
+  const auto lines = brokersim::test::lines_of(r.out);
   REQUIRE(lines.size() == 3);
   const auto header = split_csv_line(lines[0]);
   const auto row = split_csv_line(lines[1]);

@@ -35,20 +35,12 @@ constexpr const char* kNoisy = R"({"name": "sweep-test", "seed": 11, "stop": {"j
                  "expiration_ms": "remaining-budget", "service_ms": {"exp": {"mean": 80}}}],
   "consumers": [{"queue": "work", "count": 2, "prefetch": 1, "slots": 2, "uncertainty_ms": 20}]})";
 
-// test_windows.cpp's burst: three windows of 1 s; window 1 has a burst of five jobs that one
-// consumer cannot serve in time (2 of 5 stale before they start), two consumers can.
-constexpr const char* kBurst = R"({"name": "windows", "stop": {"time_ms": 3000},
-  "broker": {"queues": {"work": {}}},
-  "producers": [{"queue": "work", "arrivals": {"at_ms": [0, 100, 200, 1000, 1000, 1000, 1000, 1000]},
-                 "deadline_ms": 120, "service_ms": 50}],
-  "consumers": [{"queue": "work", "prefetch": 1}],
-  "observe": {"window_ms": 1000}})";
 
 struct RiskDir : brokersim::test::ScratchDir {
   std::string steady, noisy, burst;
   RiskDir()
       : ScratchDir("brokersim-risk"), steady(write("steady.json", kSteady)), noisy(write("noisy.json", kNoisy)),
-        burst(write("burst.json", kBurst)) {}
+        burst(write("burst.json", brokersim::test::kWindowBurst)) {}
 };
 
 // P(X >= k) for X ~ Binomial(n, p), summed term by term.

@@ -79,6 +79,17 @@ struct Run {
   }
 };
 
+// Windows of 1 s over 3 s with one consumer, one slot, prefetch 1, service 50 ms, deadline 120 ms:
+// three jobs in the first second all finish on time; a burst of five at 1000 ms: two on time, one
+// late (admitted with 20 ms left), two stale before they start; nothing in the third second (the
+// window tests, plan's window targets and their margins).
+inline constexpr const char* kWindowBurst = R"({"name": "windows", "stop": {"time_ms": 3000},
+  "broker": {"queues": {"work": {}}},
+  "producers": [{"queue": "work", "arrivals": {"at_ms": [0, 100, 200, 1000, 1000, 1000, 1000, 1000]},
+                 "deadline_ms": 120, "service_ms": 50}],
+  "consumers": [{"queue": "work", "prefetch": 1}],
+  "observe": {"window_ms": 1000}})";
+
 inline std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);

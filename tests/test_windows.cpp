@@ -19,20 +19,10 @@ using brokersim::test::run_cli;
 using brokersim::test::run_scenario;
 using brokersim::test::split_csv_line;
 
-// One consumer, one slot, prefetch 1, service 50 ms, deadline 120 ms: three jobs in the first
-// second all finish on time; a burst of five at 1000 ms: two on time, one late (admitted with
-// 20 ms left), two stale before they start; nothing in the third second.
-constexpr const char* kBurst = R"({"name": "windows", "stop": {"time_ms": 3000},
-  "broker": {"queues": {"work": {}}},
-  "producers": [{"queue": "work", "arrivals": {"at_ms": [0, 100, 200, 1000, 1000, 1000, 1000, 1000]},
-                 "deadline_ms": 120, "service_ms": 50}],
-  "consumers": [{"queue": "work", "prefetch": 1}],
-  "observe": {"window_ms": 1000}})";
-
 }  // namespace
 
 TEST_CASE("windows: a job belongs to the window it was created in - window_max shows the burst the whole run dilutes") {
-  const auto run = run_scenario(kBurst);
+  const auto run = run_scenario(brokersim::test::kWindowBurst);
   const auto j = run.json();
   REQUIRE(j["windows"].size() == 3);
   const auto& w = j["windows"];
@@ -73,7 +63,7 @@ TEST_CASE("windows: a job belongs to the window it was created in - window_max s
 }
 
 TEST_CASE("windows: they start at the warm-up's end and the last one ends with the run") {
-  const auto run = run_scenario(kBurst, {"warmup_ms=500", "stop.time_ms=2600"});
+  const auto run = run_scenario(brokersim::test::kWindowBurst, {"warmup_ms=500", "stop.time_ms=2600"});
   const auto j = run.json();
   const auto& w = j["windows"];
   REQUIRE(w.size() == 3);
@@ -84,7 +74,7 @@ TEST_CASE("windows: they start at the warm-up's end and the last one ends with t
 }
 
 TEST_CASE("windows: a run without observe.window_ms reports neither windows nor fleet costs") {
-  const auto j = run_scenario(kBurst, {"observe={\"every_ms\": 1000}"}).json();
+  const auto j = run_scenario(brokersim::test::kWindowBurst, {"observe={\"every_ms\": 1000}"}).json();
   CHECK(!j.contains("windows"));
   CHECK(!j.contains("window_max"));
   CHECK(!j.contains("fleet"));
@@ -92,7 +82,7 @@ TEST_CASE("windows: a run without observe.window_ms reports neither windows nor 
 
 TEST_CASE("windows: a sweep gets window_max and window_min columns and fleet costs - never one column per window") {
   brokersim::test::ScratchDir d("brokersim-windows");
-  const std::string scenario = d.write("s.json", kBurst);
+  const std::string scenario = d.write("s.json", brokersim::test::kWindowBurst);
   const auto r = run_cli({"sweep", scenario, "--vary", "consumers.0.count=1,2", "--out", d.path("out.csv")});
   REQUIRE(r.status == 0);
   const auto header = split_csv_line(brokersim::test::lines_of(read_file(d.path("out.csv")))[0]);
@@ -117,7 +107,7 @@ TEST_CASE("windows: a sweep gets window_max and window_min columns and fleet cos
 
 TEST_CASE("windows: observe.window_ms is validated at the edge") {
   brokersim::test::ScratchDir d("brokersim-windows");
-  const std::string scenario = d.write("s.json", kBurst);
+  const std::string scenario = d.write("s.json", brokersim::test::kWindowBurst);
   auto error = [&](const std::string& set) {
     const auto r = run_cli({"run", scenario, "--set", set});
     CHECK(r.status == 2);
@@ -130,7 +120,7 @@ TEST_CASE("windows: observe.window_ms is validated at the edge") {
 }
 
 TEST_CASE("time series: outcomes decided per interval and the replicas of each group") {
-  const auto run = run_scenario(kBurst, {"observe.every_ms=500"});
+  const auto run = run_scenario(brokersim::test::kWindowBurst, {"observe.every_ms=500"});
   REQUIRE(run.series.size() == 7);  // 0, 500, ..., 3000
   double on_time = 0, stale = 0, late = 0;
   for (const auto& row : run.series) {
@@ -150,7 +140,7 @@ TEST_CASE("time series: outcomes decided per interval and the replicas of each g
 
 TEST_CASE("windows: a sweep varying autoscale between null and a setting has one set of metrics - varying the windows away leaves their cells empty") {
   brokersim::test::ScratchDir d("brokersim-windows");
-  nlohmann::json doc = nlohmann::json::parse(kBurst);
+  nlohmann::json doc = nlohmann::json::parse(brokersim::test::kWindowBurst);
   doc.erase("observe");
   const std::string scenario = d.write("s.json", doc.dump());
   const auto ok = run_cli({"sweep", scenario, "--vary", R"(consumers.0.autoscale=[null, {"target_per_replica": 2}])", "--out",
