@@ -163,8 +163,8 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
   // SQS does not delete it), or the lock or visibility lapsed first (or an outage lost it).
   // (An early delete that failed: the message comes back by its lapse, whatever the result.)
-  const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->delete_failed) ||
-                                                         (result == ExecResult::TimedOut && spec_->keep_timed_out));
+  const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->sqs.delete_failed) ||
+                                                         (result == ExecResult::TimedOut && spec_->sqs.keep_timed_out));
   job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived

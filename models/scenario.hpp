@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "models/brokers/amazon_sqs_spec.hpp"
+#include "models/brokers/azure_servicebus_spec.hpp"
+#include "models/brokers/rabbitmq_spec.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
@@ -31,10 +34,6 @@ struct ScenarioError : std::runtime_error {
 
 enum class Overflow : std::uint8_t { DropHead, RejectPublish, RejectPublishDlx };
 
-// A RabbitMQ queue's type: which rules it follows (models/brokers/rabbitmq.hpp asks it at every
-// step where the types differ). broker.queues.NAME.type, the broker kind's type by default.
-enum class QueueType : std::uint8_t { Classic, Quorum };
-
 struct QueueSpec {
   std::string name;
   std::optional<Time> message_ttl;        // x-message-ttl
@@ -46,25 +45,10 @@ struct QueueSpec {
   std::optional<std::int64_t> max_length_bytes;  // max-length-bytes (sum of ready message bodies)
   std::optional<Time> declare_every;      // a client re-declares the queue this often (extension)
   std::vector<Time> declare_at;           // ... or at these times (extension)
-  // RabbitMQ only: the queue's type (rabbitmq-quorum's queues are quorum unless typed classic).
-  QueueType type = QueueType::Classic;
-  // quorum queues only: x-delivery-limit (nullopt = the version's default: 20 from 4.0, none in
-  // 3.13; -1 = disabled) and the dead-letter strategy.
-  std::optional<std::int64_t> delivery_limit;
-  bool dead_letter_at_least_once = false;
-  // azure-servicebus only: the peek-lock duration, MaxDeliveryCount, the entity's default (and
-  // ceiling) message TTL, dead-lettering on expiration, and sessions.
-  Time lock_duration = Time{60'000} * sim::kNsPerMs;
-  int max_delivery_count = 10;
-  std::optional<Time> default_ttl;
-  bool dead_letter_on_expiration = false;
-  bool requires_session = false;
-  // amazon-sqs only: the visibility timeout, retention from the original enqueue, the queue's
-  // delivery delay, and the redrive policy's maxReceiveCount (with dead_letter_to).
-  Time visibility_timeout = Time{30'000} * sim::kNsPerMs;
-  Time retention = Time{345'600'000} * sim::kNsPerMs;
-  Time delay = 0;
-  std::optional<int> max_receive_count;
+  // Each broker kind's own settings (models/brokers/*_spec.hpp); a kind reads only its own.
+  RabbitQueueSettings rabbitmq;
+  ServiceBusQueueSettings servicebus;
+  SqsQueueSettings sqs;
 };
 
 struct BrokerSpec {
@@ -72,12 +56,7 @@ struct BrokerSpec {
   std::string version = "4.2";
   Distribution delivery_latency;  // broker -> consumer, ns
   Distribution ack_latency;       // consumer -> broker, ns
-  // Delivery acknowledgement timeout (RabbitMQ consumer_timeout, default 30 min); nullopt = off.
-  std::optional<Time> consumer_timeout = Time{1'800'000} * sim::kNsPerMs;
-  Distribution expiry_slack;      // added to every head-expiry timer firing, ns (default 0)
-  // RabbitMQ with quorum queues: rabbit's dead_letter_worker_publisher_confirm_timeout, the at-least-once
-  // dead-letter worker's retry period (default 3 min).
-  Time dead_letter_confirm_timeout = Time{180'000} * sim::kNsPerMs;
+  RabbitBrokerSettings rabbitmq;  // RabbitMQ's own (models/brokers/rabbitmq_spec.hpp)
   std::vector<QueueSpec> queues;  // sorted by name (JSON objects are), so indices are deterministic
 };
 
@@ -108,10 +87,7 @@ struct ProducerSpec {
   Distribution clock_offset;              // producer clock - true clock, ns (extension; default 0)
   Distribution message_bytes;             // body size in bytes (default 0)
   bool persistent = false;                // delivery_mode 2: survives a broker restart
-  // azure-servicebus only: a scheduled enqueue this long after the publish (the TTL starts at
-  // activation), and the session id each message carries (drawn per message, rounded).
-  std::optional<Distribution> scheduled_delay;
-  std::optional<Distribution> session;
+  ServiceBusSenderSettings servicebus;  // azure-servicebus's own (models/brokers/azure_servicebus_spec.hpp)
 };
 
 enum class Admission : std::uint8_t { None, CheckBeforeStart, CheckAtReceiveAndStart };
@@ -165,30 +141,9 @@ struct ConsumerSpec {
   Distribution exec_timeout_value;        // ns, when Fixed
   double failure_probability = 0;
   int priority = 0;                       // x-priority (extension): higher is served first
-  // azure-servicebus only: ReceiveAndDelete settles a message when it is sent (lost on a crash).
-  bool receive_and_delete = false;
-  // amazon-sqs only: messages per ReceiveMessage call (1..10).
-  int batch_size = 1;
-  // amazon-sqs only: ReceiveMessage's own VisibilityTimeout (nullopt = the queue's), and the
-  // handler's heartbeat: while a job executes, ChangeMessageVisibility(extend) every `every`
-  // (0 = no heartbeat).
-  std::optional<Time> receive_visibility_timeout;
-  Time heartbeat_every = 0, heartbeat_extend = 0;
-  // amazon-sqs only: on_timeout "keep": a timed-out job is not deleted (a Lambda invocation that
-  // times out is an error) and comes back when its visibility lapses, as a failed one does; and
-  // on_failure "delete": a failed job is deleted (Celery acks a failed task) instead.
-  bool keep_timed_out = false;
-  bool delete_failed = false;
-  // azure-servicebus only: MaxAutoLockRenewalDuration, from the handler's start (nullopt = the
-  // renewal never gives up, brokersim's behaviour before the key existed).
-  std::optional<Time> max_auto_lock_renewal;
-  // azure-servicebus session queues only: SessionIdleTimeout, how long the session processor keeps
-  // a session with nothing to receive before it closes it (0: at once, as before the key existed).
-  Time session_idle_timeout = 0;
-  // azure-servicebus only, with on_expired defer: a message this client deferred is received back
-  // by its sequence number (ReceiveDeferredMessagesAsync) this long after its Defer() reached the
-  // broker (nullopt = never: it rests deferred, brokersim's behaviour before the key existed).
-  std::optional<Time> receive_deferred_after;
+  // Each broker kind's own client settings (models/brokers/*_spec.hpp).
+  ServiceBusReceiverSettings servicebus;
+  SqsClientSettings sqs;
   // The group leaves at `stop` (a deploy, a scale-down): no new deliveries, executing jobs get
   // `shutdown_grace` to finish, then the connection closes (Kubernetes' terminationGracePeriod).
   std::optional<Time> stop;

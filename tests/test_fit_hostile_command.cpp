@@ -227,7 +227,7 @@ TEST_SUITE("fit") {
     const auto doc = nlohmann::json::parse(read_file(dir.path("fitted.json")));
     REQUIRE(doc["broker"].contains("consumer_timeout_ms"));
     CHECK(doc["broker"]["consumer_timeout_ms"].is_null());
-    CHECK(!load_scenario_file(dir.path("fitted.json")).broker.consumer_timeout.has_value());
+    CHECK(!load_scenario_file(dir.path("fitted.json")).broker.rabbitmq.consumer_timeout.has_value());
     // Shorter jobs keep the default.
     const auto s = run_cli({"fit", dir.write("short.csv", kHeader + "0,0,60\n1,1,2\n"), "--out", dir.path("short.json")});
     REQUIRE(s.status == 0);

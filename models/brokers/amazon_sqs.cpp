@@ -49,13 +49,13 @@ void AmazonSqs::publish(std::uint32_t j) {
   }
   w_.ledger.published(job, q);
   const QueueSpec& spec = w_.s.broker.queues[q];
-  job.queue_expiry = sim::add_sat(w_.now, spec.retention);
+  job.queue_expiry = sim::add_sat(w_.now, spec.sqs.retention);
   enter(j, q);
-  if (spec.delay > 0) {
+  if (spec.sqs.delay > 0) {
     const Message& m = set_state(j, State::Delayed);
     job.where = Where::Ready;
     w_.ledger.update_resting(job);
-    w_.at(w_.now + spec.delay, Ev::Activate, j, 0, m.token);
+    w_.at(w_.now + spec.sqs.delay, Ev::Activate, j, 0, m.token);
     return;
   }
   make_visible(j);
@@ -111,7 +111,7 @@ void AmazonSqs::dispatch(int q) {
     const int ci = take_turn(dispatchers_[q], clients_);
     Consumer& c = w_.consumers[ci];
     const ClientRecord& cl = clients_[ci];
-    const auto want = std::min<std::size_t>(capacity(c) - cl.held.size(), static_cast<std::size_t>(c.spec().batch_size));
+    const auto want = std::min<std::size_t>(capacity(c) - cl.held.size(), static_cast<std::size_t>(c.spec().sqs.batch_size));
     Time latency = -1;  // one response: one latency for the whole batch
     std::size_t got = 0;
     while (got < want && Q.level.ready > 0) {
@@ -122,7 +122,7 @@ void AmazonSqs::dispatch(int q) {
       took = true;
       if (w_.now >= w_.jobs[j].queue_expiry) {
         delete_expired(j);
-      } else if (spec.max_receive_count && messages_[j].receives >= static_cast<std::uint32_t>(*spec.max_receive_count)) {
+      } else if (spec.sqs.max_receive_count && messages_[j].receives >= static_cast<std::uint32_t>(*spec.sqs.max_receive_count)) {
         redrive(j);
       } else {
         if (latency < 0) latency = World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng);
@@ -145,7 +145,7 @@ void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   ++m.receives;
   m.received_at = w_.now;
   m.visible_until = sim::add_sat(
-      w_.now, w_.consumers[ci].spec().receive_visibility_timeout.value_or(w_.s.broker.queues[q].visibility_timeout));
+      w_.now, w_.consumers[ci].spec().sqs.receive_visibility_timeout.value_or(w_.s.broker.queues[q].sqs.visibility_timeout));
   w_.sent(job, q, ci, job.redelivered);
   clients_[ci].hold(w_.jobs, j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
@@ -189,7 +189,7 @@ void AmazonSqs::redrive(std::uint32_t j) {
 void AmazonSqs::arrive(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
   w_.ledger.published(job, q);
-  job.queue_expiry = sim::add_sat(job.published, w_.s.broker.queues[q].retention);
+  job.queue_expiry = sim::add_sat(job.published, w_.s.broker.queues[q].sqs.retention);
   enter(j, q);
   make_visible(j);
   dispatch(q);

@@ -62,7 +62,7 @@ void AmazonSqs::close_connection(Consumer& c) {
 bool AmazonSqs::kept_back(const Job& job) const {
   if (job.early == Job::Early::Failed) return true;
   const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
-  return (job.decision == Outcome::Failed && !spec.delete_failed) || (job.decision == Outcome::TimedOut && spec.keep_timed_out);
+  return (job.decision == Outcome::Failed && !spec.sqs.delete_failed) || (job.decision == Outcome::TimedOut && spec.sqs.keep_timed_out);
 }
 
 // A settlement arrives. ack = DeleteMessage, unless the execution failed (then the client deletes
@@ -169,15 +169,15 @@ void AmazonSqs::settle_ghost(std::uint32_t j) {
 
 // Only a heartbeat needs to hear starts: without one, the visibility runs whatever the client does.
 void AmazonSqs::start() {
-  for (const auto& c : w_.s.consumers) w_.broker_hears_starts = w_.broker_hears_starts || c.heartbeat_every > 0;
+  for (const auto& c : w_.s.consumers) w_.broker_hears_starts = w_.broker_hears_starts || c.sqs.heartbeat_every > 0;
 }
 
 // The handler starts: its heartbeat, if the consumer has one, begins (amazon_sqs.hpp).
 void AmazonSqs::execution_started(std::uint32_t j) {
   const Job& job = w_.jobs[j];
   const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
-  if (job.ghost || spec.heartbeat_every <= 0 || j >= messages_.size() || messages_[j].state != State::InFlight) return;
-  w_.at(sim::add_sat(w_.now, spec.heartbeat_every), Ev::Heartbeat, j, job.gen, messages_[j].token);
+  if (job.ghost || spec.sqs.heartbeat_every <= 0 || j >= messages_.size() || messages_[j].state != State::InFlight) return;
+  w_.at(sim::add_sat(w_.now, spec.sqs.heartbeat_every), Ev::Heartbeat, j, job.gen, messages_[j].token);
 }
 
 // One heartbeat: ChangeMessageVisibility(extend) while the handler still runs this receive. The
@@ -190,12 +190,12 @@ void AmazonSqs::heartbeat(std::uint32_t j, std::uint32_t gen, std::uint32_t toke
   if (m.token != token || m.state != State::InFlight) return;
   const ConsumerSpec& spec = w_.consumers[job.consumer].spec();
   if (!down_) {
-    const Time until = sim::add_sat(w_.now, spec.heartbeat_extend);
+    const Time until = sim::add_sat(w_.now, spec.sqs.heartbeat_extend);
     if (until - m.received_at > kMaxVisibility) return;
     m.visible_until = until;
     push_lapse(job.queue, j);
   }
-  w_.at(sim::add_sat(w_.now, spec.heartbeat_every), Ev::Heartbeat, j, gen, token);
+  w_.at(sim::add_sat(w_.now, spec.sqs.heartbeat_every), Ev::Heartbeat, j, gen, token);
 }
 
 void AmazonSqs::report(RunResult& r) const { r.receives_by_size = receives_by_size_; }

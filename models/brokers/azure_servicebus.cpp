@@ -28,7 +28,7 @@ AzureServiceBus::AzureServiceBus(World& w) : w_(w) {
 void AzureServiceBus::start() {
   for (std::size_t q = 0; q < entities_.size(); ++q) restart_idle(static_cast<int>(q));
   // Only peek-lock needs to hear starts: the handler renews the lock while it runs.
-  for (const auto& c : w_.s.consumers) w_.broker_hears_starts = w_.broker_hears_starts || !c.receive_and_delete;
+  for (const auto& c : w_.s.consumers) w_.broker_hears_starts = w_.broker_hears_starts || !c.servicebus.receive_and_delete;
 }
 
 AzureServiceBus::Lock& AzureServiceBus::lock_of(std::uint32_t j) {
@@ -78,11 +78,11 @@ void AzureServiceBus::publish(std::uint32_t j) {
     return;
   }
   const ProducerSpec& producer = w_.s.producers[static_cast<std::size_t>(job.producer)];
-  if (producer.session) {
-    lock_of(j).session = sim::round_ns(producer.session->sample(session_rngs_[static_cast<std::size_t>(job.producer)]));
+  if (producer.servicebus.session) {
+    lock_of(j).session = sim::round_ns(producer.servicebus.session->sample(session_rngs_[static_cast<std::size_t>(job.producer)]));
   }
-  if (producer.scheduled_delay) {
-    const Time delay = World::sample_ns(*producer.scheduled_delay, schedule_rngs_[static_cast<std::size_t>(job.producer)]);
+  if (producer.servicebus.scheduled_delay) {
+    const Time delay = World::sample_ns(*producer.servicebus.scheduled_delay, schedule_rngs_[static_cast<std::size_t>(job.producer)]);
     if (delay > 0) {
       w_.at(sim::add_sat(w_.now, delay), Ev::Activate, j, job.gen);
       return;
@@ -113,7 +113,7 @@ void AzureServiceBus::enqueue(std::uint32_t j, int q, bool dead_letter) {
   Time expiry = sim::kNever;
   if (!dead_letter) {
     Time ttl = job.message_ttl >= 0 ? job.message_ttl : sim::kNever;
-    if (spec.default_ttl) ttl = std::min(ttl, *spec.default_ttl);
+    if (spec.servicebus.default_ttl) ttl = std::min(ttl, *spec.servicebus.default_ttl);
     if (ttl != sim::kNever) expiry = sim::add_sat(w_.now, ttl);
   }
   job.queue_expiry = expiry;
@@ -198,7 +198,7 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
       lock.locked_until = entities_[q].sessions.at(lock.session).locked_until;
     } else {
       lock.renewed = false;
-      lock.locked_until = sim::add_sat(w_.now, entities_[q].spec->lock_duration);
+      lock.locked_until = sim::add_sat(w_.now, entities_[q].spec->servicebus.lock_duration);
       entities_[q].lock_ends.push_back(Entity::LockEnd{lock.locked_until, j, job.gen, lock.epoch});
       if (!entities_[q].lock_timer_armed) arm_lock_timer(q);
     }
@@ -217,15 +217,15 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
 void AzureServiceBus::execution_started(std::uint32_t j) {
   const Job& job = w_.jobs[j];
   const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(job.consumer)].spec();
-  if (job.ghost || spec.receive_and_delete) return;
+  if (job.ghost || spec.servicebus.receive_and_delete) return;
   if (session_lock_holds(job.queue, job.consumer)) return;  // the session's lock covers it
-  if (spec.max_auto_lock_renewal && *spec.max_auto_lock_renewal == 0) return;
+  if (spec.servicebus.max_auto_lock_renewal && *spec.servicebus.max_auto_lock_renewal == 0) return;
   Lock& lock = lock_of(j);
   ++lock.epoch;
   lock.renewed = true;
-  if (spec.max_auto_lock_renewal) {
-    const Time lock_duration = entities_[static_cast<std::size_t>(job.queue)].spec->lock_duration;
-    lock.locked_until = sim::add_sat(sim::add_sat(w_.now, *spec.max_auto_lock_renewal), lock_duration);
+  if (spec.servicebus.max_auto_lock_renewal) {
+    const Time lock_duration = entities_[static_cast<std::size_t>(job.queue)].spec->servicebus.lock_duration;
+    lock.locked_until = sim::add_sat(sim::add_sat(w_.now, *spec.servicebus.max_auto_lock_renewal), lock_duration);
     w_.at(lock.locked_until, Ev::Lease, j, job.gen, lock.epoch);
   }
 }
@@ -235,8 +235,8 @@ void AzureServiceBus::execution_started(std::uint32_t j) {
 Time AzureServiceBus::renewed_lock_end(std::uint32_t j) {
   const Job& job = w_.jobs[j];
   const Lock& lock = lock_of(j);
-  const Time end = sim::add_sat(w_.now, entities_[static_cast<std::size_t>(job.queue)].spec->lock_duration);
-  const auto& cap = w_.consumers[static_cast<std::size_t>(job.consumer)].spec().max_auto_lock_renewal;
+  const Time end = sim::add_sat(w_.now, entities_[static_cast<std::size_t>(job.queue)].spec->servicebus.lock_duration);
+  const auto& cap = w_.consumers[static_cast<std::size_t>(job.consumer)].spec().servicebus.max_auto_lock_renewal;
   return cap ? std::min(end, lock.locked_until) : end;
 }
 
@@ -300,7 +300,7 @@ void AzureServiceBus::abandon(std::uint32_t j) {
     w_.leave(j);
     return;
   }
-  if (lock.deliveries >= static_cast<std::uint32_t>(entities_[q].spec->max_delivery_count)) {
+  if (lock.deliveries >= static_cast<std::uint32_t>(entities_[q].spec->servicebus.max_delivery_count)) {
     w_.decide(job, Outcome::DeadLettered);
     dead_letter(j, q, DeathReason::MaxDeliveryCountExceeded);
     return;
@@ -346,7 +346,7 @@ void AzureServiceBus::receive_deferred(std::uint32_t j) {
     expire(j, q);
     return;
   }
-  if (lock_of(j).deliveries >= static_cast<std::uint32_t>(entities_[q].spec->max_delivery_count)) {
+  if (lock_of(j).deliveries >= static_cast<std::uint32_t>(entities_[q].spec->servicebus.max_delivery_count)) {
     w_.decide(job, Outcome::DeadLettered);
     dead_letter(j, q, DeathReason::MaxDeliveryCountExceeded);
     return;
@@ -358,7 +358,7 @@ void AzureServiceBus::expire(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
   w_.ledger.expired_in_queue(job, w_.now);
   w_.decide(job, Outcome::ExpiredInQueue);
-  if (entities_[q].spec->dead_letter_on_expiration) {
+  if (entities_[q].spec->servicebus.dead_letter_on_expiration) {
     dead_letter(j, q, DeathReason::TTLExpiredException);
   } else {
     w_.leave(j);
@@ -398,7 +398,7 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
     w_.leave(j);  // settled when it was sent; the client's decision is its outcome
   } else if (down_) {
     // The settlement cannot reach the broker: the message stays locked until its lock lapses.
-    orphan(j, lock_of(j).renewed ? renewed_lock_end(j) : sim::add_sat(w_.now, entities_[q].spec->lock_duration));
+    orphan(j, lock_of(j).renewed ? renewed_lock_end(j) : sim::add_sat(w_.now, entities_[q].spec->servicebus.lock_duration));
   } else {
     w_.ledger.unacked_changed(q, w_.now, job, -1);
     session_back(j);
@@ -422,10 +422,10 @@ void AzureServiceBus::settle(std::uint32_t j, std::uint32_t gen) {
         // decided, until the run ends; with it, its client asks for it back that long from now.
         job.where = Where::Deferred;
         job.ready_since = w_.now;  // received back, its deferred time is a queue wait
-        job.deferred_back = c.spec().receive_deferred_after.has_value();
+        job.deferred_back = c.spec().servicebus.receive_deferred_after.has_value();
         w_.ledger.update_resting(job);
         if (job.deferred_back)
-          w_.at(sim::add_sat(w_.now, *c.spec().receive_deferred_after), Ev::Activate, j, job.gen, kDeferredReceive);
+          w_.at(sim::add_sat(w_.now, *c.spec().servicebus.receive_deferred_after), Ev::Activate, j, job.gen, kDeferredReceive);
         break;
     }
   }

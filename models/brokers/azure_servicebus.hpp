@@ -151,7 +151,7 @@ class AzureServiceBus final : public Broker {
   };
 
   Lock& lock_of(std::uint32_t j);
-  bool receive_and_delete(const Consumer& c) const { return c.spec().receive_and_delete; }
+  bool receive_and_delete(const Consumer& c) const { return c.spec().servicebus.receive_and_delete; }
   bool has_credit(const Consumer& c) const;
   void give_credit(Consumer& c);
 
@@ -161,7 +161,7 @@ class AzureServiceBus final : public Broker {
   void dispatch(int q);
   void deliver(std::uint32_t j, int q, int ci);
   // Sessions (azure_servicebus_sessions.cpp).
-  bool sessions_on(int q) const { return entities_[static_cast<std::size_t>(q)].spec->requires_session; }
+  bool sessions_on(int q) const { return entities_[static_cast<std::size_t>(q)].spec->servicebus.requires_session; }
   void push_session(std::uint32_t j, int q);
   void dispatch_sessions(int q);
   std::uint32_t next_for(int q, int ci);

@@ -30,7 +30,7 @@ namespace brokersim {
 bool AzureServiceBus::session_lock_holds(int q, int ci) const {
   if (!sessions_on(q) || ci < 0) return false;
   const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(ci)].spec();
-  return !spec.receive_and_delete && spec.max_auto_lock_renewal.has_value();
+  return !spec.servicebus.receive_and_delete && spec.servicebus.max_auto_lock_renewal.has_value();
 }
 
 // The session lock lapsed: its client loses the session. The message it has out (in transit,
@@ -87,7 +87,7 @@ void AzureServiceBus::session_back(std::uint32_t j) {
   it->second.out = false;
   if (it->second.ready.empty()) {
     const int holder = it->second.holder;
-    const Time idle = holder >= 0 ? w_.consumers[static_cast<std::size_t>(holder)].spec().session_idle_timeout : 0;
+    const Time idle = holder >= 0 ? w_.consumers[static_cast<std::size_t>(holder)].spec().servicebus.session_idle_timeout : 0;
     if (idle > 0) {
       // The client keeps the session, waiting for its next message, until its idle timeout.
       it->second.idle = ++E.next_idle;
@@ -159,7 +159,7 @@ std::uint32_t AzureServiceBus::next_for(int q, int ci) {
         // Accepted: the session lock, renewed for max_auto_lock_renewal_ms from now.
         const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(ci)].spec();
         best->lock = ++E.next_lock;
-        best->locked_until = sim::add_sat(sim::add_sat(w_.now, *spec.max_auto_lock_renewal), E.spec->lock_duration);
+        best->locked_until = sim::add_sat(sim::add_sat(w_.now, *spec.servicebus.max_auto_lock_renewal), E.spec->servicebus.lock_duration);
         E.lock_waits[best->lock] = best_id;
         w_.at(best->locked_until, Ev::Lease, static_cast<std::uint32_t>(q), best->lock, kSessionLockTimer);
       }

@@ -18,7 +18,7 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
   for (const auto& spec : w.s.broker.queues) {
     const int q = static_cast<int>(queues_.size());
     // Each queue follows its own type's policy (broker.queues.NAME.type, the kind's by default).
-    const RequeueTo requeue_to = spec.type == QueueType::Quorum ? quorum_.requeue_to(q) : classic_.requeue_to(q);
+    const RequeueTo requeue_to = spec.rabbitmq.type == QueueType::Quorum ? quorum_.requeue_to(q) : classic_.requeue_to(q);
     queues_.emplace_back(spec, requeue_to);
   }
   dispatchers_.resize(nq);
@@ -33,7 +33,7 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
   // <= 4.2 the channel evaluates the consumer timeout, for either type; 4.3 no longer does
   // (docs/semantics.md D2), and a quorum queue does it itself, per delivery (QuorumPolicy).
-  consumer_timeout_on_ = w.s.broker.consumer_timeout.has_value() && w.s.broker.version != "4.3";
+  consumer_timeout_on_ = w.s.broker.rabbitmq.consumer_timeout.has_value() && w.s.broker.version != "4.3";
 }
 
 void RabbitMq::on_event(const sim::Event& ev) {
@@ -188,7 +188,7 @@ void RabbitMq::drop_expired(int q) {
 void RabbitMq::arm_timer(int q) {
   if (auto t = queues_[q].arm_timer(w_.now)) {
     // Real brokers fire a few ms late (scheduling); expiry_slack_ms models that lateness.
-    const Time slack = w_.s.broker.expiry_slack.is_zero() ? 0 : World::sample_ns(w_.s.broker.expiry_slack, slack_rng_);
+    const Time slack = w_.s.broker.rabbitmq.expiry_slack.is_zero() ? 0 : World::sample_ns(w_.s.broker.rabbitmq.expiry_slack, slack_rng_);
     w_.at(*t + slack, Ev::QueueTimer, static_cast<std::uint32_t>(q), queues_[q].timer_gen());
   }
 }

@@ -80,7 +80,7 @@ void RabbitMq::on_channel_tick(Consumer& c, std::uint32_t epoch) {
   }
   Time oldest = sim::kNever;
   for (std::uint32_t j : ch.held) oldest = std::min(oldest, w_.jobs[j].delivered);
-  if (w_.now - oldest > *w_.s.broker.consumer_timeout) {
+  if (w_.now - oldest > *w_.s.broker.rabbitmq.consumer_timeout) {
     ++w_.ledger.r.consumer_timeouts;
     close_channel(c, ReturnCause::Timeout);
     w_.at(w_.now, Ev::Attach, static_cast<std::uint32_t>(c.index()));

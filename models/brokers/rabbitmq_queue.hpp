@@ -39,7 +39,7 @@ enum class ReturnCause : std::uint8_t { Nack, Crash, Timeout };
 class RabbitQueue {
  public:
   // The queue's type is its spec's (QueueType, models/scenario.hpp).
-  RabbitQueue(const QueueSpec& spec, RequeueTo requeue_to) : spec_(&spec), type_(spec.type), requeue_to_(requeue_to) {}
+  RabbitQueue(const QueueSpec& spec, RequeueTo requeue_to) : spec_(&spec), type_(spec.rabbitmq.type), requeue_to_(requeue_to) {}
 
   const QueueSpec& spec() const { return *spec_; }
   QueueType type() const { return type_; }

@@ -11,13 +11,13 @@
 namespace brokersim {
 
 std::int64_t QuorumPolicy::delivery_limit(const QueueSpec& spec, const std::string& version) {
-  if (spec.delivery_limit) return *spec.delivery_limit;  // -1 = disabled
+  if (spec.rabbitmq.delivery_limit) return *spec.rabbitmq.delivery_limit;  // -1 = disabled
   return version == "3.13" ? -1 : 20;                      // ?DEFAULT_DELIVERY_LIMIT since 4.0
 }
 
 QuorumPolicy::QuorumPolicy(RabbitMq& core, World& w, const BrokerSpec& broker, std::size_t consumers)
     : core_(core), w_(w) {
-  const auto is_quorum = [](const QueueSpec& spec) { return spec.type == QueueType::Quorum; };
+  const auto is_quorum = [](const QueueSpec& spec) { return spec.rabbitmq.type == QueueType::Quorum; };
   if (std::none_of(broker.queues.begin(), broker.queues.end(), is_quorum)) return;
   // By queue, for every queue (a classic queue's entry is never asked).
 
@@ -31,12 +31,12 @@ QuorumPolicy::QuorumPolicy(RabbitMq& core, World& w, const BrokerSpec& broker, s
     writers_[static_cast<std::size_t>(broker.queues[q].dead_letter_index)].push_back(static_cast<int>(q));
     has_workers_ = true;
   }
-  retry_ = broker.dead_letter_confirm_timeout;
+  retry_ = broker.rabbitmq.dead_letter_confirm_timeout;
   // The consumer timeout: <= 4.2 the channel enforces it as for classic queues (the core's
   // channel tick); 4.3 the queue does, per delivery (on_message_lock).
   v43_ = broker.version == "4.3";
-  if (v43_ && broker.consumer_timeout) {
-    message_lock_ = *broker.consumer_timeout;
+  if (v43_ && broker.rabbitmq.consumer_timeout) {
+    message_lock_ = *broker.rabbitmq.consumer_timeout;
     ghosts_.resize(consumers);
   }
 }

@@ -109,7 +109,7 @@ class QuorumPolicy {
   // at-least-once needs reject-publish on the source (with drop-head the broker falls back to
   // at-most-once) and a target.
   static bool holds_dead_letters(const QueueSpec& source) {
-    return source.type == QueueType::Quorum && source.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
+    return source.rabbitmq.type == QueueType::Quorum && source.rabbitmq.dead_letter_at_least_once && source.overflow == Overflow::RejectPublish && source.dead_letter_index >= 0;
   }
 
  private:

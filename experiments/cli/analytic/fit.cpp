@@ -94,7 +94,7 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   need(rabbit, "broker.kind is neither rabbitmq-classic nor rabbitmq-quorum");
   // The queue's own type (broker.queues.NAME.type, the kind's by default): the queue producers.0 publishes to.
   const bool quorum = rabbit && !s.producers.empty() &&
-                      s.broker.queues[static_cast<std::size_t>(s.producers[0].queue)].type == QueueType::Quorum;
+                      s.broker.queues[static_cast<std::size_t>(s.producers[0].queue)].rabbitmq.type == QueueType::Quorum;
   need(s.producers.size() == 1,
        "the scenario has " + std::to_string(s.producers.size()) + " producers (the models need exactly 1)");
   if (!s.producers.empty()) {
@@ -107,7 +107,7 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   }
   need(s.broker.delivery_latency.is_zero(), "broker.delivery_latency_ms is not 0");
   need(s.broker.ack_latency.is_zero(), "broker.ack_latency_ms is not 0");
-  need(s.broker.expiry_slack.is_zero(), "broker.expiry_slack_ms is not 0");
+  need(s.broker.rabbitmq.expiry_slack.is_zero(), "broker.expiry_slack_ms is not 0");
   need(s.faults.empty(), "faults is not empty");
   need(s.consumers.size() == 1,
        "the scenario has " + std::to_string(s.consumers.size()) + " consumer groups (the models need exactly 1)");
@@ -144,7 +144,7 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
          "producers.0.expiration_ms is 0, which a quorum queue keeps for 1 ms");
   }
   need(q.dead_letter_index != p.queue, qpath + "dead_letter_to is the queue itself");
-  need(!s.broker.consumer_timeout || !(std::exp(-static_cast<double>(*s.broker.consumer_timeout) / p.service.mean()) > 1e-12),
+  need(!rabbit || !s.broker.rabbitmq.consumer_timeout || !(std::exp(-static_cast<double>(*s.broker.rabbitmq.consumer_timeout) / p.service.mean()) > 1e-12),
        "broker.consumer_timeout_ms is within 28 mean service times (a long job would close the channel)");
 }
 

@@ -38,17 +38,17 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
   QueueSpec queue;
   queue.name = name;
   if (given(q, "visibility_timeout_ms")) {
-    queue.visibility_timeout = ms_between(q["visibility_timeout_ms"], join(at, "visibility_timeout_ms"), 0, kMaxVisibilityMs, " (12 h)");
+    queue.sqs.visibility_timeout = ms_between(q["visibility_timeout_ms"], join(at, "visibility_timeout_ms"), 0, kMaxVisibilityMs, " (12 h)");
   }
   if (given(q, "retention_ms")) {
-    queue.retention = ms_between(q["retention_ms"], join(at, "retention_ms"), kMinRetentionMs, kMaxRetentionMs, " (60 s to 14 days)");
+    queue.sqs.retention = ms_between(q["retention_ms"], join(at, "retention_ms"), kMinRetentionMs, kMaxRetentionMs, " (60 s to 14 days)");
   }
-  if (given(q, "delay_ms")) queue.delay = ms_between(q["delay_ms"], join(at, "delay_ms"), 0, kMaxDelayMs, " (15 min)");
+  if (given(q, "delay_ms")) queue.sqs.delay = ms_between(q["delay_ms"], join(at, "delay_ms"), 0, kMaxDelayMs, " (15 min)");
   // A redrive policy names both its target and maxReceiveCount; one without the other is a mistake.
   const bool target = given(q, "dead_letter_to");
   const bool count = given(q, "max_receive_count");
   if (count) {
-    queue.max_receive_count = static_cast<int>(
+    queue.sqs.max_receive_count = static_cast<int>(
         integer(q["max_receive_count"], join(at, "max_receive_count"), 1, 1000, "an integer from 1 to 1000 or null"));
   }
   if (target) {
@@ -91,20 +91,20 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
     fail(join(path, "priority"), "0 on broker kind \"amazon-sqs\" (SQS has no consumer priorities)", v["priority"]);
   }
   if (has(v, "batch_size")) {
-    consumer.batch_size = static_cast<int>(integer(v["batch_size"], join(path, "batch_size"), 1, 10, "an integer from 1 to 10"));
+    consumer.sqs.batch_size = static_cast<int>(integer(v["batch_size"], join(path, "batch_size"), 1, 10, "an integer from 1 to 10"));
   }
   // What the client does with a job its exec_timeout stopped: delete it (brokersim's rule before
   // the key), or leave it to come back when its visibility lapses (a Lambda invocation's timeout
   // is an error: "If the invocation fails or times out, every message in the batch will be
   // returned to the queue").
-  if (given(v, "on_timeout")) consumer.keep_timed_out = choice(v["on_timeout"], join(path, "on_timeout"), {"delete", "keep"}) == 1;
+  if (given(v, "on_timeout")) consumer.sqs.keep_timed_out = choice(v["on_timeout"], join(path, "on_timeout"), {"delete", "keep"}) == 1;
   // ... and with a job whose execution failed: leave it (brokersim's rule before the key, a worker
   // whose handler threw deletes nothing), or delete it (Celery acks a failed task by default).
-  if (given(v, "on_failure")) consumer.delete_failed = choice(v["on_failure"], join(path, "on_failure"), {"keep", "delete"}) == 1;
+  if (given(v, "on_failure")) consumer.sqs.delete_failed = choice(v["on_failure"], join(path, "on_failure"), {"keep", "delete"}) == 1;
   // ReceiveMessage's VisibilityTimeout: 0 to 43,200 s, as the queue attribute (ReceiveMessage API
   // reference).
   if (given(v, "visibility_timeout_ms")) {
-    consumer.receive_visibility_timeout =
+    consumer.sqs.receive_visibility_timeout =
         ms_between(v["visibility_timeout_ms"], join(path, "visibility_timeout_ms"), 0, kMaxVisibilityMs, " (12 h)");
   }
   // The handler's ChangeMessageVisibility heartbeat: its period (a periodic tick, at least 1 ms)
@@ -113,8 +113,8 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
     const std::string at = join(path, "visibility_heartbeat");
     const json& h = object_at(v["visibility_heartbeat"], at, "an object {\"every_ms\": d, \"extend_ms\": d}, or null");
     check_keys(h, at, {"every_ms", "extend_ms"});
-    consumer.heartbeat_every = ms_period(member(h, "every_ms"), join(at, "every_ms"));
-    consumer.heartbeat_extend = ms_between(member(h, "extend_ms"), join(at, "extend_ms"), 0, kMaxVisibilityMs, " (12 h)");
+    consumer.sqs.heartbeat_every = ms_period(member(h, "every_ms"), join(at, "every_ms"));
+    consumer.sqs.heartbeat_extend = ms_between(member(h, "extend_ms"), join(at, "extend_ms"), 0, kMaxVisibilityMs, " (12 h)");
   }
 }
 
@@ -126,7 +126,6 @@ const BrokerKind& kind() {
 BrokerSpec load(const json& v, Context& context) {
   const BrokerKind& k = kind();
   BrokerSpec broker = load_broker_common(v, k);
-  broker.consumer_timeout.reset();  // RabbitMQ's; SQS has the visibility timeout instead
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
   for (auto it = queues.begin(); it != queues.end(); ++it) broker.queues.push_back(load_queue(it.key(), it.value(), context, k));

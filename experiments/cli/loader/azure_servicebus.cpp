@@ -53,15 +53,15 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
     const std::string expected = "a number > 0 and <= 300000 (5 minutes, Service Bus's longest lock)";
     const double ms = real(q["lock_duration_ms"], path, expected);
     if (ms <= 0 || ms > kMaxLockMs || sim::from_ms(ms) < 1) fail(path, expected, q["lock_duration_ms"]);
-    queue.lock_duration = sim::from_ms(ms);
+    queue.servicebus.lock_duration = sim::from_ms(ms);
   }
   if (has(q, "max_delivery_count")) {
-    queue.max_delivery_count = static_cast<int>(
+    queue.servicebus.max_delivery_count = static_cast<int>(
         integer(q["max_delivery_count"], join(at, "max_delivery_count"), 1, kMaxInt, "an integer >= 1"));
   }
-  if (given(q, "default_ttl_ms")) queue.default_ttl = ms_non_negative(q["default_ttl_ms"], join(at, "default_ttl_ms"));
+  if (given(q, "default_ttl_ms")) queue.servicebus.default_ttl = ms_non_negative(q["default_ttl_ms"], join(at, "default_ttl_ms"));
   if (has(q, "dead_letter_on_expiration")) {
-    queue.dead_letter_on_expiration = boolean(q["dead_letter_on_expiration"], join(at, "dead_letter_on_expiration"));
+    queue.servicebus.dead_letter_on_expiration = boolean(q["dead_letter_on_expiration"], join(at, "dead_letter_on_expiration"));
   }
   if (given(q, "auto_delete_on_idle_ms")) {
     // AutoDeleteOnIdle: at least 5 minutes (message-expiration.md, temporary entities).
@@ -71,7 +71,7 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
     if (ms < 300'000) fail(path, expected, q["auto_delete_on_idle_ms"]);
     queue.expires = sim::from_ms(ms);
   }
-  if (has(q, "requires_session")) queue.requires_session = boolean(q["requires_session"], join(at, "requires_session"));
+  if (has(q, "requires_session")) queue.servicebus.requires_session = boolean(q["requires_session"], join(at, "requires_session"));
   return queue;
 }
 
@@ -79,7 +79,7 @@ BrokerSpec load(const json& v, Context& context);
 
 void load_producer(const json& v, const std::string& path, ProducerSpec& producer) {
   if (given(v, "scheduled_delay_ms")) {
-    producer.scheduled_delay = distribution(v["scheduled_delay_ms"], join(path, "scheduled_delay_ms"), Range::Duration);
+    producer.servicebus.scheduled_delay = distribution(v["scheduled_delay_ms"], join(path, "scheduled_delay_ms"), Range::Duration);
   }
   const bool session_queue = session_queues[static_cast<std::size_t>(producer.queue)];
   const std::string& queue = queue_names[static_cast<std::size_t>(producer.queue)];
@@ -89,7 +89,7 @@ void load_producer(const json& v, const std::string& path, ProducerSpec& produce
       fail_message(at, "a session id needs a queue with requires_session (broker.queues." + queue + ".requires_session is false)");
     }
     // Session ids are numbers, not durations: no ms -> ns scaling; drawn per message, rounded.
-    producer.session = distribution(v["session"], at, Range::Signed).scaled(1e-6);
+    producer.servicebus.session = distribution(v["session"], at, Range::Signed).scaled(1e-6);
   } else if (session_queue) {
     // Service Bus refuses the send of a message without a SessionId to a session-enabled entity.
     fail_message(path, "a producer to a queue with requires_session needs a session (broker.queues." + queue +
@@ -102,27 +102,27 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
     fail_message(join(path, "priority"), "Service Bus receivers have no priority; broker kind \"azure-servicebus\" has no such key");
   }
   if (has(v, "receive_mode")) {
-    consumer.receive_and_delete = choice(v["receive_mode"], join(path, "receive_mode"), {"peek-lock", "receive-and-delete"}) == 1;
+    consumer.servicebus.receive_and_delete = choice(v["receive_mode"], join(path, "receive_mode"), {"peek-lock", "receive-and-delete"}) == 1;
   }
   // consumers[].ack "on-receipt" is ReceiveAndDelete by its generic name: either key says it, and
   // both must agree when both are given.
-  if (has(v, "ack") && has(v, "receive_mode") && (consumer.ack == AckMode::OnReceipt) != consumer.receive_and_delete) {
+  if (has(v, "ack") && has(v, "receive_mode") && (consumer.ack == AckMode::OnReceipt) != consumer.servicebus.receive_and_delete) {
     fail_message(join(path, "ack"), std::string("ack \"") + (consumer.ack == AckMode::OnReceipt ? "on-receipt" : "after-finish") +
                                         "\" contradicts receive_mode \"" +
-                                        (consumer.receive_and_delete ? "receive-and-delete" : "peek-lock") +
+                                        (consumer.servicebus.receive_and_delete ? "receive-and-delete" : "peek-lock") +
                                         "\" (on-receipt is receive-and-delete; give one of the two keys)");
   }
-  if (consumer.ack == AckMode::OnReceipt) consumer.receive_and_delete = true;
-  if (consumer.receive_and_delete) consumer.ack = AckMode::OnReceipt;
+  if (consumer.ack == AckMode::OnReceipt) consumer.servicebus.receive_and_delete = true;
+  if (consumer.servicebus.receive_and_delete) consumer.ack = AckMode::OnReceipt;
   // ServiceBusProcessorOptions.MaxAutoLockRenewalDuration (5 min by default in the .NET SDK; null
   // or absent here: renewed for as long as the handler runs). A negative TimeSpan is refused by the
   // SDK; 0 turns renewal off.
   if (given(v, "max_auto_lock_renewal_ms")) {
     const std::string at = join(path, "max_auto_lock_renewal_ms");
-    if (consumer.receive_and_delete) {
+    if (consumer.servicebus.receive_and_delete) {
       fail_message(at, "receive_mode \"receive-and-delete\" has no lock to renew; give max_auto_lock_renewal_ms only with peek-lock");
     }
-    consumer.max_auto_lock_renewal = ms_non_negative(v["max_auto_lock_renewal_ms"], at);
+    consumer.servicebus.max_auto_lock_renewal = ms_non_negative(v["max_auto_lock_renewal_ms"], at);
   }
   // ServiceBusSessionProcessorOptions.SessionIdleTimeout (the SDK's default is its TryTimeout, 60 s;
   // absent here: 0, a session is closed as soon as it has nothing left). Only a session queue has
@@ -133,7 +133,7 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
       fail_message(at, "a session idle timeout needs a queue with requires_session (broker.queues." +
                            queue_names[static_cast<std::size_t>(consumer.queue)] + ".requires_session is false)");
     }
-    consumer.session_idle_timeout = ms_non_negative(v["session_idle_timeout_ms"], at);
+    consumer.servicebus.session_idle_timeout = ms_non_negative(v["session_idle_timeout_ms"], at);
   }
   // ReceiveDeferredMessagesAsync: the client that deferred a message receives it back by its
   // sequence number this long after its Defer(). Only a client that defers has one to ask for; a
@@ -143,7 +143,7 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
     if (consumer.on_expired != OnExpired::Defer) {
       fail_message(at, "only a consumer that defers has deferred messages to receive back; give it with on_expired \"defer\"");
     }
-    if (consumer.receive_and_delete) {
+    if (consumer.servicebus.receive_and_delete) {
       fail_message(at, "receive_mode \"receive-and-delete\" settles a message when it is sent, so nothing is deferred; give "
                        "receive_deferred_after_ms only with peek-lock");
     }
@@ -151,7 +151,7 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
       fail_message(at, "receiving deferred messages back is not modelled on a queue with requires_session (broker.queues." +
                            queue_names[static_cast<std::size_t>(consumer.queue)] + ".requires_session is true)");
     }
-    consumer.receive_deferred_after = ms_non_negative(v["receive_deferred_after_ms"], at);
+    consumer.servicebus.receive_deferred_after = ms_non_negative(v["receive_deferred_after_ms"], at);
   }
 }
 
@@ -160,14 +160,13 @@ constexpr BrokerKind kAzureServiceBus{"azure-servicebus", kBrokerKeys, kQueueKey
 
 BrokerSpec load(const json& v, Context& context) {
   BrokerSpec broker = load_broker_common(v, kAzureServiceBus);
-  broker.consumer_timeout.reset();  // RabbitMQ's; a Service Bus lock lapses instead
   const json& queues = member(v, "queues");
   collect_queue_names(queues, context);
   session_queues.clear();
   queue_names.clear();
   for (auto it = queues.begin(); it != queues.end(); ++it) {
     broker.queues.push_back(load_queue(it.key(), it.value(), context, kAzureServiceBus));
-    session_queues.push_back(broker.queues.back().requires_session);
+    session_queues.push_back(broker.queues.back().servicebus.requires_session);
     queue_names.push_back(it.key());
   }
   return broker;

@@ -27,7 +27,7 @@ std::string shown_json(const json& v) {
   return describe(v);
 }
 
-// Dotted setting names reach into nested objects (Celery's broker_transport_options.visibility_timeout,
+// Dotted setting names reach into nested objects (Celery's broker_transport_options.sqs.visibility_timeout,
 // Lambda's ScalingConfig.MaximumConcurrency); each object's keys are checked for typos.
 void check_settings(const json& settings, const std::string& path, const Framework& f) {
   std::vector<std::string_view> names(f.settings.begin(), f.settings.end());

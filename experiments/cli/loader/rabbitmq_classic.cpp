@@ -76,11 +76,11 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
   const json& q = object_at(v, at, "an object (the queue's arguments)");
   QueueSpec queue;
   queue.name = name;
-  queue.type = queue_type(q, at, default_type);
+  queue.rabbitmq.type = queue_type(q, at, default_type);
   // The keys of the queue's type. A key only quorum queues have names the queue's `type` key
   // (set, or the kind's default); another kind's key names that kind.
   std::vector<std::string_view> keys(std::begin(kQueueKeys), std::end(kQueueKeys));
-  if (queue.type == QueueType::Quorum) keys.insert(keys.end(), quorum_queue_keys().begin(), quorum_queue_keys().end());
+  if (queue.rabbitmq.type == QueueType::Quorum) keys.insert(keys.end(), quorum_queue_keys().begin(), quorum_queue_keys().end());
   const KeyOwner kind_owner = foreign_key_owner(kind, Section::Queue);
   const bool typed = given(q, "type");
   check_keys(q, at, keys, [&](std::string_view key) -> std::string {
@@ -89,14 +89,14 @@ QueueSpec load_queue(const std::string& name, const json& v, const Context& cont
     // Untyped under rabbitmq-classic too: the fix is the queue's type (a quorum queue beside
     // classic ones), not another broker kind for the whole scenario.
     if (of_quorum) {
-      return "this key belongs to quorum queues; " + join(at, "type") + " is \"" + std::string(type_name(queue.type)) +
+      return "this key belongs to quorum queues; " + join(at, "type") + " is \"" + std::string(type_name(queue.rabbitmq.type)) +
              "\" (" + (typed ? "set" : "the broker kind's type; set") + " it to \"quorum\" or drop this key)";
     }
     return kind_owner(key);
   });
   load_queue_limits(q, at, context, queue);
   load_queue_lifetime(q, at, queue);
-  if (queue.type == QueueType::Quorum) load_quorum_queue_keys(q, at, queue);
+  if (queue.rabbitmq.type == QueueType::Quorum) load_quorum_queue_keys(q, at, queue);
   return queue;
 }
 
@@ -140,13 +140,13 @@ BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind
   const bool add_quorum_keys = default_type == QueueType::Classic && has_quorum_queue(v, default_type);
   BrokerSpec broker = load_broker_common(v, kind, add_quorum_keys ? quorum_broker_keys() : Keys{});
   if (has(v, "version")) broker.version = version(v["version"]);
-  broker.expiry_slack = optional_distribution(v, "expiry_slack_ms", path, Range::Duration);
+  broker.rabbitmq.expiry_slack = optional_distribution(v, "expiry_slack_ms", path, Range::Duration);
   if (has(v, "consumer_timeout_ms")) {
     const json& t = v["consumer_timeout_ms"];
     if (t.is_null()) {
-      broker.consumer_timeout.reset();
+      broker.rabbitmq.consumer_timeout.reset();
     } else {
-      broker.consumer_timeout = ms_positive(t, join(path, "consumer_timeout_ms"));
+      broker.rabbitmq.consumer_timeout = ms_positive(t, join(path, "consumer_timeout_ms"));
     }
   }
   const json& queues = member(v, "queues");
@@ -155,7 +155,7 @@ BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind
     broker.queues.push_back(load_queue(it.key(), it.value(), context, kind, default_type));
   }
   if (has(v, "dead_letter_confirm_timeout_ms")) {
-    broker.dead_letter_confirm_timeout =
+    broker.rabbitmq.dead_letter_confirm_timeout =
         ms_positive(v["dead_letter_confirm_timeout_ms"], "broker.dead_letter_confirm_timeout_ms");
   }
   return broker;

@@ -27,11 +27,11 @@ void load_quorum_queue_keys(const json& q, const std::string& at, QueueSpec& que
   }
   if (has(q, "delivery_limit") && !q["delivery_limit"].is_null()) {
     const std::string path = join(at, "delivery_limit");
-    queue.delivery_limit = integer(q["delivery_limit"], path, -1, std::numeric_limits<std::int32_t>::max(),
+    queue.rabbitmq.delivery_limit = integer(q["delivery_limit"], path, -1, std::numeric_limits<std::int32_t>::max(),
                                    "an integer >= 0, -1 (no limit) or null (the version's default)");
   }
   if (has(q, "dead_letter_strategy")) {
-    queue.dead_letter_at_least_once =
+    queue.rabbitmq.dead_letter_at_least_once =
         choice(q["dead_letter_strategy"], join(at, "dead_letter_strategy"), {"at-most-once", "at-least-once"}) == 1;
   }
 }

@@ -319,7 +319,7 @@ const char* wait_unit(Wait w) {
 
 std::span<const DeathReason> reported_death_reasons(const BrokerSpec& broker) {
   const bool has_quorum = std::any_of(broker.queues.begin(), broker.queues.end(),
-                                      [](const QueueSpec& q) { return q.type == QueueType::Quorum; });
+                                      [](const QueueSpec& q) { return q.rabbitmq.type == QueueType::Quorum; });
   return death_reasons_of(broker.kind == "rabbitmq-classic" && has_quorum ? "rabbitmq-quorum" : broker.kind);
 }
 
