@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "models/events.hpp"
 #include "sim/event_queue.hpp"
@@ -31,7 +32,6 @@
 namespace brokersim {
 
 class Consumer;
-struct RunResult;
 struct World;
 
 class Broker {
@@ -70,8 +70,9 @@ class Broker {
   // --- faults
   virtual void down(sim::Time duration) = 0;
 
-  // --- the run ended: the broker adds the figures only it knows (SQS's receive sizes).
-  virtual void report(RunResult& /*r*/) const {}
+  // --- the measured span closed: the figures only this kind knows (SQS's receive sizes), in
+  // the order its descriptor lists them (BrokerKindModel::figures, models/broker_kind.hpp).
+  virtual void report(std::vector<double>& /*figures*/) const {}
 };
 
 // The broker a scenario names (broker.kind).

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string_view>
 
 namespace brokersim {
@@ -32,22 +31,6 @@ constexpr std::string_view death_reason_name(DeathReason r) {
     case DeathReason::MaxReceiveCount: return "max_receive_count";
   }
   return "?";
-}
-
-// The reasons a broker kind can give, in output order: its `dead_lettered_by_reason` keys (and
-// the sweep columns made from them) are these, whatever a run produced, so that every run of a
-// kind has the same columns.
-inline std::span<const DeathReason> death_reasons_of(std::string_view kind) {
-  using enum DeathReason;
-  static constexpr DeathReason classic[] = {Expired, Rejected, Maxlen};
-  static constexpr DeathReason quorum[] = {Expired, Rejected, Maxlen, DeliveryLimit};
-  // A consumer's explicit DeadLetter() (on_expired: reject) keeps RabbitMQ's word `rejected`.
-  static constexpr DeathReason servicebus[] = {TTLExpiredException, MaxDeliveryCountExceeded, Rejected};
-  static constexpr DeathReason sqs[] = {MaxReceiveCount};
-  if (kind == "rabbitmq-quorum") return quorum;
-  if (kind == "azure-servicebus") return servicebus;
-  if (kind == "amazon-sqs") return sqs;
-  return classic;
 }
 
 }  // namespace brokersim

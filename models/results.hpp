@@ -180,9 +180,9 @@ struct RunResult : Tally<sim::Histogram> {
   std::uint64_t span_completed = 0, span_completed_on_time = 0;
   std::uint64_t span_completed_without_deadline = 0;  // of span_completed_on_time, jobs with no deadline
   int peak_replicas_total = 0;             // most replicas of all groups at once (the text summary's)
-  // amazon-sqs: ReceiveMessage responses after the warm-up, by the messages each carried (1..10;
-  // index 0 unused: a long poll is answered when there is something to return).
-  std::array<std::uint64_t, 11> receives_by_size{};
+  // The broker kind's own figures (BrokerKindModel::figures: SQS's receives), taken as the
+  // measured span closes.
+  std::vector<double> broker_figures;
   std::uint64_t events = 0;
   Time end_time = 0;
   Time followed = 0;  // how long a timed run went on past stop.time_ms following its jobs

@@ -51,8 +51,12 @@ struct QueueSpec {
   SqsQueueSettings sqs;
 };
 
+struct BrokerKindModel;  // models/broker_kind.hpp
+
 struct BrokerSpec {
   std::string kind = "rabbitmq-classic";
+  // The kind's descriptor (factory, death reasons, figures), set by the loader from `kind`.
+  const BrokerKindModel* model = nullptr;
   std::string version = "4.2";
   Distribution delivery_latency;  // broker -> consumer, ns
   Distribution ack_latency;       // consumer -> broker, ns

@@ -43,7 +43,7 @@ class Simulation {
   void close_span(Time end);
   bool following_ = false;  // past stop.time_ms, following the span's jobs (world.hpp)
   std::vector<ConsumerResult> consumers_at_span_end_;
-  RunResult broker_at_span_end_;  // what the broker reports of itself, at the span's end
+  std::vector<double> broker_figures_at_span_end_;  // what the broker reports of itself, at the span's end
 
   // A run whose time stopped moving: more than this many events at one simulated instant.
   static constexpr std::uint64_t kMaxEventsAtOneInstant = 50'000'000;
@@ -174,7 +174,7 @@ inline void Simulation::handle(const sim::Event& ev) {
   w_.ledger.finish(w_.now, w_.jobs, result);
   result.consumers = std::move(consumers_at_span_end_);
   // The broker's own counters (SQS receive sizes) are event counts of the span, as taken at its end.
-  result.receives_by_size = broker_at_span_end_.receives_by_size;
+  result.broker_figures = std::move(broker_figures_at_span_end_);
   return result;
 }
 
@@ -183,7 +183,7 @@ inline void Simulation::handle(const sim::Event& ev) {
 void Simulation::close_span(Time end) {
   w_.ledger.close_span(end);
   for (const Consumer& c : w_.consumers) consumers_at_span_end_.push_back(c.result(end));
-  broker_->report(broker_at_span_end_);
+  broker_->report(broker_figures_at_span_end_);
 }
 
 bool Simulation::past_a_limit() {

@@ -366,8 +366,13 @@ TEST_CASE("the broker registry has every docs/scenario.md kind - all four are si
   using brokersim::loader::broker_kinds;
   std::vector<std::string> names;
   for (const auto* kind : broker_kinds()) {
-    names.emplace_back(kind->name);
+    names.emplace_back(kind->name());
     CHECK((kind->load != nullptr));
+    // Registered once: the loader's entry carries the model's descriptor, which builds the broker
+    // and names the reasons its runs report.
+    REQUIRE((kind->model != nullptr));
+    CHECK((kind->model->make != nullptr));
+    CHECK(!kind->model->death_reasons(brokersim::BrokerSpec{}).empty());
   }
   CHECK(names == std::vector<std::string>{"rabbitmq-classic", "rabbitmq-quorum", "azure-servicebus", "amazon-sqs"});
   // The first is the default: a scenario without broker.kind is rabbitmq-classic.

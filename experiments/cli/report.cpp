@@ -3,6 +3,7 @@
 #include "experiments/cli/metrics/registry.hpp"
 #include "experiments/cli/offered_load.hpp"
 #include "experiments/cli/text.hpp"
+#include "models/broker_kind.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -256,18 +257,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     if (r.duplicate_executions) out << "Duplicate executions by cause: " << duplicate_causes(r) << '\n';
   }
   if (changes) print_fleet_cost(out, s, r);
-  if (s.broker.kind == "amazon-sqs") {
-    std::uint64_t responses = 0, messages = 0;
-    std::string sizes;
-    for (std::size_t n = 1; n < r.receives_by_size.size(); ++n) {
-      responses += r.receives_by_size[n];
-      messages += n * r.receives_by_size[n];
-      if (r.receives_by_size[n]) sizes += (sizes.empty() ? "" : ", ") + std::to_string(n) + ": " + grouped(r.receives_by_size[n]);
-    }
-    out << "Receives " << grouped(responses) << " responses carried " << grouped(messages) << " messages, "
-        << fmt("%.2f", responses ? static_cast<double>(messages) / static_cast<double>(responses) : 0.0)
-        << " per response" << (sizes.empty() ? "" : " (by size " + sizes + ")") << '\n';
-  }
+  if (s.broker.model != nullptr && s.broker.model->summary != nullptr)
+    s.broker.model->summary(r.broker_figures, [](std::uint64_t n) { return grouped(n); }, out);
   out << '\n';
 
   // One dl: column per reason the broker kind gives, named as in dead_lettered_by_reason.

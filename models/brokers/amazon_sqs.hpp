@@ -69,6 +69,9 @@
 
 namespace brokersim {
 
+// ReceiveMessage's MaxNumberOfMessages is 1..10.
+inline constexpr std::size_t kMaxReceiveBatch = 10;
+
 class AmazonSqs : public Broker {
  public:
   explicit AmazonSqs(World& w);
@@ -83,7 +86,7 @@ class AmazonSqs : public Broker {
   void on_event(const sim::Event& ev) override;
   void down(Time duration) override;
   void execution_started(std::uint32_t j) override;
-  void report(RunResult& r) const override;
+  void report(std::vector<double>& figures) const override;  // amazon_sqs_kind.cpp
 
  private:
   // The longest total visibility of one receive (ChangeMessageVisibility API reference: 12 hours).
@@ -187,7 +190,7 @@ class AmazonSqs : public Broker {
   std::vector<Message> messages_;  // by job pool index, grown on demand
   bool down_ = false;
   Time up_at_ = 0;
-  std::array<std::uint64_t, 11> receives_by_size_{};  // responses after the warm-up, by messages carried
+  std::array<std::uint64_t, kMaxReceiveBatch + 1> receives_by_size_{};  // responses after the warm-up, by messages carried
 };
 
 }  // namespace brokersim

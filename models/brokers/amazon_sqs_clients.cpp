@@ -198,7 +198,6 @@ void AmazonSqs::heartbeat(std::uint32_t j, std::uint32_t gen, std::uint32_t toke
   w_.at(sim::add_sat(w_.now, spec.sqs.heartbeat_every), Ev::Heartbeat, j, gen, token);
 }
 
-void AmazonSqs::report(RunResult& r) const { r.receives_by_size = receives_by_size_; }
 
 // A regional outage: sends are refused and receives return nothing until it ends; the timers
 // (visibility, delay, retention) keep running.

@@ -33,4 +33,8 @@ struct SqsClientSettings {
   bool delete_failed = false;
 };
 
+// broker.kind "amazon-sqs" (models/broker_kind.hpp; amazon_sqs_kind.cpp).
+struct BrokerKindModel;
+extern const BrokerKindModel kAmazonSqsKind;
+
 }  // namespace brokersim

@@ -1,6 +1,7 @@
 // Azure Service Bus: the message path (enqueue, scheduled activation, lazy expiry, delivery under
 // a peek-lock, lock lapse, abandon, dead-lettering, settlement). The rules are listed in
 // azure_servicebus.hpp with their sources in docs/semantics.md part 2 section 5.
+#include "models/broker_kind.hpp"
 #include "models/brokers/azure_servicebus.hpp"
 
 #include <algorithm>
@@ -437,5 +438,19 @@ void AzureServiceBus::ready_changed(int q) {
   const Entity& E = entities_[q];
   w_.ledger.ready_changed(q, w_.now, E.level.ready, E.level.bytes);
 }
+
+namespace {
+
+std::unique_ptr<Broker> make_azure_servicebus(World& w) { return std::make_unique<AzureServiceBus>(w); }
+
+// A consumer's explicit DeadLetter() (on_expired: reject) keeps RabbitMQ's word `rejected`.
+constexpr DeathReason kReasons[] = {DeathReason::TTLExpiredException, DeathReason::MaxDeliveryCountExceeded,
+                                    DeathReason::Rejected};
+std::span<const DeathReason> death_reasons(const BrokerSpec&) { return kReasons; }
+
+}  // namespace
+
+// A processor with prefetch 0 receives what its handlers take, nothing ahead.
+const BrokerKindModel kAzureServiceBusKind{"azure-servicebus", make_azure_servicebus, death_reasons, 0};
 
 }  // namespace brokersim

@@ -43,4 +43,8 @@ struct ServiceBusReceiverSettings {
   std::optional<sim::Time> receive_deferred_after;
 };
 
+// broker.kind "azure-servicebus" (models/broker_kind.hpp; azure_servicebus.cpp).
+struct BrokerKindModel;
+extern const BrokerKindModel kAzureServiceBusKind;
+
 }  // namespace brokersim

@@ -1,6 +1,7 @@
 // RabbitMQ: the message path, for queues of either type. Every handler is named after the broker
 // step it models; the rule each follows is in docs/semantics.md part 2 (sections 1, 2 and 4),
 // cited where it matters, and where the types differ the queue's policy answers (rabbitmq.hpp).
+#include "models/broker_kind.hpp"
 #include "models/brokers/rabbitmq.hpp"
 
 #include <algorithm>
@@ -305,5 +306,26 @@ void RabbitMq::ready_changed(int q) {
 void RabbitMq::unacked_changed(int q, Job& job, int delta) {
   w_.ledger.unacked_changed(q, w_.now, job, delta);
 }
+
+namespace {
+
+std::unique_ptr<Broker> make_rabbitmq(World& w) { return std::make_unique<RabbitMq>(w); }
+
+using enum DeathReason;
+constexpr DeathReason kClassicReasons[] = {Expired, Rejected, Maxlen};
+constexpr DeathReason kQuorumReasons[] = {Expired, Rejected, Maxlen, DeliveryLimit};
+
+// A classic broker holding a quorum queue (broker.queues.NAME.type) reports the quorum reasons.
+std::span<const DeathReason> classic_death_reasons(const BrokerSpec& broker) {
+  for (const QueueSpec& q : broker.queues)
+    if (q.rabbitmq.type == QueueType::Quorum) return kQuorumReasons;
+  return kClassicReasons;
+}
+std::span<const DeathReason> quorum_death_reasons(const BrokerSpec&) { return kQuorumReasons; }
+
+}  // namespace
+
+const BrokerKindModel kRabbitmqClassicKind{"rabbitmq-classic", make_rabbitmq, classic_death_reasons};
+const BrokerKindModel kRabbitmqQuorumKind{"rabbitmq-quorum", make_rabbitmq, quorum_death_reasons};
 
 }  // namespace brokersim

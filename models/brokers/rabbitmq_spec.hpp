@@ -33,4 +33,10 @@ struct RabbitBrokerSettings {
   sim::Time dead_letter_confirm_timeout = sim::Time{180'000} * sim::kNsPerMs;
 };
 
+// broker.kind "rabbitmq-classic" and "rabbitmq-quorum" (models/broker_kind.hpp; rabbitmq.cpp):
+// one RabbitMQ, each queue of the kind's type unless typed otherwise (RabbitQueueSettings::type).
+struct BrokerKindModel;
+extern const BrokerKindModel kRabbitmqClassicKind;
+extern const BrokerKindModel kRabbitmqQuorumKind;
+
 }  // namespace brokersim

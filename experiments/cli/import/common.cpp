@@ -7,12 +7,25 @@
 #include <filesystem>
 #include <limits>
 
+#include "experiments/cli/loader/broker_kinds.hpp"
 #include "experiments/cli/loader/checks.hpp"
 #include "experiments/cli/loader/frameworks/number_text.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"
 
 namespace brokersim::import {
+
+namespace {
+
+// The kind's placeholder prefetch (BrokerKindModel::import_prefetch); an importer only writes kinds
+// the loader registers.
+int import_prefetch(const std::string& kind) {
+  for (const loader::BrokerKind* k : loader::broker_kinds())
+    if (k->name() == kind) return k->model->import_prefetch;
+  throw std::logic_error("import wrote broker.kind " + kind + ", which no loader registers");
+}
+
+}  // namespace
 
 std::string Imported::work_queue() const {
   std::vector<std::string> names;
@@ -275,7 +288,7 @@ ojson scenario_of(const Imported& imported, const std::string& file) {
   if (sessions) producer["session"] = {{"uniform", {{"min", 0}, {"max", 99}}}};
   doc["producers"] = ojson::array({producer});
   ojson consumer{
-      {"queue", queue}, {"count", 2}, {"prefetch", kind == "amazon-sqs" || kind == "azure-servicebus" ? 0 : 10}, {"slots", 1}};
+      {"queue", queue}, {"count", 2}, {"prefetch", import_prefetch(kind)}, {"slots", 1}};
   doc["consumers"] = ojson::array({consumer});
   ojson notes = ojson::array();
   notes.push_back("imported by brokersim import from " + base + " (" + imported.format +

@@ -118,8 +118,13 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
   }
 }
 
+// SQS has no auto-ack: a receive always starts a visibility timeout; a client can only delete early.
+constexpr RefusedAck kRefusedAcks[] = {
+    {AckMode::OnReceipt, "\"after-finish\" or \"before-start\" (SQS has no no-ack receive: a received message is in flight until "
+                         "deleted; a client that deletes at once is \"before-start\")"}};
+
 const BrokerKind& kind() {
-  static const BrokerKind k{"amazon-sqs", kBrokerKeys, kQueueKeys, {}, kConsumerKeys, load, load_producer, load_consumer};
+  static const BrokerKind k{&kAmazonSqsKind, kBrokerKeys, kQueueKeys, {}, kConsumerKeys, load, load_producer, load_consumer, kRefusedAcks};
   return k;
 }
 

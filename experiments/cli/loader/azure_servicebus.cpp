@@ -155,8 +155,12 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
   }
 }
 
-constexpr BrokerKind kAzureServiceBus{"azure-servicebus", kBrokerKeys, kQueueKeys, kProducerKeys, kConsumerKeys,
-                                      load, load_producer, load_consumer};
+constexpr RefusedAck kRefusedAcks[] = {
+    {AckMode::BeforeStart, "\"after-finish\" or \"on-receipt\" (an early Complete() is not modelled on broker kind \"azure-servicebus\")"}};
+
+// Defer() is Azure Service Bus's: offered, and named, only here.
+constexpr BrokerKind kAzureServiceBus{&kAzureServiceBusKind, kBrokerKeys, kQueueKeys, kProducerKeys, kConsumerKeys,
+                                      load, load_producer, load_consumer, kRefusedAcks, true};
 
 BrokerSpec load(const json& v, Context& context) {
   BrokerSpec broker = load_broker_common(v, kAzureServiceBus);

@@ -20,8 +20,8 @@ const BrokerKind& simulated_kind(const json& v) {
   std::vector<std::string_view> simulated;
   for (const BrokerKind* kind : broker_kinds()) {
     if (kind->load == nullptr) continue;
-    if (v.is_string() && v.get_ref<const std::string&>() == kind->name) return *kind;
-    simulated.push_back(kind->name);
+    if (v.is_string() && v.get_ref<const std::string&>() == kind->name()) return *kind;
+    simulated.push_back(kind->name());
   }
   // Every other kind of docs/scenario.md (and any unknown name) gets the same answer: not simulated.
   std::string expected = simulated.size() == 1 ? "" : "one of ";  // appended: g++ 12 -Wrestrict misfires on "..." + string
@@ -66,11 +66,11 @@ KeyOwner foreign_key_owner(const BrokerKind& kind, Section section) {
   return [&kind, section](std::string_view key) {
     std::vector<std::string_view> owners;
     for (const BrokerKind* other : broker_kinds()) {
-      if (other != &kind && accepts(other->keys(section), key)) owners.push_back(other->name);
+      if (other != &kind && accepts(other->keys(section), key)) owners.push_back(other->name());
     }
     if (owners.empty()) return std::string();
     return "this key belongs to broker kind" + std::string(owners.size() == 1 ? " " : "s ") + list(owners, "\"") +
-           "; broker kind \"" + std::string(kind.name) + "\" has no such key";
+           "; broker kind \"" + std::string(kind.name()) + "\" has no such key";
   };
 }
 
@@ -87,7 +87,8 @@ BrokerSpec load_broker_common(const json& v, const BrokerKind& kind, Keys also) 
   keys.insert(keys.end(), also.begin(), also.end());
   check_keys(v, path, keys, foreign_key_owner(kind, Section::Broker));
   BrokerSpec broker;
-  broker.kind = std::string(kind.name);
+  broker.kind = std::string(kind.name());
+  broker.model = kind.model;
   broker.delivery_latency = optional_distribution(v, "delivery_latency_ms", path, Range::Duration);
   broker.ack_latency = optional_distribution(v, "ack_latency_ms", path, Range::Duration);
   return broker;

@@ -1,8 +1,9 @@
-// The registry of broker kinds: for each broker.kind, the keys it accepts in each section and the
-// code that validates them. Adding a broker is one file (its keys and its loader, like
-// rabbitmq_classic.cpp) and one line in broker_kinds() (broker_kinds.cpp); the common sections
-// take the kind's extra producer and consumer keys from here and name the kind a foreign key
-// belongs to, so nothing else branches on the kind.
+// The registry of broker kinds: for each broker.kind, its model's descriptor (models/broker_kind.hpp:
+// factory, death reasons, figures, summary line), the keys it accepts in each section and the
+// code that validates them. Adding a broker is its model's files, one loader file here (its keys
+// and its loader, like rabbitmq_classic.cpp) and one line in broker_kinds() (broker_kinds.cpp);
+// the common sections take the kind's extra producer and consumer keys and its refusals from
+// here and name the kind a foreign key belongs to, so nothing else branches on the kind.
 #pragma once
 
 #include <span>
@@ -10,14 +11,21 @@
 #include <string_view>
 
 #include "experiments/cli/loader/sections.hpp"
+#include "models/broker_kind.hpp"
 
 namespace brokersim::loader {
 
 // Where a key sits: in "broker", in "broker.queues.NAME", in a producer or in a consumer group.
 enum class Section : std::uint8_t { Broker, Queue, Producer, Consumer };
 
+// A consumer ack mode (consumers[].ack) a kind cannot honour, and what its error expects.
+struct RefusedAck {
+  AckMode mode;
+  std::string_view expected;
+};
+
 struct BrokerKind {
-  std::string_view name;  // as broker.kind spells it
+  const BrokerKindModel* model;  // the model's descriptor (its name is broker.kind's)
   // Every key the kind accepts in "broker" and in "broker.queues.NAME"; for producers and
   // consumers, the keys it adds to the common ones (workload.cpp, consumers.cpp).
   Keys broker_keys, queue_keys, producer_keys, consumer_keys;
@@ -28,6 +36,11 @@ struct BrokerKind {
   void (*load_producer)(const json& v, const std::string& path, ProducerSpec& producer) = nullptr;
   void (*load_consumer)(const json& v, const std::string& path, ConsumerSpec& consumer) = nullptr;
 
+  // The ack modes it refuses, and whether on_expired "defer" (Azure Service Bus's Defer()) is offered.
+  std::span<const RefusedAck> refused_acks = {};
+  bool defers = false;
+
+  std::string_view name() const { return model->name; }
   Keys keys(Section section) const;
 };
 

@@ -101,12 +101,15 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
   if (has(v, "min_window_ms")) consumer.min_window = ms_non_negative(v["min_window_ms"], join(path, "min_window_ms"));
   if (has(v, "on_expired")) {
     constexpr OnExpired kActions[] = {OnExpired::Ack, OnExpired::Reject, OnExpired::Requeue, OnExpired::Defer};
-    const bool servicebus = kind.name == "azure-servicebus";
-    if (!servicebus && v["on_expired"] == "defer")
-      fail(join(path, "on_expired"), "one of \"ack\", \"reject\", \"requeue\" (\"defer\" belongs to broker kind \"azure-servicebus\")",
+    if (!kind.defers && v["on_expired"] == "defer") {
+      std::vector<std::string_view> owners;
+      for (const BrokerKind* other : broker_kinds())
+        if (other->defers) owners.push_back(other->name());
+      fail(join(path, "on_expired"), "one of \"ack\", \"reject\", \"requeue\" (\"defer\" belongs to broker kind " + list(owners, "\"") + ")",
            v["on_expired"]);
-    // Defer() is Azure Service Bus's: offered, and named, only there.
-    const int action = servicebus ? choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue", "defer"})
+    }
+    // Defer() is offered, and named, only where the kind has it.
+    const int action = kind.defers ? choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue", "defer"})
                                   : choice(v["on_expired"], join(path, "on_expired"), {"ack", "reject", "requeue"});
     consumer.on_expired = kActions[action];
   }
@@ -114,15 +117,8 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
     constexpr AckMode kModes[] = {AckMode::AfterFinish, AckMode::BeforeStart, AckMode::OnReceipt};
     const std::string at = join(path, "ack");
     consumer.ack = kModes[choice(v["ack"], at, {"after-finish", "before-start", "on-receipt"})];
-    // SQS has no auto-ack: a receive always starts a visibility timeout; a client can only delete early.
-    if (kind.name == "amazon-sqs" && consumer.ack == AckMode::OnReceipt) {
-      fail(at, "\"after-finish\" or \"before-start\" (SQS has no no-ack receive: a received message is in flight until "
-               "deleted; a client that deletes at once is \"before-start\")", v["ack"]);
-    }
-    if (kind.name == "azure-servicebus" && consumer.ack == AckMode::BeforeStart) {
-      fail(at, "\"after-finish\" or \"on-receipt\" (an early Complete() is not modelled on broker kind \"azure-servicebus\")",
-           v["ack"]);
-    }
+    for (const RefusedAck& refused : kind.refused_acks)
+      if (consumer.ack == refused.mode) fail(at, std::string(refused.expected), v["ack"]);
     // A no-ack delivery is settled as it is sent: the client has nothing left to reject or requeue.
     if (consumer.ack == AckMode::OnReceipt && consumer.on_expired != OnExpired::Ack) {
       fail(join(path, "on_expired"), "\"ack\" with ack \"on-receipt\" (the broker settled the message when it sent it)",

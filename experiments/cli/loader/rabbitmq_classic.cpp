@@ -165,7 +165,7 @@ namespace {
 
 BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, rabbitmq_classic(), QueueType::Classic); }
 
-constexpr BrokerKind kRabbitmqClassic{"rabbitmq-classic", kBrokerKeys, kQueueKeys, {}, {}, load};
+constexpr BrokerKind kRabbitmqClassic{&kRabbitmqClassicKind, kBrokerKeys, kQueueKeys, {}, {}, load};
 
 }  // namespace
 

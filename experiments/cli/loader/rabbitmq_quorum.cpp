@@ -51,7 +51,7 @@ const BrokerKind& kind() {
     keys.insert(keys.end(), std::begin(kQuorumBrokerKeys), std::end(kQuorumBrokerKeys));
     return keys;
   }();
-  static const BrokerKind k{"rabbitmq-quorum", broker_keys, queue_keys, {}, {}, load};
+  static const BrokerKind k{&kRabbitmqQuorumKind, broker_keys, queue_keys, {}, {}, load};
   return k;
 }
 

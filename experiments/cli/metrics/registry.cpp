@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "models/broker_kind.hpp"
 #include "models/ledger/windows.hpp"
 
 namespace brokersim {
@@ -181,26 +182,13 @@ double fraction_of_jobs(const RunResult& r, std::uint64_t n) {
 
 // amazon-sqs: how many messages each ReceiveMessage response carried (a long poll returns what is
 // visible, up to the batch size).
-void add_receives(Entries<RunView>& out) {
+// The figures only the scenario's broker kind knows (SQS's receives), as its descriptor lists them.
+void add_broker_figures(Entries<RunView>& out, const BrokerKindModel& kind) {
   using V = const RunView&;
-  const auto& by = [](const RunResult& r, bool messages) {
-    std::uint64_t n = 0;
-    for (std::size_t k = 1; k < r.receives_by_size.size(); ++k) n += (messages ? k : 1) * r.receives_by_size[k];
-    return n;
-  };
-  add<RunView>(out, {"receives", "responses"}, MetricKind::Count, "responses", "ReceiveMessage responses after the warm-up",
-               [by](V v) { return static_cast<double>(by(v.result, false)); });
-  add<RunView>(out, {"receives", "messages"}, MetricKind::Count, "messages", "messages those responses carried",
-               [by](V v) { return static_cast<double>(by(v.result, true)); });
-  add<RunView>(out, {"receives", "mean_per_response"}, MetricKind::Real, "messages", "messages per response",
-               [by](V v) {
-                 const std::uint64_t responses = by(v.result, false), messages = by(v.result, true);
-                 return responses ? static_cast<double>(messages) / static_cast<double>(responses) : 0.0;
-               });
-  for (std::size_t n = 1; n < RunResult{}.receives_by_size.size(); ++n)
-    add<RunView>(out, {"receives", "by_size", std::to_string(n)}, MetricKind::Count, "responses",
-                 "responses that carried " + std::to_string(n) + " message" + (n == 1 ? "" : "s"),
-                 [n](V v) { return static_cast<double>(v.result.receives_by_size[n]); });
+  const std::vector<BrokerFigure>& figures = kind.figures();
+  for (std::size_t i = 0; i < figures.size(); ++i)
+    add<RunView>(out, figures[i].path, figures[i].count ? MetricKind::Count : MetricKind::Real, figures[i].unit,
+                 figures[i].counts, [i](V v) { return v.result.broker_figures.at(i); });
 }
 
 void add_queue(Entries<RunView>& out, const Scenario& scenario, std::size_t q) {
@@ -318,9 +306,8 @@ const char* wait_unit(Wait w) {
 }
 
 std::span<const DeathReason> reported_death_reasons(const BrokerSpec& broker) {
-  const bool has_quorum = std::any_of(broker.queues.begin(), broker.queues.end(),
-                                      [](const QueueSpec& q) { return q.rabbitmq.type == QueueType::Quorum; });
-  return death_reasons_of(broker.kind == "rabbitmq-classic" && has_quorum ? "rabbitmq-quorum" : broker.kind);
+  if (broker.model == nullptr) return {};
+  return broker.model->death_reasons(broker);
 }
 
 const std::vector<WindowMetric>& window_metrics() {
@@ -381,7 +368,8 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
   }
   add<RunView>(out, {"jobs_waited"}, MetricKind::Count, "jobs", "counted jobs that did not start the instant they were created",
                [](V v) { return static_cast<double>(v.result.generated - std::min(v.result.generated, v.result.started_at_once)); });
-  if (scenario.broker.kind == "amazon-sqs") add_receives(out);
+  if (scenario.broker.model != nullptr && scenario.broker.model->figures != nullptr)
+    add_broker_figures(out, *scenario.broker.model);
   if (!scenario.frameworks.empty())
     add_field<RunView>(out, {"frameworks"}, [](V v) { return frameworks_json(v.scenario); });
 
