@@ -123,8 +123,6 @@ struct Job {
   PendingCauses again;           // why it may start again (while it has no ghost: JobCopies then)
   std::uint32_t redeliveries = 0;
   std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
-  std::uint64_t dead_lettered_from = 0;  // bit q: dead-lettered from queue q (cycle detection)
-  bool rejected_death = false;           // a `rejected` death is in its history
   bool stale_on_receipt = false;         // expired_before_start with no local wait
   std::uint16_t deaths = 0;
   bool persistent = false;               // survives a broker restart

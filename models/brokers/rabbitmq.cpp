@@ -206,6 +206,13 @@ void RabbitMq::dead_letter(std::uint32_t j, int q, DeathReason why) {
   if (!policy(q, [&](auto& p) { return p.on_dead_letter(j, q, why); })) move_to_dead_letter(j, q, why);
 }
 
+RabbitMq::DeathHistory& RabbitMq::death_history(std::uint32_t j) {
+  if (j >= deaths_.size()) deaths_.resize(std::max<std::size_t>(j + 1, 2 * deaths_.size()));
+  DeathHistory& h = deaths_[j];
+  if (h.job != w_.jobs[j].id) h = DeathHistory{w_.jobs[j].id};
+  return h;
+}
+
 void RabbitMq::republish_dead_letter(std::uint32_t j, int source, DeathReason why) {
   const bool was = std::exchange(dead_letter_now_, true);
   move_to_dead_letter(j, source, why);
@@ -220,11 +227,12 @@ void RabbitMq::move_to_dead_letter(std::uint32_t j, int q, DeathReason why) {
     return;
   }
   w_.ledger.dead_lettered(job, q, why);
-  job.dead_lettered_from |= std::uint64_t{1} << q;
-  if (why == DeathReason::Rejected) job.rejected_death = true;
+  DeathHistory& history = death_history(j);
+  history.from |= std::uint64_t{1} << q;
+  if (why == DeathReason::Rejected) history.rejected = true;
   // Cycle detection (rabbit_dead_letter:detect_cycles/3): a target already in the death history
   // is dropped unless a rejection is somewhere in the cycle.
-  if (why != DeathReason::Rejected && (job.dead_lettered_from >> target & 1u) && !job.rejected_death) {
+  if (why != DeathReason::Rejected && (history.from >> target & 1u) && !history.rejected) {
     w_.leave(j);
     return;
   }

@@ -130,6 +130,16 @@ class RabbitMq final : public Broker {
   void arm_timer(int q);
   void expire(std::uint32_t j, int q);
   void move_to_dead_letter(std::uint32_t j, int q, DeathReason why);
+  // What cycle detection reads of a message's x-death history (rabbit_dead_letter:detect_cycles/3):
+  // the queues it was dead-lettered from (bit q) and whether a rejection is among its deaths. Kept
+  // by job pool index for dead-lettered messages only; `job` (Job::id) says whose it is, so a
+  // reused slot starts afresh without a write on every publish.
+  struct DeathHistory {
+    std::uint64_t job = ~std::uint64_t{0};
+    std::uint64_t from = 0;
+    bool rejected = false;
+  };
+  DeathHistory& death_history(std::uint32_t j);
   void ready_changed(int q);
   void unacked_changed(int q, Job& job, int delta);
 
@@ -146,6 +156,7 @@ class RabbitMq final : public Broker {
   std::vector<RabbitQueue> queues_;
   std::vector<Dispatcher> dispatchers_;
   std::vector<Channel> channels_;  // by consumer index
+  std::vector<DeathHistory> deaths_;  // by job pool index, grown on demand
   ClassicPolicy classic_;
   QuorumPolicy quorum_;
   sim::Rng slack_rng_;
