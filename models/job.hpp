@@ -91,6 +91,7 @@ struct Job {
   std::int32_t producer = -1;
   std::int32_t queue = -1;       // the queue it is in, or was last delivered from
   std::int32_t consumer = -1;    // the consumer it was last delivered to
+  std::uint32_t bytes = 0;       // message body size
   Where where = Where::Created;
   Outcome decision = Outcome::None;
   bool counted = false;          // created after warm-up: enters the statistics
@@ -126,7 +127,6 @@ struct Job {
   bool stale_on_receipt = false;         // expired_before_start with no local wait
   std::uint16_t deaths = 0;
   bool persistent = false;               // survives a broker restart
-  std::uint32_t bytes = 0;               // message body size
 
   Time created = 0;
   Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)
