@@ -2,6 +2,8 @@
 // confidence caveat, did-you-mean for metric names, --cost over scenario paths.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -228,6 +230,30 @@ TEST_CASE("metrics: every metric name of the scenario one per line - the sweep's
   const auto none = run_cli({"metrics"});
   CHECK(none.status == 2);
   CHECK(none.err == "brokersim: error: metrics: expected a scenario file, got nothing\n");
+}
+
+TEST_CASE("metrics --describe: each name with its unit and what it counts from the registry") {
+  PlanDir d;
+  const auto plain = run_cli({"metrics", d.noisy});
+  const auto described = run_cli({"metrics", d.noisy, "--describe"});
+  REQUIRE_MESSAGE(described.status == 0, described.err);
+  const auto names = lines_of(plain.out);
+  const auto rows = lines_of(described.out);
+  REQUIRE(rows.size() == names.size());  // no observe.window_ms: no windows.K rows
+  std::map<std::string, std::vector<std::string>> by_name;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    std::stringstream row(rows[i]);
+    for (std::string cell; std::getline(row, cell, '\t');) cells.push_back(cell);
+    REQUIRE(cells.size() == 3);
+    CHECK(cells[0] == names[i]);  // the same names in the same order
+    CHECK(!cells[2].empty());
+    by_name[cells[0]] = cells;
+  }
+  CHECK(by_name.at("fraction.expired_before_start")[1] == "fraction");
+  CHECK(by_name.at("wait_ms.local.p95")[1] == "ms");
+  CHECK(by_name.at("outcomes.generated")[1] == "jobs");
+  CHECK(by_name.at("throughput_per_s")[2] == "completions inside the measured span per second");
 }
 
 TEST_CASE("vary: a malformed range or list names both LIST forms instead of the value's type") {
