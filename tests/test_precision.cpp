@@ -228,6 +228,8 @@ TEST_CASE("precision: sweep --precision rows are identical for any thread count 
   CHECK(brokersim::test::read_file(d.path("all.csv")) == a.out);
   const auto meta = nlohmann::json::parse(brokersim::test::read_file(d.path("all.csv.meta.json")));
   CHECK(meta["precision"]["rel"] == 0.02);
+  // Without --replications the first stage is 10, as the help and the README say (it was 3).
+  CHECK(meta["precision"]["first_stage"] == 10);
 }
 
 TEST_CASE("precision: warmup_ms auto on M/M/20 at rho 0.95 started empty keeps what reaches the exact mean") {

@@ -163,7 +163,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (!vm.count("scenario")) throw ScenarioError("sweep: expected a scenario file, got nothing");
   const std::uint64_t replications =
       vm.count("replications") ? parse_count("--replications", vm["replications"].as<std::string>(), 1) : 1;
-  const std::optional<PrecisionRule> precision = read_precision_options(vm, replications);
+  // The first stage is --replications only when given: sweep's default of 1 replication is no
+  // first stage (it gave 3, the minimum, where the help and README say 10).
+  const std::optional<PrecisionRule> precision = read_precision_options(vm, vm.count("replications") ? replications : 0);
   const unsigned threads =
       thread_count(vm.count("threads") ? std::optional<std::string>(vm["threads"].as<std::string>()) : std::nullopt);
   const bool resume = vm.count("resume") > 0;
