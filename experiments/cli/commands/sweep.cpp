@@ -335,7 +335,11 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           cells[point] = std::move(c);
           progress.update(++points_done);
         },
-        &stats);
+        &stats,
+        // Later stages: until a rare fraction's pooled events support the precision asked.
+        [&](std::size_t, const std::vector<std::vector<double>>& rows) {
+          return count_needed_for_columns(*precision, rows, precision_columns, ratios);
+        });
   } else {
     std::vector<RunTask> tasks;
     tasks.reserve(todo.size() * replications);

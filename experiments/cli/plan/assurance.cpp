@@ -83,6 +83,8 @@ ojson target_checks_json(const PlanReport& rep, std::size_t p) {
     c["margin_relative"] = number_or_null(relative_to_threshold(r.margin[i], r.rhs[i]));
     c["margin_at_bound"] = number_or_null(r.margin_at_bound[i]);
     c["margin_at_bound_relative"] = number_or_null(relative_to_threshold(r.margin_at_bound[i], r.rhs[i]));
+    // A target on a fraction of jobs: the pooled count its bound is at least the binomial bound of.
+    if (!std::isnan(r.count_jobs[i])) c["count"] = {{"events", r.count_events[i]}, {"jobs", r.count_jobs[i]}};
     if (const auto& need = rep.targets[i].in_runs) {
       c["in_runs"] = *need;
       c["fraction"] = r.replications ? static_cast<double>(r.runs_met[i]) / static_cast<double>(r.replications) : 0.0;

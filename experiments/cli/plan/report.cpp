@@ -1,6 +1,7 @@
 #include "experiments/cli/plan/report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +118,10 @@ void print_target_margins(std::ostream& out, const PlanReport& rep, std::size_t 
       out << "; at its " << bound_name(rep) << " " << fmt(r.margin_at_bound[i]) << " ("
           << of_threshold(r.margin_at_bound[i], r.rhs[i]) << ")";
     out << '\n';
+    if (!std::isnan(r.count_jobs[i]))
+      out << "    events counted: " << std::llround(r.count_events[i]) << " in " << std::llround(r.count_jobs[i])
+          << " jobs; its bound is at least the exact binomial (Clopper-Pearson) bound on that count (no event in n jobs:"
+          << " up to 1 - 0.025^(1/n), about 3.7/n)\n";
     if (!t.in_runs) continue;
     const double n = static_cast<double>(r.replications);
     out << "    runs meeting it: " << r.runs_met[i] << " of " << r.replications << " ("

@@ -4,21 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include <boost/math/special_functions/beta.hpp>
-
 namespace brokersim {
-
-double clopper_pearson_lower(std::uint64_t k, std::uint64_t n, double confidence) {
-  if (k == 0 || n == 0) return 0;
-  if (k == n) return std::pow(1 - confidence, 1 / static_cast<double>(n));  // Beta(n, 1) in closed form
-  return boost::math::ibeta_inv(static_cast<double>(k), static_cast<double>(n - k + 1), 1 - confidence);
-}
-
-double clopper_pearson_upper(std::uint64_t k, std::uint64_t n, double confidence) {
-  if (n == 0 || k >= n) return 1;
-  if (k == 0) return 1 - std::pow(1 - confidence, 1 / static_cast<double>(n));
-  return boost::math::ibeta_inv(static_cast<double>(k + 1), static_cast<double>(n - k), confidence);
-}
 
 std::uint64_t runs_needed(double p, double confidence) {
   // (1 - c)^(1/n) >= p  <=>  n >= ln(1 - c) / ln(p), in closed form (log1p keeps p near 1 exact:

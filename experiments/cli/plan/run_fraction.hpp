@@ -8,12 +8,10 @@
 
 #include <cstdint>
 
-namespace brokersim {
+// clopper_pearson_lower and clopper_pearson_upper (shared with the rare fractions' count bound).
+#include "experiments/cli/replication/count_bound.hpp"
 
-// One-sided Clopper-Pearson bounds on the success probability after k successes in n runs.
-// lower(0, n) = 0, upper(n, n) = 1.
-double clopper_pearson_lower(std::uint64_t k, std::uint64_t n, double confidence);
-double clopper_pearson_upper(std::uint64_t k, std::uint64_t n, double confidence);
+namespace brokersim {
 
 // The fewest runs that can show a fraction >= p at `confidence`: the least n with
 // lower(n, n) = (1 - confidence)^(1/n) >= p (59 for 95% at 95%). p in (0, 1); the largest

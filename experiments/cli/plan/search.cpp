@@ -7,6 +7,7 @@
 
 #include "experiments/cli/plan/run_fraction.hpp"
 #include "experiments/cli/plan/window_names.hpp"
+#include "experiments/cli/replication/count_bound.hpp"
 #include "experiments/cli/replication/precision.hpp"
 
 namespace brokersim {
@@ -35,6 +36,32 @@ std::vector<double> margins_of(const Target& t, const std::vector<std::vector<do
 // (--precision) Stein's, from the first n0 (precision.hpp).
 double margin_half_width(const std::vector<double>& margins, std::uint64_t n0, double confidence = 0.95) {
   return stein_half_width_of(margins, n0, confidence);
+}
+
+// A target 'FRACTION CMP EXPR' whose left-hand side is a fraction of jobs (a counted ratio
+// column) and whose right-hand side names no metric: its interval is at least the fraction's
+// count bound (count_bound.hpp), so that no event in a few thousand jobs is no proof that a
+// fraction is under 0.0004. nullopt for any other target.
+std::optional<RatioColumn> counted_target(const Target& t, const PlanGrid& grid, const std::vector<RatioColumn>& ratios) {
+  if (t.in_runs || t.lhs->kind != Expr::Kind::Var) return std::nullopt;
+  const auto it = grid.metric_index.find(t.lhs->var);
+  if (it == grid.metric_index.end()) return std::nullopt;
+  std::vector<std::string> rhs_names;
+  t.rhs->names(rhs_names);
+  for (const auto& n : rhs_names)
+    if (grid.metric_index.count(n)) return std::nullopt;
+  for (const RatioColumn& c : ratios)
+    if (c.counted && c.column == it->second) return c;
+  return std::nullopt;
+}
+
+// A half-width raised to the count bound of a counted target's fraction at `confidence`.
+double with_count_bound(double half_width, const std::optional<RatioColumn>& counted,
+                        const std::vector<const std::vector<double>*>& reps, double confidence) {
+  if (!counted || reps.size() < 2 || std::isnan(half_width) || replications_identical(reps)) return half_width;
+  const PooledCount pc = pooled_count(reps, *counted);
+  const double h = count_half_width(pc.events, pc.jobs, confidence);
+  return std::isfinite(h) ? std::max(half_width, h) : half_width;
 }
 
 // Whether a margin (lhs - rhs) satisfies the comparison: per replication for a target over runs.
@@ -104,6 +131,8 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
       const auto need = static_cast<std::size_t>(std::ceil(p_req * n - 1e-9));
       const double at_quantile = run_inside.empty() ? NAN : run_inside[std::min(std::max<std::size_t>(need, 1), run_inside.size()) - 1];
       res.margin_at_run_quantile.push_back(at_quantile);
+      res.count_events.push_back(NAN);
+      res.count_jobs.push_back(NAN);
       res.margin_ci95.push_back(NAN);
       res.margin_bound.push_back(NAN);
       res.margin_at_bound.push_back(NAN);
@@ -121,8 +150,15 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     }
     res.fraction_bound.push_back(NAN);
     res.margin_at_run_quantile.push_back(NAN);
-    const double ci95 = rows.size() > 1 ? margin_half_width(margins, first_stage) : NAN;
-    const double half_width = rows.size() > 1 ? margin_half_width(margins, first_stage, each) : NAN;
+    const std::optional<RatioColumn> counted = counted_target(t, grid, ratios);
+    // NaN where no count bound applies (another target, one replication, identical replications).
+    const bool bounded = counted && rows.size() > 1 && !replications_identical(reps);
+    const PooledCount pc = bounded ? pooled_count(reps, *counted) : PooledCount{NAN, NAN};
+    res.count_events.push_back(pc.events);
+    res.count_jobs.push_back(pc.jobs);
+    const double ci95 = rows.size() > 1 ? with_count_bound(margin_half_width(margins, first_stage), counted, reps, 0.95) : NAN;
+    const double half_width =
+        rows.size() > 1 ? with_count_bound(margin_half_width(margins, first_stage, each), counted, reps, each) : NAN;
     res.margin_ci95.push_back(ci95);
     res.margin_bound.push_back(half_width);
     const double hw0 = std::isnan(half_width) ? 0 : half_width;
@@ -209,7 +245,7 @@ const PointResult& PointRunner::evaluate(std::size_t p) {
           res = judge_point(grid_, p, targets_, rows, o_.conservative, o_.precision->first);
           incomplete = bad;
         },
-        &stats_);
+        &stats_, [&](std::size_t, const std::vector<std::vector<double>>& rows) { return needed_later(p, rows); });
     res.incomplete = incomplete;
   } else {
     std::vector<RunTask> tasks;
@@ -263,7 +299,36 @@ std::uint64_t PointRunner::needed(std::size_t p, const std::vector<std::vector<d
     decide.abs = std::max({std::fabs(ci.mean) / 2, rule.rel * std::fabs(t.rhs->eval(lookup)), rule.abs});
     n = std::max(n, stein_replications(decide, n0, 0.0, sd * widen));
   }
-  return n;
+  return std::max(n, needed_later(p, first));
+}
+
+// After the second stage: a target on a rare fraction runs on until its pooled events decide it
+// (or the maximum), at the same h as Stein's second stage asked of it.
+std::uint64_t PointRunner::needed_later(std::size_t p, const std::vector<std::vector<double>>& rows) const {
+  const PrecisionRule& rule = *o_.precision;
+  const auto n = static_cast<std::uint64_t>(rows.size());
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& row : rows) reps.push_back(&row);
+  if (n < 2 || replications_identical(reps)) return n;
+  const std::vector<RatioColumn> ratios = ratio_columns(grid_.names);
+  const Summary s = summarize(reps, ratios);
+  const auto lookup = [&](const std::string& name) -> double {
+    if (const auto it = grid_.metric_index.find(name); it != grid_.metric_index.end()) return s.mean[it->second];
+    if (name == "slots_total") return grid_.slots_total[p];
+    return grid_.axis_number(p, grid_.axis_index.at(name), "--target");
+  };
+  const double each = bonferroni(0.95, targets_.size());
+  std::uint64_t need = n;
+  for (const auto& t : targets_) {
+    const std::optional<RatioColumn> counted = counted_target(t, grid_, ratios);
+    if (!counted) continue;
+    const PooledCount pc = pooled_count(reps, *counted);
+    if (!(pc.jobs > 0)) continue;
+    const double r = t.rhs->eval(lookup), m0 = pc.events / pc.jobs - r;
+    const double h = std::max({std::fabs(m0) / 2, rule.rel * std::fabs(r), rule.abs});
+    need = std::max(need, count_replications(pc.events, pc.jobs, n, h, each, rule.max_replications));
+  }
+  return need;
 }
 
 std::optional<std::size_t> search_by_bisection(const PlanGrid& grid, std::size_t axis, PointRunner& runner) {

@@ -66,6 +66,10 @@ struct PointResult {
   // the Clopper-Pearson bound's margin over P, (bound - P) / P. The smallest is how close the
   // setting came to missing (ties on a measured cost are decided on it).
   std::vector<double> safety;
+  // A target on a fraction of jobs (search.cpp, counted_target): the events and jobs pooled over
+  // the replications, whose exact binomial bound its interval is at least; NaN for the others
+  // and where no bound applies (one replication, or replications identical in every figure).
+  std::vector<double> count_events, count_jobs;
   std::uint64_t runs_missed = 0;  // replications in which some target failed on its own figures
   std::vector<std::vector<double>> rows;  // the replication rows (a measured cost is evaluated on them)
   double worst_safety() const {
@@ -105,6 +109,9 @@ class PointRunner {
   // stage): enough to decide each target (met, or missed at its bound), or to know it to within
   // REL of its threshold: more would only resolve a difference smaller than the user cares about.
   std::uint64_t needed(std::size_t p, const std::vector<std::vector<double>>& first_stage) const;
+  // --precision, after the second stage (and any later one), from all the rows so far: what a
+  // target on a rare fraction needs for its count bound to decide it (count_bound.hpp).
+  std::uint64_t needed_later(std::size_t p, const std::vector<std::vector<double>>& rows) const;
 
   const PlanGrid& grid_;
   const std::vector<Target>& targets_;

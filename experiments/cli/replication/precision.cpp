@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "experiments/cli/options.hpp"
+#include "experiments/cli/replication/count_bound.hpp"
 #include "experiments/cli/replication/statistics.hpp"
 
 namespace po = boost::program_options;
@@ -55,15 +56,21 @@ double stein_half_width_of(const std::vector<double>& x, std::uint64_t n0, doubl
 
 Summary summarize_two_stage(const std::vector<const std::vector<double>*>& reps, std::uint64_t n0,
                             const std::vector<RatioColumn>& ratios) {
-  Summary s = summarize(reps, ratios);
-  if (n0 >= reps.size() || n0 < 2) return s;
+  // The count bounds come last, on all N replications' counts: the first stage's, rescaled by
+  // sqrt(n0 / N) as Stein's spread is, would overstate them.
+  Summary s = summarize(reps, ratios, false);
+  if (n0 >= reps.size() || n0 < 2) {
+    apply_count_bounds(s, reps, ratios);
+    return s;
+  }
   const std::vector<const std::vector<double>*> first(reps.begin(), reps.begin() + static_cast<std::ptrdiff_t>(n0));
-  const Summary f = summarize(first, ratios);
+  const Summary f = summarize(first, ratios, false);
   const double root_n0 = std::sqrt(static_cast<double>(n0)), root_n = std::sqrt(static_cast<double>(reps.size()));
   // f.ci95 = t * s0 / sqrt(n0): Stein's is f.ci95 * sqrt(n0 / N); the larger of it and the
   // all-replication interval (see stein_half_width_of). A column equal in every replication keeps 0.
   for (std::size_t j = 0; j < s.ci95.size(); ++j)
     if (s.ci95[j] != 0 && !std::isnan(f.ci95[j])) s.ci95[j] = std::max(s.ci95[j], f.ci95[j] * root_n0 / root_n);
+  apply_count_bounds(s, reps, ratios);
   return s;
 }
 
@@ -81,7 +88,24 @@ std::uint64_t needed_for_columns(const PrecisionRule& rule, const std::vector<st
     const double sd = ci.half_width / student_t_quantile(n0 - 1, 0.95) * std::sqrt(static_cast<double>(n0));
     n = std::max(n, stein_replications(rule, n0, ci.mean, sd));
   }
-  return n;
+  return std::max(n, count_needed_for_columns(rule, first_stage, columns, ratios));
+}
+
+std::uint64_t count_needed_for_columns(const PrecisionRule& rule, const std::vector<std::vector<double>>& rows,
+                                       const std::vector<std::size_t>& columns, const std::vector<RatioColumn>& ratios) {
+  const auto n = static_cast<std::uint64_t>(rows.size());
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& r : rows) reps.push_back(&r);
+  if (n < 2 || replications_identical(reps)) return n;
+  std::uint64_t need = n;
+  for (const RatioColumn& c : ratios) {
+    if (!c.counted || std::find(columns.begin(), columns.end(), c.column) == columns.end()) continue;
+    const PooledCount pc = pooled_count(reps, c);
+    if (!(pc.jobs > 0)) continue;
+    const double h = std::max(rule.abs, rule.rel * pc.events / pc.jobs);
+    need = std::max(need, count_replications(pc.events, pc.jobs, n, h, 0.95, rule.max_replications));
+  }
+  return need;
 }
 
 bool is_precise(const PrecisionRule& rule, double mean, double half_width) {
@@ -147,7 +171,7 @@ std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, con
 
 std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,
                             const std::vector<std::string>& names, const PointNeeds& needs, const PointFinished& done,
-                            TaskRunStats* stats) {
+                            TaskRunStats* stats, const PointNeeds& more) {
   std::vector<std::vector<std::vector<double>>> rows(points.size());
   std::vector<std::size_t> incomplete(points.size(), 0);
   std::vector<std::uint64_t> total(points.size(), rule.first);
@@ -155,7 +179,8 @@ std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const Pr
   TaskRunStats local;
   TaskRunStats& st = stats ? *stats : local;
   std::uint64_t spent = 0;
-  for (int stage = 0; stage < 2; ++stage) {
+  // Every stage either finishes a point or raises its total (at most to the maximum): it ends.
+  for (int stage = 0;; ++stage) {
     std::vector<RunTask> tasks;
     std::vector<std::size_t> owner;
     for (std::size_t i = 0; i < points.size(); ++i)
@@ -163,6 +188,7 @@ std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const Pr
         tasks.push_back({points[i], r});
         owner.push_back(i);
       }
+    if (tasks.empty() && stage > 0) break;
     auto got = run_tasks(tasks, threads, names, {}, &st);
     spent += tasks.size();
     for (std::size_t t = 0; t < tasks.size(); ++t) {
@@ -170,9 +196,13 @@ std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const Pr
       incomplete[owner[t]] += !st.incomplete[t].empty();
     }
     for (std::size_t i = 0; i < points.size(); ++i) {
-      if (stage == 0) total[i] = std::clamp(needs(i, rows[i]), rule.first, rule.max_replications);
-      // A point whose first stage is enough is done now (a sweep's journal keeps it at once).
       if (finished[i] || rows[i].size() != total[i]) continue;
+      if (stage == 0)
+        total[i] = std::clamp(needs(i, rows[i]), rule.first, rule.max_replications);
+      else if (more)
+        total[i] = std::clamp(more(i, rows[i]), total[i], std::max(total[i], rule.max_replications));
+      // A point whose stage is enough is done now (a sweep's journal keeps it at once).
+      if (rows[i].size() != total[i]) continue;
       finished[i] = true;
       if (done) done(i, rows[i], incomplete[i]);
       rows[i].clear();

@@ -100,15 +100,28 @@ std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, con
 // in one pool, and `done(i, rows, incomplete)` is called once per point with all its rows
 // (incomplete: how many of its replications stopped at a limit or measured nothing), serialised:
 // after the first stage for the points it was enough for, after the second for the others, in
-// index order within each. Returns the replications run in all.
+// index order within each. With `more`, a point that has run its second stage (or any later one)
+// is asked `more(i, rows)` with all its rows, and runs up to that many in a further stage (at
+// most max_replications; not more than it has: done): the count of a rare outcome's events and
+// the looks at a target over runs, which Stein's first stage cannot foresee. Stein's N is still
+// fixed by the first stage alone. Returns the replications run in all.
 using PointNeeds = std::function<std::uint64_t(std::size_t, const std::vector<std::vector<double>>&)>;
 using PointFinished = std::function<void(std::size_t, const std::vector<std::vector<double>>&, std::size_t)>;
 std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,
                             const std::vector<std::string>& names, const PointNeeds& needs, const PointFinished& done,
-                            TaskRunStats* stats);
+                            TaskRunStats* stats, const PointNeeds& more = nullptr);
 
-// What `needs` is for run and sweep: the largest stein_replications over `columns`.
+// What `needs` is for run and sweep: the largest stein_replications over `columns`, and at least
+// count_needed_for_columns.
 std::uint64_t needed_for_columns(const PrecisionRule& rule, const std::vector<std::vector<double>>& first_stage,
                                  const std::vector<std::size_t>& columns, const std::vector<RatioColumn>& ratios = {});
+
+// What `more` is for run and sweep (and part of `needs`): the replications in all that the
+// counted fractions among `columns` need for their count bound (count_bound.hpp) to be within
+// max(REL x fraction, ABS), projected from `rows` at their pooled event and job rates; the
+// maximum + 1 when the maximum would not do (no event yet, and ABS below the bound there).
+// A fraction's relative precision needs events: about (1.96 / REL)^2 of them.
+std::uint64_t count_needed_for_columns(const PrecisionRule& rule, const std::vector<std::vector<double>>& rows,
+                                       const std::vector<std::size_t>& columns, const std::vector<RatioColumn>& ratios);
 
 }  // namespace brokersim

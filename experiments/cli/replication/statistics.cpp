@@ -6,6 +6,8 @@
 
 #include <boost/math/distributions/students_t.hpp>
 
+#include "experiments/cli/replication/count_bound.hpp"
+
 namespace brokersim {
 
 double student_t_quantile(std::size_t dof, double confidence) {
@@ -72,7 +74,7 @@ std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string& n = names[i];
     if ((n.rfind("fraction.", 0) == 0 || n.rfind("expired_before_start_by_cause.fraction_", 0) == 0) && generated >= 0) {
-      out.push_back({i, static_cast<std::size_t>(generated)});
+      out.push_back({i, static_cast<std::size_t>(generated), true});
     } else if (n.rfind("wait_ms.", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".mean") == 0) {
       const std::ptrdiff_t count = index(n.substr(0, n.size() - 5) + ".count");
       if (count >= 0) out.push_back({i, static_cast<std::size_t>(count)});
@@ -110,12 +112,15 @@ std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector
   return rows;
 }
 
-Summary summarize(const std::vector<const std::vector<double>*>& reps, const std::vector<RatioColumn>& ratios) {
+Summary summarize(const std::vector<const std::vector<double>*>& reps, const std::vector<RatioColumn>& ratios,
+                  bool count_bounds) {
   if (ratios.empty()) return summarize(reps);
   const auto rows = pool_ratios(reps, ratios);
   std::vector<const std::vector<double>*> pooled;
   for (const auto& r : rows) pooled.push_back(&r);
-  return summarize(pooled);
+  Summary s = summarize(pooled);
+  if (count_bounds) apply_count_bounds(s, reps, ratios);
+  return s;
 }
 
 double empirical_quantile(std::vector<double> x, double q) {

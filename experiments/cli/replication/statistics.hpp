@@ -31,8 +31,11 @@ struct Summary {
 // wait's samples): the column and the column of its denominator (its weight).
 struct RatioColumn {
   std::size_t column, weight;
+  // A fraction of jobs (events over the jobs generated): its pooled count bounds its interval
+  // from below (count_bound.hpp). A mean wait is no count.
+  bool counted = false;
 };
-// fraction.* and expired_before_start_by_cause.fraction_* over outcomes.generated, and
+// fraction.* and expired_before_start_by_cause.fraction_* over outcomes.generated (counted), and
 // wait_ms.STAGE.mean over wait_ms.STAGE.count, by name.
 std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names);
 
@@ -46,8 +49,10 @@ std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector
                                              const std::vector<RatioColumn>& ratios);
 
 Summary summarize(const std::vector<const std::vector<double>*>& replications);
-// The same after pool_ratios.
-Summary summarize(const std::vector<const std::vector<double>*>& replications, const std::vector<RatioColumn>& ratios);
+// The same after pool_ratios, each counted fraction's ci95 at least its count bound
+// (count_bound.hpp) unless `count_bounds` is false.
+Summary summarize(const std::vector<const std::vector<double>*>& replications, const std::vector<RatioColumn>& ratios,
+                  bool count_bounds = true);
 
 // The empirical q-quantile of `x` (NaN values left out; NaN when none is left): linear
 // interpolation between order statistics, h = (n - 1) q, x(floor h) + (h - floor h) (x(floor h + 1)
