@@ -2,6 +2,7 @@
 """How often `plan` takes a wrong (or a right) decision, over many seeds (issue 44).
 
   experiments/validation/decision_rates.py rare BINARY [SEEDS]
+  experiments/validation/decision_rates.py chance BINARY [SEEDS]
 
 M/M/4+D (rare_outcome.json beside this file): the exact fraction of jobs expiring in the queue is
 0.000501 (`brokersim analytic experiments/validation/rare_outcome.json`), 25% over the target
@@ -9,6 +10,13 @@ M/M/4+D (rare_outcome.json beside this file): the exact fraction of jobs expirin
 `fraction.expired_in_queue<=0.001`, twice the truth, every acceptance is right. Each seed is one
 user's plan of that single setting; the script counts the seeds whose plan accepts it (exit 0)
 for each way of judging.
+
+chance: one consumer fed Poisson arrivals at 10/s for 10 s (chance_target.json): the jobs a run
+counts, outcomes.generated, are Poisson with mean 100, so P(generated <= 124) = 0.99123 and
+P(generated <= 116) = 0.94778 exactly. `plan --precision 0.1` with the target
+'outcomes.generated<=124 in 95% of runs' should accept (its true chance is about 99%), and with
+'outcomes.generated<=116 in 95% of runs' (true chance 94.8%, under 95%) accept at most 5% of
+the time.
 
 Each rate is printed with its 95% Clopper-Pearson interval. The measured figures are in the README
 ("Intervals you can bet on"). Not a test: a few hundred seeds take minutes.
@@ -62,7 +70,8 @@ def rate(binary, scenario, args, seeds, label):
 
 
 RARE = os.path.join(HERE, "rare_outcome.json")
-COUNT = {RARE: "4"}
+CHANCE = os.path.join(HERE, "chance_target.json")
+COUNT = {RARE: "4", CHANCE: "1"}
 
 
 def rare(binary, seeds):
@@ -75,11 +84,17 @@ def rare(binary, seeds):
             rate(binary, RARE, target + args, seeds, f"true 0.000501, target <= {threshold}, " + label)
 
 
+def chance(binary, seeds):
+    for threshold, truth in ((124, "0.99123"), (116, "0.94778")):
+        target = ["--target", f"outcomes.generated<={threshold} in 95% of runs", "--precision", "0.1"]
+        rate(binary, CHANCE, target, seeds, f"true chance {truth}, asked 95% of runs, --precision 0.1")
+
+
 def main():
-    if len(sys.argv) < 3 or sys.argv[1] not in ("rare",):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("rare", "chance"):
         raise SystemExit(__doc__)
     seeds = int(sys.argv[3]) if len(sys.argv) > 3 else 300
-    {"rare": rare}[sys.argv[1]](sys.argv[2], seeds)
+    {"rare": rare, "chance": chance}[sys.argv[1]](sys.argv[2], seeds)
 
 
 if __name__ == "__main__":

@@ -108,6 +108,7 @@ std::optional<PlanOptions> parse_plan_options(const std::vector<std::string>& ar
   o.conservative = vm.count("conservative") > 0;
   o.progress = vm.count("progress") > 0;
   o.precision = read_precision_options(vm, vm.count("replications") ? o.replications : 0);
+  o.max_replications_given = vm.count("max-replications") > 0;
   return o;
 }
 
@@ -134,6 +135,12 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       throw ScenarioError("--replications: expected at least " + std::to_string(runs_required) +
                           " for a target 'in P% of runs' (fewer runs can never show it at 95% confidence, "
                           "even if every run meets it), got " + std::to_string(o.replications));
+    // Room for the looks of the sequential rule (run_fraction.hpp): 59, 118, 236, 472 for 95%.
+    if (o.precision && !o.max_replications_given)
+      o.precision->max_replications =
+          std::max(o.precision->max_replications,
+                   std::min(kRunLookSpan * std::max(o.precision->first, runs_required),
+                            std::max(kMaxSequentialReplications, runs_required)));
     if (o.precision && o.precision->max_replications < runs_required)
       throw ScenarioError("--max-replications: expected at least " + std::to_string(runs_required) +
                           " for a target 'in P% of runs', got " + std::to_string(o.precision->max_replications));

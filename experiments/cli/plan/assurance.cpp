@@ -42,9 +42,13 @@ Assurance assurance_of(const PlanReport& rep, std::size_t p) {
     if (!rep.targets[i].in_runs) continue;
     const double need = *rep.targets[i].in_runs;
     s += (s.empty() ? "" : "; ") + std::string("target ") + std::to_string(i + 1) + " held in " +
-         std::to_string(r.runs_met[i]) + " of " + std::to_string(r.replications) + " runs, at least " +
-         percent(r.fraction_bound[i]) + " of runs at " + (a.targets == 1 ? std::string("95%") : percent(a.per_target_confidence)) +
-         " confidence (Clopper-Pearson), asked " + percent(need);
+         std::to_string(r.runs_met[i]) + " of " + std::to_string(r.runs_judged[i]) + " runs, at least " +
+         percent(r.fraction_bound[i]) + " of runs at " + percent(r.fraction_confidence[i]) +
+         " confidence (Clopper-Pearson" +
+         (rep.options.precision && r.runs_judged[i] > rep.options.precision->first
+              ? std::string(", at a later look of the sequential rule, the error spent across its looks")
+              : std::string()) +
+         "), asked " + percent(need);
   }
   s += "; P(miss) per run estimated " + std::to_string(a.runs_missed) + " of " + std::to_string(a.runs) + " = " +
        percent(a.p_miss) + " (95% upper bound " + percent(a.p_miss_upper) + ")";
@@ -87,7 +91,9 @@ ojson target_checks_json(const PlanReport& rep, std::size_t p) {
     if (!std::isnan(r.count_jobs[i])) c["count"] = {{"events", r.count_events[i]}, {"jobs", r.count_jobs[i]}};
     if (const auto& need = rep.targets[i].in_runs) {
       c["in_runs"] = *need;
-      c["fraction"] = r.replications ? static_cast<double>(r.runs_met[i]) / static_cast<double>(r.replications) : 0.0;
+      c["runs_judged"] = r.runs_judged[i];
+      c["fraction"] = r.runs_judged[i] ? static_cast<double>(r.runs_met[i]) / static_cast<double>(r.runs_judged[i]) : 0.0;
+      c["fraction_confidence"] = r.fraction_confidence[i];
       c["fraction_lower_bound"] = r.fraction_bound[i];
       c["fraction_lower_bound_over_asked"] = r.fraction_bound[i] - *need;
       c["margin_at_run_quantile"] = number_or_null(r.margin_at_run_quantile[i]);

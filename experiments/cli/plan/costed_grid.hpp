@@ -27,6 +27,7 @@ struct PlanOptions {
   unsigned threads = 1;
   bool json = false, conservative = false, progress = false;
   std::optional<PrecisionRule> precision;
+  bool max_replications_given = false;  // --max-replications (else a target over runs raises the cap)
 };
 
 struct PlanGrid {

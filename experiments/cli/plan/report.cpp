@@ -123,14 +123,17 @@ void print_target_margins(std::ostream& out, const PlanReport& rep, std::size_t 
           << " jobs; its bound is at least the exact binomial (Clopper-Pearson) bound on that count (no event in n jobs:"
           << " up to 1 - 0.025^(1/n), about 3.7/n)\n";
     if (!t.in_runs) continue;
-    const double n = static_cast<double>(r.replications);
-    out << "    runs meeting it: " << r.runs_met[i] << " of " << r.replications << " ("
+    const double n = static_cast<double>(r.runs_judged[i]);
+    out << "    runs meeting it: " << r.runs_met[i] << " of " << r.runs_judged[i] << " ("
         << (n > 0 ? fmt(100 * static_cast<double>(r.runs_met[i]) / n, 4) : std::string("-")) << "%); the run at the "
         << fmt(100 * *t.in_runs, 6) << "% quantile: margin " << fmt(r.margin_at_run_quantile[i]) << " ("
         << of_threshold(r.margin_at_run_quantile[i], r.rhs[i]) << ")\n"
         << "    fraction of runs meeting it, Clopper-Pearson lower bound at "
-        << (rep.targets.size() == 1 ? std::string("95%") : fmt(100 * bonferroni(0.95, rep.targets.size()), 4) + "%")
-        << " confidence: " << fmt(100 * r.fraction_bound[i], 4) << "%, asked " << fmt(100 * *t.in_runs, 6) << "%\n";
+        << fmt(100 * r.fraction_confidence[i], 4) << "%"
+        << " confidence: " << fmt(100 * r.fraction_bound[i], 4) << "%, asked " << fmt(100 * *t.in_runs, 6) << "%";
+    if (r.runs_judged[i] != r.replications)
+      out << " (judged at the look of its first " << r.runs_judged[i] << " of " << r.replications << " runs)";
+    out << '\n';
   }
   out << '\n';
 }
@@ -257,7 +260,7 @@ std::string unmet_reason(const PlanReport& rep) {
     if (r.holds[i]) continue;
     if (rep.targets[i].in_runs) {
       reason += (first ? "target " : ", target ") + std::to_string(i + 1) + " (" + rep.targets[i].text + ": held in " +
-                std::to_string(r.runs_met[i]) + " of " + std::to_string(r.replications) + " runs, lower bound " +
+                std::to_string(r.runs_met[i]) + " of " + std::to_string(r.runs_judged[i]) + " runs, lower bound " +
                 fmt(100 * r.fraction_bound[i], 4) + "% of runs; the run at the " + fmt(100 * *rep.targets[i].in_runs, 6) +
                 "% quantile: margin to the threshold " + fmt(r.margin_at_run_quantile[i]) + ", " +
                 of_threshold(r.margin_at_run_quantile[i], r.rhs[i]) + ")";

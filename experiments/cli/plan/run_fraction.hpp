@@ -6,7 +6,9 @@
 // It is exact (never covers less than c), whatever the metric's distribution: no normality.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 // clopper_pearson_lower and clopper_pearson_upper (shared with the rare fractions' count bound).
 #include "experiments/cli/replication/count_bound.hpp"
@@ -17,6 +19,36 @@ namespace brokersim {
 // lower(n, n) = (1 - confidence)^(1/n) >= p (59 for 95% at 95%). p in (0, 1); the largest
 // uint64 when that is 1e18 or more.
 std::uint64_t runs_needed(double p, double confidence);
+
+// plan --precision: a target over runs is looked at more than once. Its first look is at the
+// first stage (at least runs_needed, 59 for 95%), judged at the target's confidence c as without
+// --precision; a setting still undecided there (its Clopper-Pearson bounds straddle P) gets more
+// runs, looked at after doubling the runs, up to 4 looks, the last at the cap (--max-replications).
+// Error spent across the looks (Bonferroni over looks, an alpha-spending rule fixed before any
+// run): the first look's test accepts a setting whose true chance is exactly P with probability
+// a1 = P(Binomial(n1, P) >= k1), k1 the fewest met runs it accepts (0.95^59 = 0.0485 for 59 runs
+// at 95%); the later looks share what is left of 1 - c equally, each judged at confidence
+// 1 - (1 - c - a1) / (looks - 1). A setting whose true chance is P or less is thus accepted at
+// some look with probability at most 1 - c (5% for one target), however the looks fall.
+// The default cap when --max-replications is not given: this many times the first look.
+inline constexpr std::uint64_t kRunLookSpan = 8;
+struct RunLooks {
+  std::vector<std::uint64_t> at;   // the runs at each look, increasing
+  std::vector<double> confidence;  // each look's one-sided confidence
+};
+RunLooks run_looks(double p, double confidence, std::uint64_t first, std::uint64_t cap);
+
+// The look a target over runs is decided at on `runs` rows whose first ones met it as `met_by`
+// says (met_by[i]: runs 0..i that met it): the first look at which its lower bound reaches P
+// (met) or its upper bound falls short of P (missed), else the last look the rows reach
+// (undecided). Without looks beyond the first (no --precision) that is one look at all the rows.
+struct RunLook {
+  std::size_t index = 0;       // into RunLooks::at
+  std::uint64_t runs = 0, met = 0;
+  double lower = 0, upper = 1;  // Clopper-Pearson bounds at that look's confidence
+  bool met_target = false, missed = false;
+};
+RunLook judge_runs(const RunLooks& looks, double p, const std::vector<std::uint64_t>& met_by);
 
 // Bonferroni: k statements that hold jointly at `joint` each hold at 1 - (1 - joint) / k.
 inline double bonferroni(double joint, std::uint64_t k) { return k <= 1 ? joint : 1 - (1 - joint) / static_cast<double>(k); }

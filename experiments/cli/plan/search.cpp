@@ -79,7 +79,8 @@ bool margin_holds(Cmp cmp, double m) {
 // 95% bound, towards failing. `guarantee` (--precision) also decides each target: met at the
 // bound towards failing, missed at the bound towards passing, else undecided.
 PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<Target>& targets,
-                        const std::vector<std::vector<double>>& rows, bool conservative, std::uint64_t first_stage = 0) {
+                        const std::vector<std::vector<double>>& rows, bool conservative, std::uint64_t first_stage = 0,
+                        std::uint64_t cap = 0) {
   const bool guarantee = first_stage > 0;
   std::vector<const std::vector<double>*> reps;
   for (const auto& row : rows) reps.push_back(&row);
@@ -106,12 +107,16 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     const std::vector<double> run_margins = margins_of(t, rows, grid.metric_index, lookup);
     const std::vector<double> margins = margins_of(t, pooled, grid.metric_index, lookup);
     std::uint64_t met = 0;
+    std::vector<std::uint64_t> met_by;  // runs 0..i that met it
     for (std::size_t i = 0; i < run_margins.size(); ++i) {
       const bool held = margin_holds(t.cmp, run_margins[i]);
       met += held;
+      met_by.push_back(met);
       run_ok[i] = run_ok[i] && held;
     }
     res.runs_met.push_back(met);
+    res.runs_judged.push_back(rows.size());
+    res.fraction_confidence.push_back(each);
     const bool below = t.cmp == Cmp::Le || t.cmp == Cmp::Lt;
     const double margin = below ? r - l : l - r;  // inside the threshold when positive
     res.margin.push_back(margin);
@@ -119,14 +124,22 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
     const auto relative_miss = [&](double m) { return r == 0 ? std::max(-m, 0.0) : std::max(-m, 0.0) / std::fabs(r); };
     if (t.in_runs) {
       // Over runs: the exact lower bound on the fraction of runs meeting it must reach P; it is
-      // missed when even the upper bound falls short (--precision: decided either way).
-      const double p_req = *t.in_runs, n = static_cast<double>(rows.size());
-      const double lower = clopper_pearson_lower(met, rows.size(), each);
-      const bool ok = lower >= p_req;
+      // missed when even the upper bound falls short (--precision: decided either way, at the
+      // first of its looks that decides it, run_fraction.hpp; else at all the runs).
+      const double p_req = *t.in_runs;
+      const RunLooks looks = guarantee ? run_looks(p_req, each, first_stage, std::max(first_stage, cap))
+                                       : RunLooks{{rows.size()}, {each}};
+      const RunLook look = judge_runs(looks, p_req, met_by);
+      res.runs_met.back() = look.met;
+      res.runs_judged.back() = look.runs;
+      res.fraction_confidence.back() = looks.confidence[look.index];
+      const double n = static_cast<double>(look.runs), lower = look.lower;
+      const bool ok = look.met_target;
       // The run at the P quantile: ceil(P n) runs must meet it, so the ceil(P n)-th best run's
       // margin (a run whose figure is missing counts as missing it).
       std::vector<double> run_inside;
-      for (double m : run_margins) run_inside.push_back(std::isnan(m) ? -std::numeric_limits<double>::infinity() : below ? -m : m);
+      for (double m : std::vector<double>(run_margins.begin(), run_margins.begin() + static_cast<std::ptrdiff_t>(look.runs)))
+        run_inside.push_back(std::isnan(m) ? -std::numeric_limits<double>::infinity() : below ? -m : m);
       std::sort(run_inside.begin(), run_inside.end(), std::greater<>());
       const auto need = static_cast<std::size_t>(std::ceil(p_req * n - 1e-9));
       const double at_quantile = run_inside.empty() ? NAN : run_inside[std::min(std::max<std::size_t>(need, 1), run_inside.size()) - 1];
@@ -139,7 +152,7 @@ PointResult judge_point(const PlanGrid& grid, std::size_t p, const std::vector<T
       res.fraction_bound.push_back(lower);
       res.safety.push_back((lower - p_req) / p_req);
       res.holds.push_back(ok);
-      if (guarantee) res.decided.push_back(ok || clopper_pearson_upper(met, rows.size(), each) < p_req);
+      if (guarantee) res.decided.push_back(ok || look.missed);
       if (!ok) {
         res.meets = false;
         res.violation += std::isfinite(at_quantile) ? relative_miss(at_quantile) : std::numeric_limits<double>::infinity();
@@ -242,7 +255,8 @@ const PointResult& PointRunner::evaluate(std::size_t p) {
         points, *o_.precision, o_.threads, grid_.names,
         [&](std::size_t, const std::vector<std::vector<double>>& first) { return needed(p, first); },
         [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
-          res = judge_point(grid_, p, targets_, rows, o_.conservative, o_.precision->first);
+          res = judge_point(grid_, p, targets_, rows, o_.conservative, o_.precision->first,
+                            o_.precision->max_replications);
           incomplete = bad;
         },
         &stats_, [&](std::size_t, const std::vector<std::vector<double>>& rows) { return needed_later(p, rows); });
@@ -309,7 +323,8 @@ std::uint64_t PointRunner::needed_later(std::size_t p, const std::vector<std::ve
   const auto n = static_cast<std::uint64_t>(rows.size());
   std::vector<const std::vector<double>*> reps;
   for (const auto& row : rows) reps.push_back(&row);
-  if (n < 2 || replications_identical(reps)) return n;
+  if (n < 2) return n;
+  const bool identical = replications_identical(reps);  // no count bound (but looks at runs still)
   const std::vector<RatioColumn> ratios = ratio_columns(grid_.names);
   const Summary s = summarize(reps, ratios);
   const auto lookup = [&](const std::string& name) -> double {
@@ -320,8 +335,19 @@ std::uint64_t PointRunner::needed_later(std::size_t p, const std::vector<std::ve
   const double each = bonferroni(0.95, targets_.size());
   std::uint64_t need = n;
   for (const auto& t : targets_) {
+    if (t.in_runs) {
+      // Undecided at its last look: on to the next one (run_fraction.hpp).
+      const RunLooks looks = run_looks(*t.in_runs, each, rule.first, std::max(rule.first, rule.max_replications));
+      std::vector<std::uint64_t> met_by;
+      for (double m : margins_of(t, rows, grid_.metric_index, lookup))
+        met_by.push_back((met_by.empty() ? 0 : met_by.back()) + (margin_holds(t.cmp, m) ? 1 : 0));
+      const RunLook look = judge_runs(looks, *t.in_runs, met_by);
+      if (!look.met_target && !look.missed && look.index + 1 < looks.at.size())
+        need = std::max(need, looks.at[look.index + 1]);
+      continue;
+    }
     const std::optional<RatioColumn> counted = counted_target(t, grid_, ratios);
-    if (!counted) continue;
+    if (!counted || identical) continue;
     const PooledCount pc = pooled_count(reps, *counted);
     if (!(pc.jobs > 0)) continue;
     const double r = t.rhs->eval(lookup), m0 = pc.events / pc.jobs - r;

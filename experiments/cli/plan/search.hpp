@@ -48,6 +48,11 @@ struct PointResult {
   // Each target, the replications in which it held on that replication's own figures (a target
   // over runs is judged on these; for the others they are what a single run would see).
   std::vector<std::uint64_t> runs_met;
+  // Each target, the runs it was judged on: all the replications, but for a target over runs
+  // under --precision the runs of the look that decided it (run_fraction.hpp), whose count
+  // runs_met then is; and the confidence of its Clopper-Pearson bound at that look.
+  std::vector<std::uint64_t> runs_judged;
+  std::vector<double> fraction_confidence;
   // A target over runs: the Clopper-Pearson lower bound on the fraction of runs in which it
   // holds, at the target's corrected confidence; NaN for the others.
   std::vector<double> fraction_bound;
