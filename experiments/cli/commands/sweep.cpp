@@ -2,6 +2,7 @@
 // metric, one CSV row per point; sharded, resumable, or with replications chosen by --precision.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -136,6 +137,44 @@ constexpr const char* kSweepHelp =
     "--replications), then as many as that stage's spread says every --precision-metric needs for a 95%\n"
     "half-width within REL of its mean or within --precision-abs, at most --max-replications;\n"
     "`replications` is then the count used.\n";
+
+// A line on stderr for every point whose runs may carry their start-up (run.warmup_doubtful, a
+// metric only where a warm-up is in doubt): a sweep's CSV is read as steady-state figures, and a
+// transient left in them biases every mean (issue 44: 2.5% low with consumers attaching at 30 s).
+// `cells`: each point's cells after `replications` (with --precision led by the count used).
+void warn_doubtful_warmups(std::ostream& err, const SweepSpace& space, const std::vector<std::size_t>& mine,
+                           const std::vector<Scenario>& scenarios, const std::vector<std::string>& names,
+                           const std::map<std::size_t, std::string>& cells, bool precision, bool spread) {
+  const auto it = std::find(names.begin(), names.end(), "run.warmup_doubtful");
+  if (it == names.end()) return;
+  const std::size_t cell = (precision ? 1 : 0) + (spread ? 4 : 2) * static_cast<std::size_t>(it - names.begin());
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const auto found = cells.find(mine[k]);
+    if (found == cells.end()) continue;
+    // Numeric cells only (format_number: never a comma), so the cell-th comma starts it.
+    const std::string& row = found->second;
+    std::size_t from = 0;
+    for (std::size_t c = 0; c < cell; ++c) {
+      const std::size_t comma = row.find(',', from);
+      from = comma == std::string::npos ? row.size() : comma + 1;
+    }
+    if (from >= row.size() || row[from] == ',') continue;  // an empty cell: no value
+    const double doubtful = std::strtod(row.c_str() + from, nullptr);
+    if (!(doubtful > 0)) continue;
+    const Scenario& s = scenarios[k];
+    const std::string label = space.point_label(mine[k]);
+    err << "brokersim: warning: sweep: " << (label.empty() ? std::string("the scenario's setting") : label) << ": ";
+    std::size_t late = 0;
+    while (late < s.consumers.size() && s.consumers[late].start == 0) ++late;
+    if (s.auto_warmup)
+      err << fmt(100 * doubtful, 4) << "% of the runs reached no steady state under warmup_ms \"auto\"";
+    else
+      err << "warmup_ms is 0 while consumers." << late << " attaches at " << fmt(sim::to_ms(s.consumers[late].start))
+          << " ms (consumers." << late << ".start_ms)";
+    err << ": their figures may carry the start-up transient (column run.warmup_doubtful_mean "
+        << fmt(doubtful, 4) << "; set warmup_ms past it" << (s.auto_warmup ? ", or run longer" : " or \"auto\"") << ")\n";
+  }
+}
 
 }  // namespace
 
@@ -364,6 +403,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
         &stats);
   }
   progress.finish();
+  warn_doubtful_warmups(err, space, mine, scenarios, names, cells, precision.has_value(), spread);
 
   std::string csv = csv_header(space.axes, names, spread);
   for (std::size_t p : mine) {

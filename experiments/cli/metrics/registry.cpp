@@ -176,6 +176,14 @@ nlohmann::ordered_json frameworks_json(const Scenario& s) {
   return all;
 }
 
+// Some consumer group attaches after the start (consumers[].start_ms > 0): until then the queue
+// only fills, and a run without a warm-up counts that backlog's draining as steady state.
+bool late_consumers(const Scenario& s) {
+  for (const auto& c : s.consumers)
+    if (c.start > 0) return true;
+  return false;
+}
+
 double fraction_of_jobs(const RunResult& r, std::uint64_t n) {
   return r.generated ? static_cast<double>(n) / static_cast<double>(r.generated) : 0.0;
 }
@@ -413,6 +421,15 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
     add_field<RunView>(out, at(run, "steady_state"),
                        [](V v) { return nlohmann::ordered_json(v.scenario.auto_warmup && v.scenario.auto_warmup->steady); });
   }
+  // Only where a warm-up is in doubt, so that every other run's JSON and sweep CSV stay as they
+  // were: a sweep averages it into run.warmup_doubtful_mean and warns (sweep.cpp).
+  if (scenario.auto_warmup || (scenario.warmup == 0 && late_consumers(scenario)))
+    add<RunView>(out, at(run, "warmup_doubtful"), MetricKind::Count, "runs",
+                 "1 when the run's figures may carry its start-up: no steady state under warmup_ms auto, or no warm-up while consumers attach late",
+                 [](V v) {
+                   const bool not_steady = v.scenario.auto_warmup && !v.scenario.auto_warmup->steady;
+                   return not_steady || (v.scenario.warmup == 0 && late_consumers(v.scenario)) ? 1.0 : 0.0;
+                 });
   for (std::size_t i = 0; i < entries_.size(); ++i)
     if (entries_[i].kind != MetricKind::Field) metrics_.push_back(i);
 }
