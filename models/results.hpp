@@ -183,6 +183,9 @@ struct RunResult : Tally<sim::Histogram> {
   // The broker kind's own figures (BrokerKindModel::figures: SQS's receives), taken as the
   // measured span closes.
   std::vector<double> broker_figures;
+  // Each producer's volume multiplier in this run (producers[].volume: the fixed multiplier times
+  // this run's per_run draw), by producer index.
+  std::vector<double> volumes;
   std::uint64_t events = 0;
   Time end_time = 0;
   Time followed = 0;  // how long a timed run went on past stop.time_ms following its jobs

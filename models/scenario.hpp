@@ -91,6 +91,13 @@ struct ProducerSpec {
   Distribution clock_offset;              // producer clock - true clock, ns (extension; default 0)
   Distribution message_bytes;             // body size in bytes (default 0)
   bool persistent = false;                // delivery_mode 2: survives a broker restart
+  // producers[].volume: every arrival rate times `volume_multiplier` (growth as a what-if) and
+  // times a fresh draw of `volume_per_run` in each run (days that differ; the draw comes from its
+  // own stream, so run r of every setting sees the same day). `volume_given`: the file names the
+  // key, so the run reports its multiplier (a sweep varying it keeps one set of columns).
+  double volume_multiplier = 1;
+  std::optional<Distribution> volume_per_run;
+  bool volume_given = false;
   ServiceBusSenderSettings servicebus;  // azure-servicebus's own (models/brokers/azure_servicebus_spec.hpp)
 };
 

@@ -1,5 +1,6 @@
 #include "models/workload.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -21,17 +22,33 @@ Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,
   size_rng_ = sim::Rng(seed, replication, base + "message_bytes");
   sim::Rng clock_rng(seed, replication, base + "clock");
   clock_offset_ = to_time(spec.clock_offset.sample(clock_rng));
+  // Drawn once, first thing, from a stream of its own: whatever else the run draws, run r of
+  // every setting has the same day.
+  volume_ = spec.volume_multiplier;
+  if (spec.volume_per_run) {
+    sim::Rng day_rng(seed, replication, base + "volume");
+    volume_ *= std::max(0.0, spec.volume_per_run->sample(day_rng));
+  }
+  // As the loader bounds the multiplier: a draw far in a tail neither overflows a gap nor stops time.
+  volume_ = volume_ < 1e-9 ? 0.0 : std::min(volume_, 1e6);
 }
 
 Time Producer::next_arrival() {
   const ArrivalSpec& a = spec_->arrivals;
   switch (a.kind) {
     case ArrivalSpec::Kind::Poisson:
-      last_ += to_time(arrival_rng_.exponential(sim::kNsPerSF / a.rate_per_s));
+      if (volume_ <= 0) return last_ = sim::kNever;  // a day without this producer's traffic
+      last_ += to_time(arrival_rng_.exponential(sim::kNsPerSF / (a.rate_per_s * volume_)));
       return last_ > sim::kHorizon ? last_ = sim::kNever : last_;
     case ArrivalSpec::Kind::Periodic:
       // The first job at time 0, then one every `every`.
-      if (started_) last_ += a.every;
+      // A scaled period is rounded to the ns once, so the arrivals stay evenly spaced.
+      if (volume_ <= 0) return last_ = sim::kNever;
+      if (started_) {
+        const double every = static_cast<double>(a.every) / volume_;
+        if (every > static_cast<double>(sim::kHorizon)) return last_ = sim::kNever;
+        last_ += volume_ == 1 ? a.every : to_time(every);
+      }
       started_ = true;
       return last_ > sim::kHorizon ? last_ = sim::kNever : last_;
     case ArrivalSpec::Kind::AtTimes:
@@ -47,7 +64,7 @@ Time Producer::next_arrival() {
       for (;;) {
         while (cursor_ + 1 < a.schedule.size() && a.schedule[cursor_ + 1].from <= t) ++cursor_;
         const bool before_first = t < a.schedule[0].from;
-        const double rate = before_first ? 0.0 : a.schedule[cursor_].rate_per_s;
+        const double rate = before_first ? 0.0 : a.schedule[cursor_].rate_per_s * volume_;
         const Time next_step = before_first ? a.schedule[0].from
                                : cursor_ + 1 < a.schedule.size() ? a.schedule[cursor_ + 1].from
                                                                  : sim::kNever;
@@ -82,8 +99,8 @@ Time Producer::next_arrival() {
 // and the caller restarts at the next step (exact, as for the steps).
 Time Producer::ramp_arrival(const ArrivalSpec::Step& from, const ArrivalSpec::Step& to, Time t) {
   const double span_s = static_cast<double>(to.from - from.from) / sim::kNsPerSF;
-  const double slope = (to.rate_per_s - from.rate_per_s) / span_s;  // per s^2
-  const double a = from.rate_per_s + slope * static_cast<double>(t - from.from) / sim::kNsPerSF;
+  const double slope = (to.rate_per_s - from.rate_per_s) * volume_ / span_s;  // per s^2
+  const double a = from.rate_per_s * volume_ + slope * static_cast<double>(t - from.from) / sim::kNsPerSF;
   const double e = arrival_rng_.exponential(1.0);
   const double disc = a * a + 2.0 * slope * e;
   if (disc < 0) return sim::kNever;

@@ -29,6 +29,8 @@ class Producer {
   JobDraw draw();
 
   Time clock_offset() const { return clock_offset_; }
+  // This run's volume multiplier (ProducerSpec::volume_*): what every arrival rate is scaled by.
+  double volume() const { return volume_; }
   sim::Rng& size_rng() { return size_rng_; }
 
  private:
@@ -37,6 +39,7 @@ class Producer {
   const ProducerSpec* spec_;
   sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_, size_rng_;
   Time clock_offset_ = 0;
+  double volume_ = 1;
   Time last_ = 0;           // last creation time
   std::size_t cursor_ = 0;  // at_ms / trace / rate_schedule position
   bool started_ = false;

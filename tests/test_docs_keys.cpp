@@ -181,7 +181,7 @@ TEST_CASE("docs: every key docs/outcomes.md names for run --json is one the prog
   // Windows, a group that leaves (fleet), an autoscaled one (offered_load mean_slots), warmup "auto".
   run(baseline, {"observe.window_ms=5000", "consumers.0.stop_ms=15000"});
   run(baseline, {R"(consumers.0.autoscale={"target_per_replica": 5, "max": 6})"});
-  run(baseline, {R"(warmup_ms="auto")"});
+  run(baseline, {R"(warmup_ms="auto")", R"(producers.0.volume={"multiplier": 1.1})"});
   // Each broker kind's dead-letter reasons.
   ScratchDir dir("docs-claims");
   for (const char* kind : {"rabbitmq-quorum", "azure-servicebus", "amazon-sqs"}) {

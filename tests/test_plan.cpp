@@ -76,6 +76,8 @@ TEST_CASE("plan: the text report is the same as before the split into named step
       "\n"
       "How sure: judged on the replication means only (no --precision or --conservative): no confidence statement "
       "for the targets; P(miss) per run estimated 0 of 2 = 0% (95% upper bound 77.64%)\n"
+        "Runs are copies of one day: no producer's volume varies from run to run (producers[].volume.per_run), so the "
+        "runs leave out day-to-day variation\n"
       "\n"
       "Settings tried (in the order run):\n"
       "  consumers.0.prefetch  consumers.0.count  cost      target 1      target 2      meets\n"

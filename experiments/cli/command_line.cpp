@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
     "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--json] [--progress]\n"
-    "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
+    "                [--precision REL] [--precision-abs A] [--max-replications N] [--headroom]\n"
     "  brokersim metrics SCENARIO.json [--set PATH=VALUE ...] [--describe]\n"
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
     "  brokersim analytic --validate [--replications R] [--jobs N]\n"

@@ -103,7 +103,11 @@ std::vector<QueueLoad> offered_load(const Scenario& s) {
     for (const auto& p : s.producers) {
       if (p.queue != l.queue) continue;
       fed = true;
-      const Rate r = arrival_rate(s, p.arrivals);
+      Rate r = arrival_rate(s, p.arrivals);
+      // At the expected volume (producers[].volume): the multiplier times the per-run draw's mean.
+      const double volume = p.volume_multiplier * (p.volume_per_run ? p.volume_per_run->mean() : 1.0);
+      r.mean *= volume;
+      r.peak *= volume;
       const double service = mean_service_ms(p);
       l.rate_per_s += r.mean;
       l.peak_rate_per_s += r.peak;

@@ -23,6 +23,7 @@
 #include "experiments/cli/commands/commands.hpp"
 #include "experiments/cli/plan/expression.hpp"
 #include "experiments/cli/plan/costed_grid.hpp"
+#include "experiments/cli/plan/headroom.hpp"
 #include "experiments/cli/plan/report.hpp"
 #include "experiments/cli/plan/run_fraction.hpp"
 #include "experiments/cli/plan/search.hpp"
@@ -41,7 +42,7 @@ constexpr const char* kPlanHelp =
     "  brokersim plan SCENARIO.json [--vary PATH=LIST ...] --target 'EXPR<=VALUE' ... [--cost EXPR]\n"
     "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--json] [--progress]\n"
-    "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
+    "                [--precision REL] [--precision-abs A] [--max-replications N] [--headroom]\n"
     "\n"
     "Finds the cheapest grid point whose replication means meet every --target (metric names as in\n"
     "sweep's CSV without _mean, numbers, + - * / and parentheses, one of <= < >= >). Cheapest:\n"
@@ -81,6 +82,7 @@ po::options_description plan_option_descriptions() {
       ("replications", po::value<std::string>(), "runs per setting (default 5, at most 1000000)")
       ("threads", po::value<std::string>(), "worker threads (default: all cores)")
       ("json", "print the answer as one JSON object")
+      ("headroom", "also find the largest volume multiplier (every producer's) at which the chosen setting still meets every target: bisection over 1.00..4.00 in steps of 0.05, each judged as the plan judges")
       ("conservative", "a target holds only at its 95% confidence bound (the margin lhs - rhs per replication, mean + ci95)")
       ("progress", "report progress on stderr even when it is not a terminal");
   add_precision_options(opts, false);
@@ -106,6 +108,7 @@ std::optional<PlanOptions> parse_plan_options(const std::vector<std::string>& ar
   if (vm.count("bisect")) o.bisect = vm["bisect"].as<std::string>();
   o.json = vm.count("json") > 0;
   o.conservative = vm.count("conservative") > 0;
+  o.headroom = vm.count("headroom") > 0;
   o.progress = vm.count("progress") > 0;
   o.precision = read_precision_options(vm, vm.count("replications") ? o.replications : 0);
   o.max_replications_given = vm.count("max-replications") > 0;
@@ -165,6 +168,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   PlanReport rep{o, grid, targets, runner, bisect, best, std::nullopt, shown_metrics(grid, targets),
                  o.cost ? *o.cost : "slots_total, then the prefetch sum", std::move(tied)};
   if (!best) rep.closest = closest_tried(grid, runner);
+  if (best && o.headroom) rep.headroom = find_headroom(grid, *best, targets, o);
   if (o.json)
     print_plan_json(out, rep);
   else

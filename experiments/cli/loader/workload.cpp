@@ -11,7 +11,8 @@ namespace brokersim::loader {
 namespace {
 
 constexpr std::string_view kProducerKeys[] = {"queue",           "arrivals",        "deadline_ms",   "expiration_ms", "service_ms",
-                                              "publish_delay_ms", "clock_offset_ms", "message_bytes", "persistent"};
+                                              "publish_delay_ms", "clock_offset_ms", "message_bytes", "persistent",
+                                              "volume"};
 
 ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context& context) {
   static constexpr std::string_view kKinds[] = {"poisson", "periodic", "at_ms", "trace_csv", "rate_schedule"};
@@ -89,6 +90,33 @@ void check_max_bytes(const sim::Distribution& d, const std::string& path, const 
   if (largest > kMaxMessageBytes) fail(path, "message sizes of at most 536870912 bytes (512 MiB)", given);
 }
 
+// A million times the volume is far past any fleet's capacity; the bound keeps every scaled period
+// and mean gap a finite time.
+constexpr double kMaxVolume = 1e6;
+constexpr const char* kVolumeRange = "a number > 0 and at most 1e6";
+
+// producers[].volume: {"multiplier": x > 0, "per_run": a distribution of multipliers >= 0}, both
+// optional. Arrivals at given times (at_ms, trace_csv) have no rate to scale.
+void load_volume(const json& v, const std::string& path, ProducerSpec& producer) {
+  const json& volume = object_at(v, path, "an object {\"multiplier\": x, \"per_run\": distribution}");
+  check_keys(volume, path, {"multiplier", "per_run"});
+  producer.volume_given = true;
+  if (has(volume, "multiplier")) {
+    const std::string at = join(path, "multiplier");
+    const double m = real(volume["multiplier"], at, kVolumeRange);
+    if (!(m > 0 && m <= kMaxVolume)) fail(at, kVolumeRange, volume["multiplier"]);
+    producer.volume_multiplier = m;
+  }
+  if (has(volume, "per_run") && !volume["per_run"].is_null())
+    producer.volume_per_run = distribution(volume["per_run"], join(path, "per_run"), Range::Duration).scaled(1e-6);
+  const auto kind = producer.arrivals.kind;
+  if ((kind == ArrivalSpec::Kind::AtTimes || kind == ArrivalSpec::Kind::Trace) &&
+      (producer.volume_multiplier != 1 || producer.volume_per_run))
+    fail(path, std::string("no volume with arrivals ") + (kind == ArrivalSpec::Kind::Trace ? "trace_csv" : "at_ms") +
+                   " (their times are given; scale a poisson, periodic or rate_schedule producer, or write the trace "
+                   "you want)", volume);
+}
+
 }  // namespace
 
 ProducerSpec load_producer(const json& v, const std::string& path, const Context& context) {
@@ -125,6 +153,7 @@ ProducerSpec load_producer(const json& v, const std::string& path, const Context
     if (!v["persistent"].is_boolean()) fail(join(path, "persistent"), "true or false", v["persistent"]);
     producer.persistent = v["persistent"].get<bool>();
   }
+  if (has(v, "volume") && !v["volume"].is_null()) load_volume(v["volume"], join(path, "volume"), producer);
   if (kind.load_producer != nullptr) kind.load_producer(v, path, producer);
   return producer;
 }

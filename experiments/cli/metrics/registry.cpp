@@ -380,6 +380,12 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
     add_broker_figures(out, *scenario.broker.model);
   if (!scenario.frameworks.empty())
     add_field<RunView>(out, {"frameworks"}, [](V v) { return frameworks_json(v.scenario); });
+  // The day each run drew (producers[].volume), where the file gives a volume.
+  for (std::size_t p = 0; p < scenario.producers.size(); ++p)
+    if (scenario.producers[p].volume_given)
+      add<RunView>(out, {"producers", std::to_string(p), "volume"}, MetricKind::Real, "multiplier",
+                   "this run's volume: volume.multiplier times its per_run draw",
+                   [p](V v) { return v.result.volumes.at(p); });
 
   // A scenario without queues (or loads) still has the key, null.
   add_field<RunView>(out, {"queues"}, [](V) { return nlohmann::ordered_json(); });

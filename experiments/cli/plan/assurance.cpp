@@ -15,6 +15,45 @@ std::string percent(double x) { return fmt(100 * x, 4) + "%"; }
 
 ojson number_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
+// The coefficient of variation of a per-run multiplier, where its kind gives one simply.
+double cv_of(const Distribution& d) {
+  const double mean = d.mean();
+  if (!(mean > 0)) return NAN;
+  switch (d.kind()) {
+    case Distribution::Kind::Const: return 0;
+    case Distribution::Kind::Exp: return 1;
+    case Distribution::Kind::Lognormal: return d.param_b();
+    case Distribution::Kind::Normal: return d.param_b() / mean;
+    case Distribution::Kind::Uniform: return (d.param_b() - d.param_a()) / std::sqrt(12.0) / mean;
+    case Distribution::Kind::Gamma: return 1 / std::sqrt(d.param_a());
+    case Distribution::Kind::Empirical: {
+      double ss = 0;
+      for (double v : d.values()) ss += (v - mean) * (v - mean);
+      return std::sqrt(ss / static_cast<double>(d.values().size())) / mean;
+    }
+    case Distribution::Kind::Weibull: return NAN;
+  }
+  return NAN;
+}
+
+// Which day-to-day variation the runs carry: a run is a day only as far as some producer's volume
+// is drawn anew for it; without one, "P% of runs" means P% of copies of one day.
+void describe_days(const Scenario& s, Assurance& a) {
+  std::string varying;
+  for (std::size_t p = 0; p < s.producers.size(); ++p) {
+    const auto& per_run = s.producers[p].volume_per_run;
+    if (!per_run || per_run->is_constant()) continue;
+    const Assurance::DayVolume d{p, s.producers[p].volume_multiplier * per_run->mean(), cv_of(*per_run)};
+    a.days.push_back(d);
+    varying += (varying.empty() ? "" : ", ") + std::string("producers.") + std::to_string(p) + " mean " + fmt(d.mean, 3) +
+               (std::isfinite(d.cv) ? " cv " + fmt(d.cv, 3) : std::string());
+  }
+  a.runs_cover = a.days.empty()
+                     ? "copies of one day: no producer's volume varies from run to run (producers[].volume.per_run), so "
+                       "the runs leave out day-to-day variation"
+                     : "days whose volume varies from run to run (" + varying + ", producers[].volume.per_run)";
+}
+
 }  // namespace
 
 Assurance assurance_of(const PlanReport& rep, std::size_t p) {
@@ -53,6 +92,7 @@ Assurance assurance_of(const PlanReport& rep, std::size_t p) {
   s += "; P(miss) per run estimated " + std::to_string(a.runs_missed) + " of " + std::to_string(a.runs) + " = " +
        percent(a.p_miss) + " (95% upper bound " + percent(a.p_miss_upper) + ")";
   a.statement = s;
+  describe_days(rep.grid.scenarios[p], a);
   return a;
 }
 
@@ -67,6 +107,10 @@ ojson assurance_json(const Assurance& a) {
   j["p_miss_per_run"] = number_or_null(a.p_miss);
   j["p_miss_per_run_upper95"] = a.p_miss_upper;
   j["statement"] = a.statement;
+  ojson days = ojson::array();
+  for (const auto& d : a.days)
+    days.push_back({{"producer", d.producer}, {"volume_mean", d.mean}, {"volume_cv", number_or_null(d.cv)}});
+  j["runs_cover"] = {{"days_vary", !a.days.empty()}, {"volumes", days}, {"statement", a.runs_cover}};
   return j;
 }
 

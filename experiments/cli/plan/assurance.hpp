@@ -21,6 +21,14 @@ struct Assurance {
   std::uint64_t runs = 0, runs_missed = 0;  // replications of the chosen setting; those in which some target failed
   double p_miss = 0, p_miss_upper = 1;      // runs_missed / runs, and its Clopper-Pearson 95% upper bound
   std::string statement;
+  // What a run stands for (producers[].volume.per_run): days whose volume varies, or copies of one
+  // day; each varying producer's expected multiplier and its cv (NaN where the kind has no simple cv).
+  struct DayVolume {
+    std::size_t producer = 0;
+    double mean = 1, cv = 0;
+  };
+  std::vector<DayVolume> days;
+  std::string runs_cover;
 };
 
 Assurance assurance_of(const PlanReport& rep, std::size_t p);

@@ -26,6 +26,7 @@ struct PlanOptions {
   std::uint64_t replications = 5;
   unsigned threads = 1;
   bool json = false, conservative = false, progress = false;
+  bool headroom = false;  // --headroom (plan/headroom.hpp)
   std::optional<PrecisionRule> precision;
   bool max_replications_given = false;  // --max-replications (else a target over runs raises the cap)
 };

@@ -296,6 +296,7 @@ void print_plan_json(std::ostream& out, const PlanReport& rep) {
   j["met"] = rep.best.has_value();
   j["best"] = rep.best ? setting_json(rep, *rep.best) : ojson(nullptr);
   j["risk"] = rep.best ? assurance_json(assurance_of(rep, *rep.best)) : ojson(nullptr);
+  if (rep.headroom) j["headroom"] = headroom_json(*rep.headroom);
   const std::uint64_t runs_needed = runs_needed_of(rep.targets);
   j["runs_needed"] = runs_needed ? ojson(runs_needed) : ojson(nullptr);
   if (names_window_percentile(rep.targets))
@@ -338,7 +339,10 @@ void print_plan_text(std::ostream& out, const PlanReport& rep) {
   if (rep.best) {
     out << "Cheapest setting that meets the target:\n";
     print_setting(out, rep, *rep.best);
-    out << "How sure: " << assurance_of(rep, *rep.best).statement << "\n\n";
+    const Assurance a = assurance_of(rep, *rep.best);
+    out << "How sure: " << a.statement << "\nRuns are " << a.runs_cover << '\n';
+    if (rep.headroom) out << headroom_text(*rep.headroom) << '\n';
+    out << '\n';
     if (rep.tied.size() > 1) {
       out << "Tied on cost (their cost intervals overlap the cheapest's), chosen by the safest worst target margin at its bound:\n";
       for (std::size_t p : rep.tied)

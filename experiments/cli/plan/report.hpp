@@ -11,6 +11,7 @@
 
 #include "experiments/cli/plan/expression.hpp"
 #include "experiments/cli/plan/costed_grid.hpp"
+#include "experiments/cli/plan/headroom.hpp"
 #include "experiments/cli/plan/search.hpp"
 
 namespace brokersim {
@@ -26,6 +27,7 @@ struct PlanReport {
   // A measured cost: the settings that meet the targets tied on cost with the cheapest (their
   // intervals overlap), in cost order; `best` is the one with the safest bound among them.
   std::vector<std::size_t> tied;
+  std::optional<Headroom> headroom;  // --headroom, for the chosen setting
 
   const PointResult& result(std::size_t p) const { return runner.results().at(p); }
 };
