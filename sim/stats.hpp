@@ -61,6 +61,17 @@ class Histogram {
   std::int64_t max() const { return n_ ? static_cast<std::int64_t>(max_) : 0; }
   std::int64_t min() const { return n_ ? static_cast<std::int64_t>(min_) : 0; }
 
+  // The histogram of both samples together: what the jobs of several replications pooled give
+  // (a steady-state quantile's point estimate). Counts add exactly, so the order of merging does
+  // not change a bucket; the sum is a double and may differ in its last bits.
+  void merge(const Histogram& o) {
+    for (std::size_t i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
+    n_ += o.n_;
+    sum_ += o.sum_;
+    max_ = std::max(max_, o.max_);
+    min_ = std::min(min_, o.min_);
+  }
+
   // Nearest-rank quantile: the smallest recorded value x with at least q*n values <= x,
   // reported as its bucket's midpoint (clamped to the observed range).
   double quantile(double q) const {
@@ -76,6 +87,14 @@ class Histogram {
       }
     }
     return static_cast<double>(max_);
+  }
+
+  // Half the width of the bucket a value (ns) falls in: how far its reported midpoint may be
+  // from any value in the bucket (0 below 2^kSubBits, where buckets are exact).
+  static double half_bucket(double v) {
+    if (!(v >= 0) || !std::isfinite(v)) return 0.0;
+    const std::size_t i = index(static_cast<std::uint64_t>(std::llround(std::min(v, 9.2e18))));
+    return static_cast<double>(upper(i) - lower(i)) / 2.0;
   }
 
   static std::size_t index(std::uint64_t u) {

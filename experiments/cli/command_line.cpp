@@ -34,7 +34,7 @@ constexpr const char* kUsage =
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
     "  brokersim analytic --validate [--replications R] [--jobs N]\n"
     "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
-    "  brokersim analytic --coverage SEEDS [--jobs N] [--replications R | --precision REL ...]\n"
+    "  brokersim analytic --coverage SEEDS [--quantiles] [--jobs N] [--replications R | --precision REL ...]\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
     "                [--interval DURATION] [--skew-tolerance DURATION] [--check SCENARIO.json]\n"
     "                [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"

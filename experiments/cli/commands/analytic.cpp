@@ -8,6 +8,7 @@
 
 #include "experiments/cli/analytic/comparison.hpp"
 #include "experiments/cli/analytic/coverage.hpp"
+#include "experiments/cli/analytic/quantile_coverage.hpp"
 #include "experiments/cli/analytic/fit.hpp"
 #include "experiments/cli/analytic/validation.hpp"
 #include "experiments/cli/analytic/values.hpp"
@@ -30,7 +31,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
       "  brokersim analytic --validate [--replications R] [--jobs N]\n"
       "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
-      "  brokersim analytic --coverage SEEDS [--jobs N] [--replications R | --precision REL ...]\n\n"
+      "  brokersim analytic --coverage SEEDS [--quantiles] [--jobs N] [--replications R | --precision REL ...]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
       "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
       "built-in validation design and prints model | point | exact | simulated (99.9% CI); with\n"
@@ -43,6 +44,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       ("set", po::value<std::vector<std::string>>()->composing(), "PATH=VALUE: override a scenario key (repeatable)")
       ("validate", "simulate the validation design against the exact values")
       ("coverage", po::value<std::string>(), "SEEDS: measure the coverage of the 95% intervals on exact models over this many seeds (10 to 100000)")
+      ("quantiles", "with --coverage: the quantiles' table instead (p50, p95, p99 of the queue wait on M/M/1 and M/M/8+D at rho 0.95, fixed --replications, default 10)")
       ("replications", po::value<int>()->default_value(20), "--validate: replications per point")
       ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication (1000 to 1e8)");
   add_precision_options(opts, false);
@@ -61,10 +63,16 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
                           ", got " + std::to_string(R));
     for (const char* o : {"validate", "scenario", "set", "json"})
       if (vm.count(o)) throw ScenarioError("analytic --coverage: expected no " + std::string(o) + " beside it (the design is built in), got one");
+    if (vm.count("quantiles")) {
+      if (vm.count("precision")) throw ScenarioError("analytic --coverage --quantiles: expected no --precision (fixed --replications), got one");
+      print_quantile_coverage(out, seeds, jobs, vm["replications"].defaulted() ? 10 : R);
+      return 0;
+    }
     const auto precision = read_precision_options(vm, vm["replications"].defaulted() ? 0 : static_cast<std::uint64_t>(R));
     print_coverage(out, seeds, jobs, R, precision ? &*precision : nullptr);
     return 0;
   }
+  if (vm.count("quantiles")) throw ScenarioError("--quantiles: expected --coverage SEEDS beside it, got none");
   if (vm.count("validate")) {
     const int R = vm["replications"].as<int>();
     const double jobs = vm["jobs"].as<double>();

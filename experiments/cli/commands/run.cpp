@@ -1,6 +1,7 @@
 // brokersim run: one scenario, one replication (the summary or --json, a trace, a time series,
 // the exact model beside it), or replications until --precision holds.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <ostream>
@@ -20,11 +21,13 @@
 #include "experiments/cli/replication/pool.hpp"
 #include "experiments/cli/replication/precision.hpp"
 #include "experiments/cli/replication/run_checks.hpp"
+#include "experiments/cli/replication/sectioning.hpp"
 #include "experiments/cli/replication/statistics.hpp"
 #include "experiments/cli/replication/warmup.hpp"
 #include "experiments/cli/report.hpp"
 #include "experiments/cli/loader/scenario_load.hpp"
 #include "experiments/cli/text.hpp"
+#include "models/metrics.hpp"
 #include "models/simulation.hpp"
 
 namespace po = boost::program_options;
@@ -32,6 +35,34 @@ namespace po = boost::program_options;
 namespace brokersim {
 
 namespace {
+
+// The steady-state quantiles of the pooled jobs (docs/outcomes.md, "Quantiles: per run and
+// steady state"): for each wait with samples and each of p50, p95, p99, the merged histogram's
+// quantile with its sectioning interval over the replications' own quantiles (their
+// wait_ms.STAGE.pNN column), named wait_ms.STAGE.pNN_pooled.
+struct PooledQuantile {
+  std::string name;
+  QuantileInterval interval;
+};
+std::vector<PooledQuantile> pooled_quantiles(const std::vector<sim::Histogram>& pooled, const std::vector<std::string>& names,
+                                             const std::vector<std::vector<double>>& rows) {
+  std::vector<PooledQuantile> out;
+  for (std::size_t w = 0; w < pooled.size() && w < kWaitCount; ++w) {
+    if (pooled[w].count() == 0) continue;
+    for (const auto& [q, tag] : {std::pair{0.50, "p50"}, std::pair{0.95, "p95"}, std::pair{0.99, "p99"}}) {
+      const std::string name = "wait_ms." + std::string(kWaits[w].name) + "." + tag;
+      const auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) continue;
+      const auto c = static_cast<std::size_t>(it - names.begin());
+      std::vector<double> sections;
+      for (const auto& r : rows)
+        if (std::isfinite(r[c])) sections.push_back(r[c]);
+      out.push_back({name + "_pooled", sectioning_interval(pooled[w].quantile(q) / sim::kNsPerMsF, sections, 0.95,
+                                                           sim::kNsPerMsF)});
+    }
+  }
+  return out;
+}
 
 // `run --precision`: replications until the rule holds, then mean +- ci95 per metric (text, or
 // --json: {scenario, seed, replications, precision {...}, metrics {NAME: {mean, ci95}}}).
@@ -44,6 +75,9 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   bool reached = false;
   std::size_t incomplete = 0;
   TaskRunStats stats;
+  std::vector<sim::Histogram> pooled(kWaitCount);
+  stats.pooled_waits = &pooled;
+  std::vector<PooledQuantile> steady;
   const std::vector<const Scenario*> points{&scenario};
   std::uint64_t needed = 0;
   run_two_stage(
@@ -55,6 +89,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
         std::vector<const std::vector<double>*> reps;
         for (const auto& r : rows) reps.push_back(&r);
         summary = summarize_two_stage(reps, rule.first, ratio_columns(names));
+        steady = pooled_quantiles(pooled, names, rows);
         used = rows.size();
         incomplete = bad;
         reached = needed <= rule.max_replications;
@@ -82,6 +117,10 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
       m[names[i]]["mean"] = summary.mean[i];
       m[names[i]]["ci95"] = summary.ci95[i];
     }
+    // Not metrics of a run: figures of the pooled jobs, beside them.
+    auto& sq = j["steady_state_quantiles"];
+    sq = nlohmann::ordered_json::object();
+    for (const auto& p : steady) sq[p.name] = {{"estimate", p.interval.estimate}, {"ci95", p.interval.half_width}};
     out << j.dump(2) << '\n';
   } else {
     out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << scenario.name << "\", seed " << scenario.seed << ", "
@@ -106,6 +145,14 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
                     ("± " + fmt(summary.ci95[i])).c_str());
       out << line;
     }
+    for (const auto& p : steady)
+      if (p.name == "wait_ms.sojourn.p99_pooled") {
+        std::snprintf(line, sizeof line, "  %-40s %14s %14s\n", p.name.c_str(), fmt(p.interval.estimate).c_str(),
+                      ("± " + fmt(p.interval.half_width)).c_str());
+        out << line;
+      }
+    out << "(wait_ms.STAGE.pNN: the expected per-run quantile, its ci95 including the histogram's buckets;\n"
+           " pNN_pooled: the steady-state quantile of all replications' jobs, by sectioning: docs/outcomes.md)\n";
     out << "(every metric, with its ci95: --json; a fraction of jobs' ci95 is at least the exact binomial\n"
            " (Clopper-Pearson) half-width of the events counted in all the replications' jobs: no event in n\n"
            " jobs is 1 - 0.025^(1/n), about 3.7/n, never 0)\n";

@@ -57,6 +57,9 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         else if (!why.empty())
           ++empty_runs;
         if (stats) stats->incomplete[i] = why;
+        if (stats && stats->pooled_waits)
+          for (std::size_t w = 0; w < stats->pooled_waits->size() && w < r.waits.size(); ++w)
+            (*stats->pooled_waits)[w].merge(r.waits[w]);
         if (on_done) on_done(i, rows);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/scenario.hpp"
+#include "sim/stats.hpp"
 
 namespace brokersim {
 
@@ -27,6 +28,10 @@ struct TaskRunStats {
   // Per task of the last run_tasks call: incomplete_run() of its run ("" when it measured
   // normally); set before on_done(i, ...) is called for task i.
   std::vector<std::string> incomplete;
+  // When set (kWaitCount histograms): every run's wait histograms merged in, by kWaits index, for
+  // the steady-state quantiles of the pooled jobs (sectioning.hpp). Bucket counts add exactly, so
+  // the merged buckets are the same in any order: the same for any thread count.
+  std::vector<sim::Histogram>* pooled_waits = nullptr;
 };
 
 // The stderr warning for runs counted in `stats`, and the exit status: 3 when a run stopped at a

@@ -8,6 +8,7 @@
 
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/replication/count_bound.hpp"
+#include "experiments/cli/replication/sectioning.hpp"
 #include "experiments/cli/replication/statistics.hpp"
 
 namespace po = boost::program_options;
@@ -61,6 +62,7 @@ Summary summarize_two_stage(const std::vector<const std::vector<double>*>& reps,
   Summary s = summarize(reps, ratios, false);
   if (n0 >= reps.size() || n0 < 2) {
     apply_count_bounds(s, reps, ratios);
+    apply_quantization(s, reps, ratios);
     return s;
   }
   const std::vector<const std::vector<double>*> first(reps.begin(), reps.begin() + static_cast<std::ptrdiff_t>(n0));
@@ -71,6 +73,7 @@ Summary summarize_two_stage(const std::vector<const std::vector<double>*>& reps,
   for (std::size_t j = 0; j < s.ci95.size(); ++j)
     if (s.ci95[j] != 0 && !std::isnan(f.ci95[j])) s.ci95[j] = std::max(s.ci95[j], f.ci95[j] * root_n0 / root_n);
   apply_count_bounds(s, reps, ratios);
+  apply_quantization(s, reps, ratios);
   return s;
 }
 
@@ -86,7 +89,23 @@ std::uint64_t needed_for_columns(const PrecisionRule& rule, const std::vector<st
     for (std::size_t r = 0; r < pooled.size(); ++r) x[r] = pooled[r][c];
     const MeanInterval ci = student_t_interval(x, 0.95);
     const double sd = ci.half_width / student_t_quantile(n0 - 1, 0.95) * std::sqrt(static_cast<double>(n0));
-    n = std::max(n, stein_replications(rule, n0, ci.mean, sd));
+    const bool quantile = std::any_of(ratios.begin(), ratios.end(), [&](const RatioColumn& q) { return q.quantile && q.column == c; });
+    if (!quantile || sd == 0) {
+      n = std::max(n, stein_replications(rule, n0, ci.mean, sd));
+      continue;
+    }
+    // A per-run quantile's interval is Stein's plus its quantization (apply_quantization), which
+    // more replications do not shrink: Stein's part gets what is left of the precision asked,
+    // and none left (REL below about 0.4-0.8%) asks for the maximum.
+    const double h = std::max(rule.abs, rule.rel * std::fabs(ci.mean)) - quantization_half_width(x);
+    if (!(h > 0)) {
+      n = std::max(n, rule.max_replications);
+      continue;
+    }
+    PrecisionRule rest = rule;
+    rest.rel = 0;
+    rest.abs = h;
+    n = std::max(n, stein_replications(rest, n0, ci.mean, sd));
   }
   return std::max(n, count_needed_for_columns(rule, first_stage, columns, ratios));
 }

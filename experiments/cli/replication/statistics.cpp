@@ -7,6 +7,7 @@
 #include <boost/math/distributions/students_t.hpp>
 
 #include "experiments/cli/replication/count_bound.hpp"
+#include "experiments/cli/replication/sectioning.hpp"
 
 namespace brokersim {
 
@@ -78,6 +79,10 @@ std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names) {
     } else if (n.rfind("wait_ms.", 0) == 0 && n.size() > 5 && n.compare(n.size() - 5, 5, ".mean") == 0) {
       const std::ptrdiff_t count = index(n.substr(0, n.size() - 5) + ".count");
       if (count >= 0) out.push_back({i, static_cast<std::size_t>(count)});
+    } else if (n.find("wait_ms.") != std::string::npos && n.size() > 4 &&
+               (n.compare(n.size() - 4, 4, ".p50") == 0 || n.compare(n.size() - 4, 4, ".p95") == 0 ||
+                n.compare(n.size() - 4, 4, ".p99") == 0)) {
+      out.push_back({i, i, false, true});
     }
   }
   return out;
@@ -90,6 +95,7 @@ std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector
   for (const auto* r : reps) rows.push_back(*r);
   if (reps.size() < 2) return rows;
   for (const RatioColumn& c : ratios) {
+    if (c.quantile) continue;  // a quantile is no ratio: its mean is the mean of the runs' own
     double sum_xw = 0, sum_w = 0;
     bool all_equal = true;
     for (const auto* r : reps) {
@@ -119,8 +125,22 @@ Summary summarize(const std::vector<const std::vector<double>*>& reps, const std
   std::vector<const std::vector<double>*> pooled;
   for (const auto& r : rows) pooled.push_back(&r);
   Summary s = summarize(pooled);
-  if (count_bounds) apply_count_bounds(s, reps, ratios);
+  if (count_bounds) {
+    apply_count_bounds(s, reps, ratios);
+    apply_quantization(s, reps, ratios);
+  }
   return s;
+}
+
+void apply_quantization(Summary& s, const std::vector<const std::vector<double>*>& reps,
+                        const std::vector<RatioColumn>& ratios) {
+  if (reps.size() < 2 || replications_identical(reps)) return;
+  std::vector<double> x(reps.size());
+  for (const RatioColumn& c : ratios) {
+    if (!c.quantile || std::isnan(s.ci95[c.column])) continue;
+    for (std::size_t r = 0; r < reps.size(); ++r) x[r] = (*reps[r])[c.column];
+    s.ci95[c.column] += quantization_half_width(x);
+  }
 }
 
 double empirical_quantile(std::vector<double> x, double q) {

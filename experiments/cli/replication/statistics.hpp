@@ -34,9 +34,14 @@ struct RatioColumn {
   // A fraction of jobs (events over the jobs generated): its pooled count bounds its interval
   // from below (count_bound.hpp). A mean wait is no count.
   bool counted = false;
+  // A per-run quantile (wait_ms.STAGE.p50 / p95 / p99, and a window's): not a ratio and never
+  // pooled; its interval is widened by the histogram's quantization (sectioning.hpp). `weight`
+  // is the column itself.
+  bool quantile = false;
 };
 // fraction.* and expired_before_start_by_cause.fraction_* over outcomes.generated (counted), and
-// wait_ms.STAGE.mean over wait_ms.STAGE.count, by name.
+// wait_ms.STAGE.mean over wait_ms.STAGE.count, by name; and the per-run quantile columns (any
+// name with "wait_ms." ending in .p50, .p95 or .p99), marked quantile.
 std::vector<RatioColumn> ratio_columns(const std::vector<std::string>& names);
 
 // The mean of a ratio over replications is the pooled ratio sum(x_r w_r) / sum(w_r) (the jobs of
@@ -50,13 +55,22 @@ std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector
 
 Summary summarize(const std::vector<const std::vector<double>*>& replications);
 // The same after pool_ratios, each counted fraction's ci95 at least its count bound
-// (count_bound.hpp) unless `count_bounds` is false.
+// (count_bound.hpp) and each quantile column's widened by its quantization, unless
+// `count_bounds` is false.
 Summary summarize(const std::vector<const std::vector<double>*>& replications, const std::vector<RatioColumn>& ratios,
                   bool count_bounds = true);
 
 // The empirical q-quantile of `x` (NaN values left out; NaN when none is left): linear
 // interpolation between order statistics, h = (n - 1) q, x(floor h) + (h - floor h) (x(floor h + 1)
 // - x(floor h)) over the sorted values from 0 (Hyndman and Fan's type 7, the default of R and NumPy).
+// Each quantile column's ci95 plus the mean half-bucket of its per-run values
+// (quantization_half_width, sectioning.hpp): a per-run quantile is a histogram bucket's midpoint,
+// up to half a bucket (0.4-0.8%) from the run's own sample quantile, an error the spread of the
+// replications does not show (a p99 whose runs all fall in one bucket printed "± 0"). Not for one
+// replication (no interval) or identical replications (nothing random measured).
+void apply_quantization(Summary& s, const std::vector<const std::vector<double>*>& replications,
+                        const std::vector<RatioColumn>& ratios);
+
 double empirical_quantile(std::vector<double> x, double q);
 
 }  // namespace brokersim
