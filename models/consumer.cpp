@@ -25,6 +25,7 @@ Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, s
                    .failure_rng = stream(seed, replication, group, member, "failure"),
                    .timeout_rng = stream(seed, replication, group, member, "timeout")} {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
+  if (spec.batch.max_messages > 0) batch_rng = stream(seed, replication, group, member, "batch_failure");
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }
 
@@ -48,6 +49,10 @@ void Consumer::receive(World& w, std::uint32_t j) {
     reject_locally(w, j);
     return;
   }
+  if (batches()) [[unlikely]] {
+    receive_for_batch(w, j);
+    return;
+  }
   // The common case, a free slot and nobody waiting before it: the job goes straight to the
   // slot (what start_buffered would do, without the round trip through the buffer).
   if (local.empty() && busy < slots() && attached && w.now >= stalled_until) {
@@ -66,14 +71,20 @@ void Consumer::receive(World& w, std::uint32_t j) {
   if ((before == 0) != local.empty()) w.ledger.local_changed(queue(), index_, w.now, before, local.size());
 }
 
-void Consumer::try_start(World& w) {
+void Consumer::try_start(World& w, bool woken) {
   const std::size_t before = local.size();
+  woken_ = woken;
   start_buffered(w);
+  woken_ = false;
   if ((before == 0) != local.empty()) w.ledger.local_changed(queue(), index_, w.now, before, local.size());
 }
 
 void Consumer::start_buffered(World& w) {
   if (!attached || leaving || w.now < stalled_until) return;
+  if (batches()) [[unlikely]] {
+    start_batches(w);
+    return;
+  }
   bool took = false;
   while (busy < slots() && !local.empty()) {
     const std::uint32_t j = local.front();
@@ -90,25 +101,11 @@ void Consumer::start_buffered(World& w) {
 }
 
 void Consumer::start(World& w, std::uint32_t j) {
-  Job& job = w.jobs[j];
-  RunResult& r = w.ledger.r;
-  job.where = Where::Executing;
-  job.started = w.now;
-  if (job.first_started < 0) job.first_started = w.now;
-  w.ledger.starts(job);  // counts a duplicate execution by its cause
-  job.ran_here = true;
-  job.ran_at = index_;
-  job.ran_connection = connection();
-  job.ran_settles = sim::kNever;
-  job.unsettled = DuplicateCause::None;
-  w.ledger.wait(Wait::Local, job, w.now - job.received);
-  if (job.counted) {
-    if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
-    if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
-  }
+  begin(w, j);
   ++started_;
   busy_changed(w, +1);
 
+  Job& job = w.jobs[j];
   Time run = job.service;
   ExecResult result = ExecResult::Completed;
   Time limit = sim::kNever;
@@ -129,14 +126,33 @@ void Consumer::start(World& w, std::uint32_t j) {
   if (w.broker_hears_starts) w.broker->execution_started(j);  // last: it may move the pool
 }
 
-void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
+void Consumer::begin(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
+  RunResult& r = w.ledger.r;
+  job.where = Where::Executing;
+  job.started = w.now;
+  if (job.first_started < 0) job.first_started = w.now;
+  w.ledger.starts(job);  // counts a duplicate execution by its cause
+  job.ran_here = true;
+  job.ran_at = index_;
+  job.ran_connection = connection();
+  job.ran_settles = sim::kNever;
+  job.unsettled = DuplicateCause::None;
+  w.ledger.wait(Wait::Local, job, w.now - job.received);
+  if (job.counted) {
+    if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
+    if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
+  }
+}
+
+void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot) {
   Job& job = w.jobs[j];
   // Early-acked on a connection cut since (its ack still on the wire): the client is gone, the
   // ack's arrival decides what became of it (World::kept_by_client).
   if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
   job.finished = w.now;
   w.ledger.wait(Wait::Service, job, w.now - job.started);
-  busy_changed(w, -1);
+  if (!keeps_slot) busy_changed(w, -1);
   switch (result) {
     case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
     case ExecResult::Failed: w.decide(job, Outcome::Failed); break;
@@ -166,6 +182,7 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result) {
   const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->sqs.delete_failed) ||
                                                          (result == ExecResult::TimedOut && spec_->sqs.keep_timed_out));
   job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
+  if (keeps_slot) return;  // the batch's last message frees the slot
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived
   // (they travel ahead of the close on the same connection, so they are not returned).

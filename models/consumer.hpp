@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/clock.hpp"
@@ -57,6 +58,8 @@ struct ConsumerHot {
   LocalClock clock{};
   std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
   std::uint32_t connections_lost_ = 0;  // cuts_.size(): every start reads it
+  std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
+  std::uint64_t billed_ms_ = 0;         // ... their durations, each rounded up to a whole ms
   sim::TimeWeighted busy_tw{};
 };
 
@@ -65,6 +68,11 @@ struct ConsumerCold {
   std::vector<std::uint32_t> kept_{};  // see Consumer::keep; each job's Job::unacked_pos is its position here
   sim::TimeWeighted local_tw{};
   sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
+  // A batch handler's failure draws (per execution, or per message with item failures): a
+  // stream of its own, made only for batch handlers.
+  std::optional<sim::Rng> batch_rng{};
+  std::vector<std::uint32_t> batch_{};  // the batch being started (scratch)
+  bool woken_ = false;                   // in try_start from an Ev::StallEnd
 };
 
 class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
@@ -80,8 +88,11 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   // --- events
   void connect(World& w);                  // Ev::Attach: start, restart, or reconnect
   void receive(World& w, std::uint32_t j);  // Ev::Receive (the job's gen already checked)
-  void exec_done(World& w, std::uint32_t j, ExecResult result);  // Ev::ExecDone (gen checked)
-  void try_start(World& w);                // Ev::StallEnd, and after every change of slots
+  // keeps_slot: a message of a batch whose last message has not ended yet (kExecKeepsSlot).
+  void exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot = false);  // Ev::ExecDone (gen checked)
+  // Ev::StallEnd (woken: a batch handler may then start a batch short of max_messages, once
+  // everything else at this instant is in), and after every change of slots.
+  void try_start(World& w, bool woken = false);
 
   // --- faults
   void stall(World& w, Time duration);
@@ -120,6 +131,10 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
     local_tw.reset(now);
   }
   ConsumerResult result(Time now) const;
+  // A batch handler's executions after the warm-up, and their billed duration (AWS Lambda
+  // bills each invocation's duration rounded up to 1 ms).
+  std::uint64_t invocations() const { return invocations_; }
+  std::uint64_t billed_ms() const { return billed_ms_; }
 
   // The state the fleet, the brokers and the outputs read or set.
   using ConsumerHot::attached;
@@ -141,6 +156,13 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
  private:
   void start_buffered(World& w);  // fill free slots from the buffer, oldest first
   void start(World& w, std::uint32_t j);
+  void begin(World& w, std::uint32_t j);  // a job's start, without its slot and its timing
+  // consumer_batch.cpp: consumers[].batch_handler.
+  bool batches() const { return spec_->batch.max_messages > 0; }
+  void receive_for_batch(World& w, std::uint32_t j);
+  void start_batches(World& w);
+  void start_batch(World& w);
+  void wake_for_window(World& w);
   void reject_locally(World& w, std::uint32_t j);
   Time send_ack(World& w, std::uint32_t j, Job::Ack what);  // returns when it arrives
   void busy_changed(World& w, int delta);

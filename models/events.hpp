@@ -128,5 +128,8 @@ constexpr bool is_tick(Ev kind) { return kind == Ev::Observe || kind == Ev::Scal
 
 // How an execution ended; carried in the ExecDone event.
 enum class ExecResult : std::uint32_t { Completed, TimedOut, Failed };
+// Or-ed into an ExecDone's result: a message of a batch whose execution goes on holding its slot
+// (every message of a batch but the last ends at the same instant; the last frees the slot).
+inline constexpr std::uint32_t kExecKeepsSlot = 0x100;
 
 }  // namespace brokersim

@@ -152,6 +152,17 @@ struct ConsumerSpec {
   Distribution exec_timeout_value;        // ns, when Fixed
   double failure_probability = 0;
   int priority = 0;                       // x-priority (extension): higher is served first
+  // consumers[].batch_handler (models/consumer_batch.cpp): one execution takes up to
+  // `max_messages` received messages, after waiting up to `window` for them (AWS Lambda's SQS
+  // event source mapping). max_messages 0 = no batches: one message per execution.
+  struct Batch {
+    int max_messages = 0;
+    Time window = 0;
+    // failure_probability per message (the handler reports the failed items, Lambda's
+    // ReportBatchItemFailures) instead of per execution (the whole batch fails).
+    bool item_failures = false;
+  };
+  Batch batch;
   // Each broker kind's own client settings (models/brokers/*_spec.hpp).
   ServiceBusReceiverSettings servicebus;
   SqsClientSettings sqs;

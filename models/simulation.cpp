@@ -125,9 +125,10 @@ inline void Simulation::handle(const sim::Event& ev) {
       break;
     case Ev::ExecDone:
       if (w_.jobs[ev.target].gen == ev.tag)
-        w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux));
+        w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux & ~kExecKeepsSlot),
+                                                             (ev.aux & kExecKeepsSlot) != 0);
       break;
-    case Ev::StallEnd: w_.consumers[ev.target].try_start(w_); break;
+    case Ev::StallEnd: w_.consumers[ev.target].try_start(w_, true); break;
     case Ev::Observe:
       w_.tick_fired(Ev::Observe);
       on_observe();

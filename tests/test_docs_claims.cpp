@@ -240,6 +240,13 @@ std::vector<Situation> situations() {
              status({"run", small(d), "--set", R"(consumers.0={"queue": "work", "framework": {"name": "spring-amqp", "acknowledgeMode": "MANUAL"}})"}),
              status({"run", small(d), "--set", R"(consumers.0={"queue": "work", "framework": {"name": "celery", "worker_concurrency": 2, "task_acks_late": true, "task_acks_on_failure_or_timeout": false}})"})};
        }},
+      {"framework aws-lambda: a Timeout longer than the queue's visibility timeout", std::regex("framework\\.Timeout"),
+       [&](const ScratchDir& d) {
+         return std::vector<int>{status({"run", d.write("lambda-timeout.json", R"({"stop": {"time_ms": 1000},
+  "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 30000}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
+  "consumers": [{"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 31}}]})")})};
+       }},
       {"invalid input", std::regex("invalid|validated|what was expected|refused", std::regex::icase),
        [&](const ScratchDir& d) {
          return std::vector<int>{

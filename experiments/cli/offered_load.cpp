@@ -154,6 +154,20 @@ std::vector<std::string> scenario_warnings(const Scenario& s) {
                     " ms) is shorter than the mean service time (" + fmt("%g", service) +
                     " ms): most jobs cannot finish on time; check the units (milliseconds)");
   }
+  // AWS recommends a queue visibility timeout of at least six times the function's timeout
+  // (services-sqs-configure); the loader refuses one shorter than the timeout itself.
+  for (const FrameworkMapping& m : s.frameworks) {
+    if (m.framework != "aws-lambda") continue;
+    const ConsumerSpec& c = s.consumers[static_cast<std::size_t>(m.group)];
+    const QueueSpec& q = s.broker.queues[static_cast<std::size_t>(c.queue)];
+    const double timeout_ms = c.exec_timeout_value.mean() / sim::kNsPerMsF;
+    if (sim::to_ms(q.sqs.visibility_timeout) < 6 * timeout_ms)
+      out.push_back("broker.queues." + q.name + ".visibility_timeout_ms (" + fmt("%g", sim::to_ms(q.sqs.visibility_timeout)) +
+                    " ms) is less than six times consumers." + std::to_string(m.group) + ".framework.Timeout (" +
+                    fmt("%g", timeout_ms / 1000) +
+                    " s), as AWS recommends for a Lambda event source (services-sqs-configure): a batch that is throttled "
+                    "or retried may come back while it is still being processed");
+  }
   for (const QueueLoad& l : offered_load(s)) {
     const std::string name = "broker.queues." + s.broker.queues[l.queue].name;
     if (l.slots == 0) {

@@ -14,7 +14,7 @@ constexpr std::string_view kBrokerKeys[] = {"kind", "delivery_latency_ms", "ack_
 constexpr std::string_view kQueueKeys[] = {"dead_letter_to", "visibility_timeout_ms", "retention_ms", "delay_ms",
                                            "max_receive_count"};
 constexpr std::string_view kConsumerKeys[] = {"batch_size", "visibility_timeout_ms", "visibility_heartbeat", "on_timeout",
-                                              "on_failure"};
+                                              "on_failure", "batch_handler"};
 
 constexpr double kMaxVisibilityMs = 43'200'000;  // 12 h
 constexpr double kMinRetentionMs = 60'000;       // 60 s
@@ -78,6 +78,36 @@ void load_producer(const json& v, const std::string& path, ProducerSpec& /*produ
   }
 }
 
+// consumers[].batch_handler (models/consumer_batch.cpp): one execution per batch of up to
+// max_messages (AWS Lambda's BatchSize: up to 10,000 on a standard queue), gathered for up to
+// window_ms (MaximumBatchingWindowInSeconds: 0 to 300 s). The client holds the batch, so its
+// prefetch is at least max_messages; its settlement follows the execution.
+constexpr std::int64_t kMaxBatchMessages = 10'000;
+constexpr double kMaxBatchWindowMs = 300'000;
+
+void load_batch_handler(const json& v, const std::string& path, ConsumerSpec& consumer) {
+  const std::string at = join(path, "batch_handler");
+  const json& b = object_at(v["batch_handler"], at,
+                            "an object {\"max_messages\": n, \"window_ms\": d, \"item_failures\": bool}, or null");
+  check_keys(b, at, {"max_messages", "window_ms", "item_failures"});
+  consumer.batch.max_messages = static_cast<int>(integer(member(b, "max_messages"), join(at, "max_messages"), 1, kMaxBatchMessages,
+                                                         "an integer from 1 to 10000"));
+  if (given(b, "window_ms")) consumer.batch.window = ms_between(b["window_ms"], join(at, "window_ms"), 0, kMaxBatchWindowMs, " (300 s)");
+  if (given(b, "item_failures")) {
+    if (!b["item_failures"].is_boolean()) fail(join(at, "item_failures"), "true or false", b["item_failures"]);
+    consumer.batch.item_failures = b["item_failures"].get<bool>();
+  }
+  if (consumer.prefetch < consumer.batch.max_messages) {
+    fail(join(path, "prefetch"),
+         "at least batch_handler.max_messages (" + std::to_string(consumer.batch.max_messages) +
+             ": the client holds its batch until it is deleted)",
+         has(v, "prefetch") ? v["prefetch"] : json(consumer.prefetch));
+  }
+  if (consumer.ack != AckMode::AfterFinish) {
+    fail(join(path, "ack"), "\"after-finish\" with batch_handler (a batch is deleted when its execution ends)", member(v, "ack"));
+  }
+}
+
 // SQS has no reject (a message goes to the dead-letter queue only by redrive) and no consumer
 // priorities.
 void load_consumer(const json& v, const std::string& path, ConsumerSpec& consumer) {
@@ -116,6 +146,7 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
     consumer.sqs.heartbeat_every = ms_period(member(h, "every_ms"), join(at, "every_ms"));
     consumer.sqs.heartbeat_extend = ms_between(member(h, "extend_ms"), join(at, "extend_ms"), 0, kMaxVisibilityMs, " (12 h)");
   }
+  if (given(v, "batch_handler")) load_batch_handler(v, path, consumer);
 }
 
 // SQS has no auto-ack: a receive always starts a visibility timeout; a client can only delete early.

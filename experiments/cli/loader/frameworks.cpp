@@ -261,4 +261,10 @@ json translate_framework(const json& consumer, const std::string& path, std::str
   return out;
 }
 
+void check_framework(const Scenario& s, std::size_t group, const std::string& path) {
+  if (s.frameworks.empty() || s.frameworks.back().group != static_cast<int>(group)) return;
+  for (auto f : kFrameworks)
+    if (f().name == s.frameworks.back().framework && f().loaded != nullptr) f().loaded(s, group, path);
+}
+
 }  // namespace brokersim::loader

@@ -76,6 +76,9 @@ struct Framework {
   // Settings the framework's page names as not modelled: accepted (a real configuration pastes
   // in), any value, each given one shown in the mapping as "not modelled: WHY".
   std::vector<std::pair<std::string_view, std::string_view>> not_modelled = {};
+  // A rule across sections, checked once the group is loaded (Lambda's Timeout against the
+  // queue's visibility timeout); nullptr when the framework has none.
+  void (*loaded)(const Scenario& s, std::size_t group, const std::string& path) = nullptr;
 };
 
 const Framework& celery();
@@ -87,6 +90,9 @@ const Framework& aws_lambda();
 
 // A copy of the group's entry with its framework translated into brokersim keys (the entry as it
 // is when it names no framework); the mapping is appended to `mappings`.
+// The framework's cross-section rule for group `group`, the last one loaded (Framework::loaded).
+void check_framework(const Scenario& s, std::size_t group, const std::string& path);
+
 json translate_framework(const json& consumer, const std::string& path, std::string_view kind, int group,
                          std::vector<FrameworkMapping>& mappings);
 

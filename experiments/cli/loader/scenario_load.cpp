@@ -38,6 +38,7 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
       const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
       try {
         scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
+        check_framework(scenario, i, path);
       } catch (const ScenarioError& e) {
         // A key the framework wrote is not the user's: the error says which setting it came from.
         if (scenario.frameworks.size() == mapped) throw;

@@ -11,40 +11,54 @@ namespace {
 
 void translate(Translation& t) {
   t.kinds({"amazon-sqs"}, "aws-lambda");
-  // Lambda deletes a batch only when its invocation returns, and polls the next batch only then;
-  // brokersim's client deletes each message as it finishes and receives into the room that frees.
-  // The two agree for batches of one.
+  // BatchSize 1..10,000 on a standard queue; above 10 it needs MaximumBatchingWindowInSeconds >= 1
+  // ("When you set BatchSize to a value greater than 10, you must set
+  // MaximumBatchingWindowInSeconds to at least 1 second", services-sqs-parameters).
   const std::int64_t batch = t.integer("BatchSize", 10, 1, 10'000);
-  if (batch != 1) {
-    t.refuse("BatchSize", "above 1 (" + t.shown("BatchSize") +
-                              ": the whole batch deleted when its invocation returns, the next batch polled only then) "
-                              "cannot be honoured: give 1");
-  }
   const std::int64_t window = t.integer("MaximumBatchingWindowInSeconds", 0, 0, 300);
-  if (window != 0) t.refuse("MaximumBatchingWindowInSeconds", "above 0 (waiting to fill a batch) cannot be honoured: give 0");
-  t.no_key("MaximumBatchingWindowInSeconds", "0: each poll's batch goes to an invocation at once");
+  if (batch > 10 && window < 1)
+    t.refuse("MaximumBatchingWindowInSeconds",
+             "below 1 with BatchSize " + t.shown("BatchSize") +
+                 " (Lambda requires a batching window of at least 1 s when BatchSize is above 10, services-sqs-parameters)");
+  // A batch of one, at once: one message per ReceiveMessage and invocation, brokersim's plain
+  // client (the mapping as it was before batch handlers, row for row).
+  const bool plain = batch == 1 && window == 0;
+  if (plain) t.no_key("MaximumBatchingWindowInSeconds", "0: each poll's batch goes to an invocation at once");
   // The current developer guide: at most 1,000 concurrent batches per mapping; MaximumConcurrency
   // (2..1000) caps it lower.
   const std::int64_t max = t.integer("ScalingConfig.MaximumConcurrency", 1000, 2, 1000, "1000 batches per mapping");
   const std::int64_t timeout = t.integer("Timeout", 3, 1, 900);  // whole seconds, as the function's configuration
+  bool item_failures = false;
   if (const json* types = t.given("FunctionResponseTypes")) {
     if (!types->is_array()) fail(t.at("FunctionResponseTypes"), "an array, [] or [\"ReportBatchItemFailures\"]", *types);
     for (std::size_t i = 0; i < types->size(); ++i)
       if ((*types)[i] != "ReportBatchItemFailures")
         fail(join(t.at("FunctionResponseTypes"), i), "\"ReportBatchItemFailures\"", (*types)[i]);
+    item_failures = !types->empty();
     t.text("FunctionResponseTypes", describe(*types));
   } else {
     t.text("FunctionResponseTypes", "[] (default)");
   }
 
-  t.set("batch_size", batch, "BatchSize", "one message per ReceiveMessage and invocation");
+  if (plain) t.set("batch_size", batch, "BatchSize", "one message per ReceiveMessage and invocation");
+  else t.set("batch_size", std::min<std::int64_t>(batch, 10), "BatchSize", "ReceiveMessage takes at most 10 a call");
   t.set("prefetch", batch, "BatchSize", "an invocation holds its batch");
   t.set("slots", 1, "BatchSize", "one invocation per consumer");
   t.set("ack", "after-finish", "", "deleted when the invocation returns successfully");
   t.set("exec_timeout", timeout * 1000, "Timeout", "the function's timeout");
   t.set("on_timeout", "keep", "Timeout",
         "a timed-out invocation is an error: its message is not deleted and comes back when its visibility lapses");
-  t.no_key("FunctionResponseTypes", "with batches of one, a failed invocation and a failed item are the same message");
+  if (plain) {
+    t.no_key("FunctionResponseTypes", "with batches of one, a failed invocation and a failed item are the same message");
+  } else {
+    // One invocation per batch (models/consumer_batch.cpp): its messages' service times summed,
+    // Timeout and a failure for the whole batch, unless the function reports batch item failures.
+    t.set("batch_handler",
+          {{"max_messages", batch}, {"window_ms", window * 1000}, {"item_failures", item_failures}},
+          "BatchSize, MaximumBatchingWindowInSeconds, FunctionResponseTypes",
+          item_failures ? "one invocation per batch; failure_probability per message, only failed items come back"
+                        : "one invocation per batch; a failed invocation returns the whole batch");
+  }
   // Scaling: five concurrent batches to start, up to 300 more per minute while messages are
   // available, back to five when traffic is low (services-sqs-scaling).
   const std::int64_t start = std::min<std::int64_t>(5, max);
@@ -59,6 +73,21 @@ void translate(Translation& t) {
         "scale-down by the HPA's default rule (Lambda documents no rate)");
 }
 
+// "Lambda validates this requirement when you create or update an event source mapping and will
+// return an error if the function timeout exceeds the queue's visibility timeout"
+// (services-sqs-configure): Timeout against the visibility timeout of the group's queue.
+void loaded(const Scenario& s, std::size_t group, const std::string& path) {
+  const ConsumerSpec& c = s.consumers[group];
+  const QueueSpec& q = s.broker.queues[static_cast<std::size_t>(c.queue)];
+  const Time timeout = static_cast<Time>(c.exec_timeout_value.mean());
+  if (timeout <= q.sqs.visibility_timeout) return;
+  fail_message(join(join(path, "framework"), "Timeout"),
+               "expected at most the visibility timeout of broker.queues." + q.name + " (visibility_timeout_ms " +
+                   format_number(sim::to_ms(q.sqs.visibility_timeout)) +
+                   "): Lambda refuses an event source mapping whose function timeout exceeds the queue's visibility timeout "
+                   "(services-sqs-configure), got " + format_number(sim::to_ms(timeout) / 1000) + " s");
+}
+
 }  // namespace
 
 const Framework& aws_lambda() {
@@ -66,7 +95,8 @@ const Framework& aws_lambda() {
                            {"BatchSize", "MaximumBatchingWindowInSeconds", "ScalingConfig.MaximumConcurrency", "Timeout",
                             "FunctionResponseTypes"},
                            translate,
-                           {{"ProvisionedPollerConfig", "provisioned-mode pollers"}}};
+                           {{"ProvisionedPollerConfig", "provisioned-mode pollers"}},
+                           loaded};
   return f;
 }
 

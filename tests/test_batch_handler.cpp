@@ -1,0 +1,119 @@
+// consumers[].batch_handler and the aws-lambda framework's batches (models/consumer_batch.cpp):
+// small deterministic cases, exact.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "tests/load_error.hpp"
+#include "tests/test_util.hpp"
+
+namespace batch_handler_test {
+
+using brokersim::test::load_error;
+using brokersim::test::run_scenario;
+
+// One SQS queue (visibility `visibility` ms) redriving after `receives` receives, no latencies,
+// jobs of 100 ms published at `at`, one consumer group `consumer`.
+std::string one_queue(const std::string& at, const std::string& consumer, int receives = 1, const std::string& extra = "",
+                      int visibility = 10000) {
+  return R"({"seed": 3, "stop": {"time_ms": 20000},
+  "broker": {"kind": "amazon-sqs", "delivery_latency_ms": 0, "ack_latency_ms": 0,
+             "queues": {"q": {"visibility_timeout_ms": )" + std::to_string(visibility) + R"(, "dead_letter_to": "dlq", "max_receive_count": )" +
+         std::to_string(receives) + R"(}, "dlq": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [)" + at + R"(]}, "service_ms": 100)" + extra + R"(}],
+  "consumers": [)" + consumer + "]}";
+}
+
+constexpr const char* kThree = "0, 0, 0";
+
+TEST_CASE("batch handler: a failed batch returns whole after its visibility timeout") {
+  const auto run = run_scenario(one_queue(kThree, R"({"queue": "q", "prefetch": 3, "batch_size": 3, "failure_probability": 1,
+      "batch_handler": {"max_messages": 3, "window_ms": 0}})", 1, "", 1000));
+  REQUIRE(run.trace.size() == 3);
+  for (const auto& row : run.trace) {
+    // One execution of 3 x 100 ms from 0, failed, not deleted: back at 1000, redriven there.
+    CHECK(row.ms("started_ms") == 0);
+    CHECK(row.ms("finished_ms") == 300);
+    CHECK(row["outcome"] == "dead_lettered");
+    CHECK(row["executions"] == "1");
+    CHECK(row.ms("ended_ms") == 1000);
+  }
+}
+
+TEST_CASE("batch handler: with item failures only the failed messages come back") {
+  const std::string ten = "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000";
+  const std::string whole = R"({"queue": "q", "prefetch": 10, "batch_size": 10, "failure_probability": 0.5,
+      "batch_handler": {"max_messages": 10, "item_failures": false}})";
+  std::string items = whole;
+  items.replace(items.find("false"), 5, "true");
+  const auto retried = [](const brokersim::test::Run& run) {
+    return std::count_if(run.trace.begin(), run.trace.end(), [](const auto& row) { return row["outcome"] == "dead_lettered"; });
+  };
+  const auto w = run_scenario(one_queue(ten, whole));
+  const auto i = run_scenario(one_queue(ten, items));
+  REQUIRE(w.trace.size() == 20);
+  REQUIRE(i.trace.size() == 20);
+  // A failed invocation returns its ten messages; reported items return one by one.
+  CHECK(retried(w) % 10 == 0);
+  CHECK(retried(i) > 0);
+  CHECK(retried(i) % 10 != 0);
+  CHECK(i.outcome(brokersim::Outcome::CompletedOnTime) == static_cast<std::uint64_t>(20 - retried(i)));
+}
+
+TEST_CASE("batch handler: a message goes stale while its batch window waits to fill") {
+  const std::string consumer = R"({"queue": "q", "prefetch": 10, "batch_size": 10,
+      "batch_handler": {"max_messages": 10, "window_ms": 1000}})";
+  const auto lone = run_scenario(one_queue("0", consumer, 1, R"(, "deadline_ms": 500)"));
+  REQUIRE(lone.trace.size() == 1);
+  // Received at 0, the window ends at 1000: past its deadline, rejected before its start.
+  CHECK(lone.trace[0]["outcome"] == "expired_before_start");
+  CHECK(lone.trace[0].ms("ended_ms") == 1000);
+  const auto full = run_scenario(one_queue("0, 0, 0, 0, 0, 0, 0, 0, 0, 0", consumer, 1, R"(, "deadline_ms": 5000)"));
+  REQUIRE(full.trace.size() == 10);
+  // A full batch does not wait for the window: 10 x 100 ms from 0.
+  for (const auto& row : full.trace) {
+    CHECK(row.ms("started_ms") == 0);
+    CHECK(row.ms("finished_ms") == 1000);
+  }
+}
+
+TEST_CASE("framework aws-lambda batches: MaximumConcurrency caps the invocations at once") {
+  std::string at = "0";
+  for (int k = 1; k < 40; ++k) at += ", 0";
+  const auto run = run_scenario(one_queue(at, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 10,
+      "Timeout": 2, "ScalingConfig": {"MaximumConcurrency": 2}}})", 3));
+  REQUIRE(run.trace.size() == 40);
+  // Two invocations of ten messages (1 s each) at a time: batches start at 0 and 1000 only.
+  std::set<double> starts;
+  for (const auto& row : run.trace) {
+    starts.insert(row.ms("started_ms"));
+    CHECK(row["outcome"] == "completed_on_time");
+  }
+  CHECK(starts == std::set<double>{0, 1000});
+}
+
+TEST_CASE("framework aws-lambda batches: the platform's refusals name the setting") {
+  const std::string q = "0";
+  CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 100}})")) ==
+        "consumers.0.framework.MaximumBatchingWindowInSeconds: below 1 with BatchSize 100 (Lambda requires a batching window "
+        "of at least 1 s when BatchSize is above 10, services-sqs-parameters) (aws-lambda: not modelled by brokersim)");
+  CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 100,
+      "MaximumBatchingWindowInSeconds": 1}})")) == "(no error)");
+  CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 10001,
+      "MaximumBatchingWindowInSeconds": 1}})")) ==
+        "consumers.0.framework.BatchSize: expected an integer between 1 and 10000, got 10001");
+  // The queue's visibility is 1 s: a 2 s function timeout is refused.
+  CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 1}})", 1, "", 1000)) ==
+        "(no error)");
+  CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 3}})", 1, "", 1000)) ==
+        "consumers.0.framework.Timeout: expected at most the visibility timeout of broker.queues.q (visibility_timeout_ms "
+        "1000): Lambda refuses an event source mapping whose function timeout exceeds the queue's visibility timeout "
+        "(services-sqs-configure), got 3 s");
+  CHECK(load_error(one_queue(q, R"({"queue": "q", "prefetch": 5, "batch_handler": {"max_messages": 10}})")) ==
+        "consumers.0.prefetch: expected at least batch_handler.max_messages (10: the client holds its batch until it is "
+        "deleted), got 5");
+}
+
+}  // namespace batch_handler_test
