@@ -34,6 +34,14 @@ void translate(Translation& t) {
     for (const char* s : {"maxConcurrentSessions", "sessionIdleTimeout"})
       if (t.given(s) != nullptr) t.refuse(s, "applies only with isSessionsEnabled true");
   }
+  // The trigger's isBatched (a function taking ServiceBusReceivedMessage[]): batches of up to
+  // maxMessageBatchSize are not mapped onto consumers[].batch_handler yet (amazon-sqs only).
+  if (t.given("isBatched") != nullptr) {
+    if (t.boolean("isBatched", false))
+      t.refuse("isBatched", "true (a function that receives a batch of messages) is not modelled yet on azure-servicebus: "
+                            "give false, a function that receives one message at a time");
+    t.no_key("isBatched", "false: the function receives one message at a time");
+  }
   const std::int64_t prefetch = t.integer("prefetchCount", 0, 0, 1'000'000);
   t.set("prefetch", prefetch, "prefetchCount", prefetch == 0 ? "no prefetch buffer: one receive per free call" : "");
   const double renewal = t.timespan_ms("maxAutoLockRenewalDuration", "00:05:00");
@@ -82,7 +90,7 @@ const Framework& azure_functions() {
   static const Framework f{"azure-functions",
                            {"host_cpus", "isSessionsEnabled", "maxConcurrentCalls", "maxConcurrentSessions",
                             "sessionIdleTimeout", "prefetchCount", "maxAutoLockRenewalDuration", "autoCompleteMessages",
-                            "hosting_plan", "functionTimeout"},
+                            "hosting_plan", "functionTimeout", "isBatched"},
                            translate,
                            {{"maxMessageBatchSize", "batched triggers: the translation is for functions that receive one message at a time"},
                             {"minMessageBatchSize", "batched triggers: the translation is for functions that receive one message at a time"},
