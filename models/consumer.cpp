@@ -263,6 +263,8 @@ ConsumerResult Consumer::result(Time now) const {
   cr.utilization = busy_tw.mean(now) / static_cast<double>(slots());
   cr.mean_local = local_tw.mean(now);
   cr.started = started_;
+  cr.invocations = invocations_;
+  cr.billed_ms = billed_ms_;
   return cr;
 }
 

@@ -44,6 +44,9 @@ struct ConsumerResult {
   double utilization = 0;     // busy slot time / slot time while attached
   double mean_local = 0;      // received, not started
   std::uint64_t started = 0;
+  // A batch handler's executions (invocations) and their durations each rounded up to 1 ms, in
+  // the measured span (Consumer::invocations).
+  std::uint64_t invocations = 0, billed_ms = 0;
 };
 
 // A wait histogram for one window: the buckets of sim::Histogram (so a window's quantiles read

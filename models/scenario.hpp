@@ -214,6 +214,9 @@ struct FrameworkMapping {
     std::string note;            // how, or why it changes nothing here
   };
   std::vector<Row> rows;
+  // A platform that bills each execution by duration x memory (Lambda's MemorySize, MB): the
+  // group's requests and GB-seconds are run figures (`billing`). 0: not billed so.
+  double billed_memory_mb = 0;
 };
 
 struct Scenario {

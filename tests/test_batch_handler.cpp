@@ -98,7 +98,8 @@ TEST_CASE("framework aws-lambda batches: the platform's refusals name the settin
   const std::string q = "0";
   CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 100}})")) ==
         "consumers.0.framework.MaximumBatchingWindowInSeconds: below 1 with BatchSize 100 (Lambda requires a batching window "
-        "of at least 1 s when BatchSize is above 10, services-sqs-parameters) (aws-lambda: not modelled by brokersim)");
+        "of at least 1 s when BatchSize is above 10, CreateEventSourceMapping API reference) (aws-lambda: not modelled by "
+        "brokersim)");
   CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 100,
       "MaximumBatchingWindowInSeconds": 1}})")) == "(no error)");
   CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 10001,
@@ -114,6 +115,25 @@ TEST_CASE("framework aws-lambda batches: the platform's refusals name the settin
   CHECK(load_error(one_queue(q, R"({"queue": "q", "prefetch": 5, "batch_handler": {"max_messages": 10}})")) ==
         "consumers.0.prefetch: expected at least batch_handler.max_messages (10: the client holds its batch until it is "
         "deleted), got 5");
+}
+
+TEST_CASE("framework aws-lambda billing: requests and GB-seconds of a known case") {
+  // Three lone messages (at 0, 1 s and 2 s) of 100.4 ms: three invocations, each billed 101 ms,
+  // at 2048 MB: 0.303 s x 2 GB.
+  std::string text = one_queue("0, 1000, 2000", R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 3,
+      "Timeout": 1, "MemorySize": 2048, "ScalingConfig": {"MaximumConcurrency": 2}}})");
+  text.replace(text.find("\"service_ms\": 100"), 17, "\"service_ms\": 100.4");
+  const auto run = run_scenario(text);
+  const auto json = run.json();
+  CHECK(json["billing"]["requests"] == 3);
+  CHECK(json["billing"]["gb_seconds"].get<double>() == 0.606);
+  CHECK(json["billing"]["groups"]["0"]["requests"] == 3);
+  // A Lambda group of batches of one with no MemorySize keeps the outputs it had: no billing.
+  const auto plain = run_scenario(one_queue("0", R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 1,
+      "Timeout": 1, "ScalingConfig": {"MaximumConcurrency": 2}}})"));
+  CHECK_FALSE(plain.json().contains("billing"));
+  CHECK(load_error(one_queue("0", R"({"queue": "q", "framework": {"name": "aws-lambda", "MemorySize": 64}})")) ==
+        "consumers.0.framework.MemorySize: expected an integer from 128 to 10240, got 64");
 }
 
 }  // namespace batch_handler_test

@@ -55,6 +55,8 @@ class Translation {
   void no_key(std::string_view setting, std::string note);
   // A setting brokersim cannot honour at this value: an error naming it.
   [[noreturn]] void refuse(std::string_view setting, const std::string& message) const;
+  // The group is billed per request and per GB-second with this much memory (FrameworkMapping).
+  void bill_memory_mb(double mb) { mapping_.billed_memory_mb = mb; }
   // Only on these broker kinds.
   void kinds(std::initializer_list<std::string_view> allowed, std::string_view framework) const;
 

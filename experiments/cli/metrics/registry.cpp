@@ -281,6 +281,33 @@ void add_fleet(Entries<RunView>& out, std::size_t groups) {
   }
 }
 
+// A platform's own cost units (billing.hpp): requests and GB-seconds, in all and per billed group;
+// only scenarios with a billed group have the keys.
+void add_billing(Entries<RunView>& out, const Scenario& scenario) {
+  using V = const RunView&;
+  const std::vector<GroupBilling> billed = billed_groups(scenario);
+  if (billed.empty()) return;
+  add<RunView>(out, {"billing", "requests"}, MetricKind::Count, "requests", "invocations of every billed group (a batch is one)",
+               [billed](V v) {
+                 std::uint64_t n = 0;
+                 for (const GroupBilling& b : billed) n += b.requests(v.result);
+                 return static_cast<double>(n);
+               });
+  add<RunView>(out, {"billing", "gb_seconds"}, MetricKind::Real, "GB-seconds",
+               "every billed group's invocations, each rounded up to 1 ms, x its memory", [billed](V v) {
+                 double s = 0;
+                 for (const GroupBilling& b : billed) s += b.gb_seconds(v.result);
+                 return s;
+               });
+  for (const GroupBilling& b : billed) {
+    const std::string G = std::to_string(b.group);
+    add<RunView>(out, {"billing", "groups", G, "requests"}, MetricKind::Count, "requests", "the group's invocations",
+                 [b](V v) { return static_cast<double>(b.requests(v.result)); });
+    add<RunView>(out, {"billing", "groups", G, "gb_seconds"}, MetricKind::Real, "GB-seconds",
+                 "the group's invocations, each rounded up to 1 ms, x its memory", [b](V v) { return b.gb_seconds(v.result); });
+  }
+}
+
 template <class Ctx>
 void write_entries(nlohmann::ordered_json& j, const Entries<Ctx>& entries, const Ctx& c) {
   for (const auto& e : entries) {
@@ -405,6 +432,7 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
     });
   }
   if (scenario.fleet_reported()) add_fleet(out, scenario.consumers.size());
+  add_billing(out, scenario);
 
   const std::vector<std::string> run{"run"};
   add<RunView>(out, at(run, "simulated_ms"), MetricKind::Real, "ms", "simulated time at the run's end",

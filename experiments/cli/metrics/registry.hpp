@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/cli/metrics/billing.hpp"
 #include "experiments/cli/offered_load.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"

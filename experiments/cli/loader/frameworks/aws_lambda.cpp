@@ -19,10 +19,11 @@ void translate(Translation& t) {
   if (batch > 10 && window < 1)
     t.refuse("MaximumBatchingWindowInSeconds",
              "below 1 with BatchSize " + t.shown("BatchSize") +
-                 " (Lambda requires a batching window of at least 1 s when BatchSize is above 10, services-sqs-parameters)");
+                 " (Lambda requires a batching window of at least 1 s when BatchSize is above 10, CreateEventSourceMapping "
+                 "API reference)");
   // A batch of one, at once: one message per ReceiveMessage and invocation, brokersim's plain
   // client (the mapping as it was before batch handlers, row for row).
-  const bool plain = batch == 1 && window == 0;
+  const bool plain = batch == 1 && window == 0 && t.given("MemorySize") == nullptr;
   if (plain) t.no_key("MaximumBatchingWindowInSeconds", "0: each poll's batch goes to an invocation at once");
   // The current developer guide: at most 1,000 concurrent batches per mapping; MaximumConcurrency
   // (2..1000) caps it lower.
@@ -71,6 +72,13 @@ void translate(Translation& t) {
   t.set("autoscale", scale, "ScalingConfig.MaximumConcurrency, BatchSize",
         "up to 300 more concurrent batches a minute while messages wait (one per BatchSize ready messages), "
         "scale-down by the HPA's default rule (Lambda documents no rate)");
+  if (!plain) {
+    // Lambda bills requests, and duration "rounded up to the nearest millisecond" x the function's
+    // memory (128 to 10,240 MB): the group's `billing` figures (docs/framework-aws-lambda.md).
+    const std::int64_t memory = t.integer("MemorySize", 128, 128, 10'240);
+    t.no_key("MemorySize", "billing only: GB-seconds = each invocation's duration rounded up to 1 ms x MemorySize / 1024");
+    t.bill_memory_mb(static_cast<double>(memory));
+  }
 }
 
 // "Lambda validates this requirement when you create or update an event source mapping and will
@@ -93,7 +101,7 @@ void loaded(const Scenario& s, std::size_t group, const std::string& path) {
 const Framework& aws_lambda() {
   static const Framework f{"aws-lambda",
                            {"BatchSize", "MaximumBatchingWindowInSeconds", "ScalingConfig.MaximumConcurrency", "Timeout",
-                            "FunctionResponseTypes"},
+                            "FunctionResponseTypes", "MemorySize"},
                            translate,
                            {{"ProvisionedPollerConfig", "provisioned-mode pollers"}},
                            loaded};
