@@ -94,6 +94,20 @@ TEST_CASE("framework aws-lambda batches: MaximumConcurrency caps the invocations
   CHECK(starts == std::set<double>{0, 1000});
 }
 
+TEST_CASE("batch handler: a running invocation receives nothing - the next batches wait visible in the queue") {
+  std::string at = "0";
+  for (int k = 1; k < 40; ++k) at += ", 0";
+  const auto run = run_scenario(one_queue(at, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 10,
+      "Timeout": 2, "ScalingConfig": {"MaximumConcurrency": 2}}})", 3));
+  REQUIRE(run.trace.size() == 40);
+  // The batches started at 1000 ms were received at 1000 ms, when the first two invocations had
+  // ended: they waited in the queue, never in a busy invocation's buffer.
+  for (const auto& row : run.trace) {
+    CHECK(row.ms("received_ms") == row.ms("started_ms"));
+    CHECK(row.ms("stage_local_ms") == 0);
+  }
+}
+
 TEST_CASE("framework aws-lambda batches: the platform's refusals name the setting") {
   const std::string q = "0";
   CHECK(load_error(one_queue(q, R"({"queue": "q", "framework": {"name": "aws-lambda", "BatchSize": 100}})")) ==

@@ -14,6 +14,10 @@ std::uint32_t AmazonSqs::capacity(const Consumer& c) const {
 
 bool AmazonSqs::has_room(const Consumer& c) const {
   const ClientRecord& cl = clients_[c.index()];
+  // A batch handler's slots receive nothing while they all run: Lambda polls for a concurrency
+  // slot only when it is free, and meanwhile the messages wait visible in the queue (not in a
+  // busy invocation's buffer).
+  if (c.spec().batch.max_messages > 0 && c.busy >= c.spec().slots) return false;
   return cl.listening() && cl.held.size() < capacity(c);
 }
 
