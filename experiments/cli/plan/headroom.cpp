@@ -25,9 +25,12 @@ Headroom find_headroom(const PlanGrid& grid, std::size_t best, const std::vector
   }
   // Each look runs the chosen setting afresh with its volume scaled, in a grid that is the plan's
   // own but for that one scenario (targets may name the setting's axes and slots_total).
+  // One copy of the grid for every look; only the chosen scenario's volumes change between looks.
+  PlanGrid g = grid;
   const auto meets = [&](std::size_t i) {
-    PlanGrid g = grid;
-    for (ProducerSpec& p : g.scenarios[best].producers) p.volume_multiplier *= multiplier_at(i);
+    const std::vector<ProducerSpec>& base = grid.scenarios[best].producers;
+    std::vector<ProducerSpec>& scaled = g.scenarios[best].producers;
+    for (std::size_t p = 0; p < base.size(); ++p) scaled[p].volume_multiplier = base[p].volume_multiplier * multiplier_at(i);
     PointRunner runner(g, targets, o, nullptr);
     const bool met = runner.evaluate(best).meets;
     h.runs += runner.replications_spent();
