@@ -100,6 +100,27 @@ void Consumer::start_buffered(World& w) {
   if (took) local_tw.set(w.now, static_cast<double>(local.size()));
 }
 
+inline void Consumer::begin(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
+  RunResult& r = w.ledger.r;
+  job.where = Where::Executing;
+  job.started = w.now;
+  if (job.first_started < 0) job.first_started = w.now;
+  w.ledger.starts(job);  // counts a duplicate execution by its cause
+  job.ran_here = true;
+  job.ran_at = index_;
+  job.ran_connection = connection();
+  job.ran_settles = sim::kNever;
+  job.unsettled = DuplicateCause::None;
+  w.ledger.wait(Wait::Local, job, w.now - job.received);
+  if (job.counted) {
+    if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
+    if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
+  }
+}
+
+void Consumer::begin_in_batch(World& w, std::uint32_t j) { begin(w, j); }
+
 void Consumer::start(World& w, std::uint32_t j) {
   begin(w, j);
   ++started_;
@@ -126,24 +147,6 @@ void Consumer::start(World& w, std::uint32_t j) {
   if (w.broker_hears_starts) w.broker->execution_started(j);  // last: it may move the pool
 }
 
-void Consumer::begin(World& w, std::uint32_t j) {
-  Job& job = w.jobs[j];
-  RunResult& r = w.ledger.r;
-  job.where = Where::Executing;
-  job.started = w.now;
-  if (job.first_started < 0) job.first_started = w.now;
-  w.ledger.starts(job);  // counts a duplicate execution by its cause
-  job.ran_here = true;
-  job.ran_at = index_;
-  job.ran_connection = connection();
-  job.ran_settles = sim::kNever;
-  job.unsettled = DuplicateCause::None;
-  w.ledger.wait(Wait::Local, job, w.now - job.received);
-  if (job.counted) {
-    if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
-    if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
-  }
-}
 
 void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot) {
   Job& job = w.jobs[j];

@@ -156,7 +156,10 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
  private:
   void start_buffered(World& w);  // fill free slots from the buffer, oldest first
   void start(World& w, std::uint32_t j);
-  void begin(World& w, std::uint32_t j);  // a job's start, without its slot and its timing
+  // A job's start, without its slot and its timing. `begin` is inline in consumer.cpp, so that the
+  // one-job start (the hot path) has it inlined; a batch's start calls `begin_in_batch`.
+  void begin(World& w, std::uint32_t j);
+  void begin_in_batch(World& w, std::uint32_t j);
   // consumer_batch.cpp: consumers[].batch_handler.
   bool batches() const { return spec_->batch.max_messages > 0; }
   void receive_for_batch(World& w, std::uint32_t j);

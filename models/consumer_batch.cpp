@@ -97,7 +97,7 @@ void Consumer::start_batch(World& w) {
   const Time ends = w.now + run;
   for (std::size_t k = 0; k < batch_.size(); ++k) {
     const std::uint32_t j = batch_[k];
-    begin(w, j);
+    begin_in_batch(w, j);
     ++started_;
     ExecResult result = whole;
     if (whole == ExecResult::Completed && spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p))
