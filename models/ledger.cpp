@@ -15,7 +15,16 @@ Ledger::Ledger(const Scenario& s, const RunOptions& o)
       windows_(s.observe_window.value_or(0), s.warmup),
       replicas_(s.consumers.size()) {
   queues_.resize(s.broker.queues.size());
-  for (const auto& c : s.consumers) queues_[c.queue].read = true;
+  for (const auto& c : s.consumers) {
+    queues_[c.queue].read = true;
+    for (int q : c.other_queues) queues_[q].read = true;
+    if (c.reads_several()) {
+      by_queue_.resize(s.broker.queues.size());
+      std::vector<int> reads{c.queue};
+      reads.insert(reads.end(), c.other_queues.begin(), c.other_queues.end());
+      idleness_.add_union(c.slot_book, reads);
+    }
+  }
   for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
 }
 
@@ -71,6 +80,7 @@ void Ledger::finish(Time now, JobPool& jobs, RunResult& out) {
     r.queues[q].dead_lettered = queues_[q].dead_lettered;
   }
   r.windows = windows_.finish(span_end_);
+  r.by_queue = by_queue_;
   for (std::size_t c = 0; c < kCounterCount; ++c)
     if (kCounters[c].stops_with_span) r.*kCounters[c].field = span_counters_[c];
   r.duplicates_by_cause = span_duplicates_by_cause_;

@@ -99,6 +99,7 @@ class Ledger {
   // --- outcomes
   void job_created(const Job& job) {
     if (job.counted) ++r.generated;
+    if (!by_queue_.empty() && job.counted) [[unlikely]] ++by_queue_of(job).generated;
     windows_.job_created(job);
     outcomes_.job_created(job);
   }
@@ -154,6 +155,7 @@ class Ledger {
   }
   void add_wait(Wait w, const Job& job, Time d) {
     r.wait(w).add(d);
+    if (!by_queue_.empty()) [[unlikely]] by_queue_of(job).wait(w).add(d);
     if (WindowResult* win = windows_.of(job)) win->wait(w).add(d);
   }
 
@@ -171,6 +173,12 @@ class Ledger {
   Windows windows_;
   JobCopies copies_;
   ReplicaBook replicas_;
+  // Counted jobs by the queue their producer publishes to (RunResult::by_queue), when some group
+  // reads several queues: which of its queues pays for the shared slots.
+  std::vector<WindowResult> by_queue_;
+  WindowResult& by_queue_of(const Job& job) {
+    return by_queue_[static_cast<std::size_t>(s_.producers[static_cast<std::size_t>(job.producer)].queue)];
+  }
   // Counted jobs whose outcome an expiry decided, until it is final: the queue wait to that
   // expiry (by job id), counted if the outcome stays expired_in_queue.
   std::unordered_map<std::uint64_t, Time> expiry_wait_;
@@ -199,6 +207,7 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
   if (!job.counted) return;
   outcomes_.count(r, job, o);
   if (windows_.on()) [[unlikely]] windows_.outcome(job, o);
+  if (!by_queue_.empty()) [[unlikely]] tally_outcome(by_queue_of(job), job, o);
 }
 
 }  // namespace brokersim

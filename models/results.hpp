@@ -177,6 +177,9 @@ struct RunResult : Tally<sim::Histogram> {
   std::vector<QueueResult> queues;
   std::vector<ConsumerResult> consumers;
   std::vector<WindowResult> windows;       // observe.window_ms only
+  // With a consumer group reading several queues: the counted jobs by the queue their producer
+  // publishes to (jobs_by_queue.NAME in the outputs), by queue index; empty otherwise.
+  std::vector<WindowResult> by_queue;
   std::vector<GroupFleetResult> groups;    // per consumer group
   // Completions (on time, or on time and late) of any job inside the measured span: the rates'
   // numerators (Ledger::count_outcome).

@@ -137,6 +137,22 @@ enum class AckMode : std::uint8_t { AfterFinish, BeforeStart, OnReceipt };
 
 struct ConsumerSpec {
   int queue = 0;
+  // consumers[].queue as a list (RabbitMQ): the queues after the first, read on the same channel
+  // by the same consumers, sharing their slots and their buffer (Celery -Q a,b; one Spring
+  // listener container on two queues).
+  std::vector<int> other_queues;
+  // How basic.qos's prefetch counts across those queues: per subscription (RabbitMQ's global=false,
+  // its default) or for the channel as a whole (global=true: the queues share one window).
+  enum class PrefetchScope : std::uint8_t { Consumer, Channel };
+  PrefetchScope prefetch_scope = PrefetchScope::Consumer;
+  bool reads_several() const { return !other_queues.empty(); }
+  // The ledger's slot book its slots are kept in (models/ledger/slot_idleness.hpp): its queue's,
+  // or for a group reading several queues, one of its own past the queues' (set by the loader).
+  int slot_book = -1;
+  int book() const { return slot_book >= 0 ? slot_book : queue; }
+  bool reads(int q) const {
+    return q == queue || std::find(other_queues.begin(), other_queues.end(), q) != other_queues.end();
+  }
   int count = 1;
   int prefetch = 0;                       // 0 = unlimited (RabbitMQ default) (a scenario file's default: 0, as RabbitMQ)
   int slots = 1;

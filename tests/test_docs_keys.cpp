@@ -184,6 +184,8 @@ TEST_CASE("docs: every key docs/outcomes.md names for run --json is one the prog
   run(baseline, {R"(warmup_ms="auto")", R"(producers.0.volume={"multiplier": 1.1})"});
   // A group its platform bills per request and GB-second (billing).
   run(kSource + "/experiments/scenarios/lambda-sqs-batch.json", {});
+  // A group reading several queues (jobs_by_queue).
+  run(kSource + "/experiments/scenarios/celery-two-queues.json", {});
   // Each broker kind's dead-letter reasons.
   ScratchDir dir("docs-claims");
   for (const char* kind : {"rabbitmq-quorum", "azure-servicebus", "amazon-sqs"}) {

@@ -41,7 +41,7 @@ TEST_CASE("bad scenarios give exact errors") {
       {set("consumers.0.foo", 1),
        "consumers.0.foo: unknown key (allowed: queue, count, prefetch, slots, start_ms, clock_offset_ms, uncertainty_ms, "
        "admission, min_window_ms, on_expired, exec_timeout, failure_probability, priority, stop_ms, shutdown_grace_ms, "
-       "autoscale, ack, framework)"},
+       "autoscale, ack, framework, prefetch_scope)"},
       {set("consumers.0.count", 4.5), "consumers.0.count: expected an integer >= 1, got 4.5"},
       {set("consumers.0.count", "4"), "consumers.0.count: expected an integer >= 1, got \"4\""},
       {set("consumers.0.admission", "check"),

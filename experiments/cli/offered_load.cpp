@@ -93,6 +93,21 @@ double mean_service_ms(const ProducerSpec& p) {
 
 }  // namespace
 
+// Pools: the queues joined by groups reading several (union-find over queue indices): each queue's
+// pool is named by one of its queues.
+static std::vector<int> queue_pools(const Scenario& s) {
+  std::vector<int> root(s.broker.queues.size());
+  for (std::size_t q = 0; q < root.size(); ++q) root[q] = static_cast<int>(q);
+  const auto find = [&](int q) {
+    while (root[static_cast<std::size_t>(q)] != q) q = root[static_cast<std::size_t>(q)];
+    return q;
+  };
+  for (const auto& c : s.consumers)
+    for (int q : c.other_queues) root[static_cast<std::size_t>(find(q))] = find(c.queue);
+  for (std::size_t q = 0; q < root.size(); ++q) root[q] = find(static_cast<int>(q));
+  return root;
+}
+
 std::vector<QueueLoad> offered_load(const Scenario& s) {
   std::vector<QueueLoad> loads;
   for (std::size_t q = 0; q < s.broker.queues.size(); ++q) {
@@ -120,27 +135,49 @@ std::vector<QueueLoad> offered_load(const Scenario& s) {
     if (!fed) continue;
     l.mean_service_ms = l.rate_per_s > 0 ? work / l.rate_per_s : 0.0;
     for (const auto& c : s.consumers) {
-      if (c.queue != l.queue) continue;
+      if (!c.reads(l.queue)) continue;
       // An autoscaled group counts at its ceiling (members(): autoscale.max, or count when larger).
       l.slots += c.members() * c.slots;
       if (c.autoscale) l.autoscaled = true;
     }
     loads.push_back(l);
   }
+  // Each group's slots counted once in its pool.
+  const std::vector<int> pool_of = queue_pools(s);
+  for (QueueLoad& l : loads) {
+    const int pool = pool_of[static_cast<std::size_t>(l.queue)];
+    l.pool_queues = 0;
+    for (const QueueLoad& m : loads) {
+      if (pool_of[static_cast<std::size_t>(m.queue)] != pool) continue;
+      l.pool_erlangs += m.erlangs();
+      l.pool_peak_erlangs += m.peak_rate_per_s * m.mean_service_ms / 1000.0;
+      ++l.pool_queues;
+    }
+    for (const auto& c : s.consumers)
+      if (pool_of[static_cast<std::size_t>(c.queue)] == pool) l.pool_slots += c.members() * c.slots;
+  }
   return loads;
 }
 
 bool reports_mean_slots(const Scenario& s, int queue) {
   for (const auto& c : s.consumers)
-    if (c.queue == queue && (c.autoscale || c.stop || c.fleet_keys)) return true;
+    if (c.reads(queue) && (c.autoscale || c.stop || c.fleet_keys)) return true;
   return false;
 }
 
 std::vector<QueueLoad> offered_load(const Scenario& s, const std::vector<GroupFleetResult>& groups) {
   std::vector<QueueLoad> loads = offered_load(s);
-  for (QueueLoad& l : loads)
+  for (QueueLoad& l : loads) {
+    for (std::size_t g = 0; g < s.consumers.size() && g < groups.size(); ++g) {
+      if (s.consumers[g].reads(l.queue)) l.mean_slots += groups[g].mean_replicas * s.consumers[g].slots;
+    }
+    // A pool's mean slots: each of its groups once.
+    const std::vector<int> pool_of = queue_pools(s);
+    const int pool = pool_of[static_cast<std::size_t>(l.queue)];
     for (std::size_t g = 0; g < s.consumers.size() && g < groups.size(); ++g)
-      if (s.consumers[g].queue == l.queue) l.mean_slots += groups[g].mean_replicas * s.consumers[g].slots;
+      if (pool_of[static_cast<std::size_t>(s.consumers[g].queue)] == pool)
+        l.pool_mean_slots += groups[g].mean_replicas * s.consumers[g].slots;
+  }
   return loads;
 }
 

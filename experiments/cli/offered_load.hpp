@@ -23,10 +23,15 @@ struct QueueLoad {
   int slots = 0;               // count x slots over the groups reading the queue (autoscaled: max x slots)
   bool autoscaled = false;     // some group reading it autoscales: `slots` is its ceiling
   double mean_slots = 0;       // after a run (with_mean_slots): the groups' mean replicas x slots
+  // The queue's pool: the queues joined to it by groups reading several queues (itself alone
+  // otherwise), whose slots they share. Utilisation is the pool's: its erlangs over its slots.
+  double pool_erlangs = 0, pool_peak_erlangs = 0, pool_mean_slots = 0;
+  int pool_slots = 0;
+  int pool_queues = 1;
   double erlangs() const { return rate_per_s * mean_service_ms / 1000.0; }
-  double utilization() const { return slots > 0 ? erlangs() / slots : 0.0; }
-  double peak_utilization() const { return slots > 0 ? peak_rate_per_s * mean_service_ms / 1000.0 / slots : 0.0; }
-  double mean_slots_utilization() const { return mean_slots > 0 ? erlangs() / mean_slots : 0.0; }
+  double utilization() const { return pool_slots > 0 ? pool_erlangs / pool_slots : 0.0; }
+  double peak_utilization() const { return pool_slots > 0 ? pool_peak_erlangs / pool_slots : 0.0; }
+  double mean_slots_utilization() const { return pool_mean_slots > 0 ? pool_erlangs / pool_mean_slots : 0.0; }
 };
 
 // One entry per queue some producer publishes to, in queue order.

@@ -122,6 +122,36 @@ bool fleet_changes(const Scenario& s) {
 }
 
 // Replica time in pod-hours (a replica is a pod), mean and peak replicas, per group and in all.
+// A group reading several queues: which queue's jobs pay for the shared slots.
+void by_queue_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
+  if (r.by_queue.empty()) return;
+  out << "By the queue a job was published to (jobs_by_queue):\n";
+  for (std::size_t q = 0; q < r.by_queue.size(); ++q) {
+    const WindowResult& t = r.by_queue[q];
+    if (t.generated == 0) continue;
+    const auto pct = [&](std::uint64_t n) { return fmt("%.2f", 100.0 * static_cast<double>(n) / static_cast<double>(t.generated)); };
+    const SparseHistogram& queue_wait = t.wait(Wait::Queue);
+    std::uint64_t stale = 0;
+    for (Outcome o : {Outcome::ExpiredInQueue, Outcome::ExpiredInTransit, Outcome::ExpiredBeforeStart})
+      stale += t.outcomes[static_cast<std::size_t>(o)];
+    // As the summary's first line: a job without a deadline completes, never "on time".
+    const std::uint64_t with_deadline = t.completed_on_time - t.completed_without_deadline;
+    out << "  " << s.broker.queues[q].name << ": " << grouped(t.generated) << " jobs, ";
+    if (with_deadline > 0 || t.completed_without_deadline == 0) out << pct(with_deadline) << "% completed on time, ";
+    if (t.completed_without_deadline > 0) out << pct(t.completed_without_deadline) << "% completed (no deadline), ";
+    out << pct(stale) << "% expired before they started; broker-queue wait mean "
+        << fmt("%.1f", queue_wait.mean() / sim::kNsPerMsF) << " ms, p95 " << fmt("%.1f", queue_wait.quantile(0.95) / sim::kNsPerMsF)
+        << " ms; local-buffer wait mean " << fmt("%.1f", t.wait(Wait::Local).mean() / sim::kNsPerMsF) << " ms\n";
+  }
+}
+
+// The queues a group reads, by name ("a" or "a+b").
+std::string group_queues(const Scenario& s, const ConsumerSpec& c) {
+  std::string names = s.broker.queues[static_cast<std::size_t>(c.queue)].name;
+  for (int q : c.other_queues) names += "+" + s.broker.queues[static_cast<std::size_t>(q)].name;
+  return names;
+}
+
 void print_fleet_cost(std::ostream& out, const Scenario& s, const RunResult& r) {
   double seconds = 0, mean = 0;
   for (const GroupFleetResult& g : r.groups) {
@@ -132,7 +162,7 @@ void print_fleet_cost(std::ostream& out, const Scenario& s, const RunResult& r) 
       << " pod-hours, mean " << fmt("%.2f", mean) << " replicas, peak " << r.peak_replicas_total << " at once\n";
   for (std::size_t g = 0; g < s.consumers.size() && g < r.groups.size(); ++g) {
     const ConsumerSpec& c = s.consumers[g];
-    out << "  group " << g << " (" << s.broker.queues[static_cast<std::size_t>(c.queue)].name << ", "
+    out << "  group " << g << " (" << group_queues(s, c) << ", "
         << (c.autoscale ? "autoscaled " + std::to_string(c.autoscale->min) + ".." + std::to_string(c.autoscale->max)
                         : std::to_string(c.count) + (c.stop || c.start > 0 ? " for part of the run" : " fixed"))
         << "): " << fmt("%.2f", r.groups[g].consumer_seconds / 3600.0) << " pod-hours, mean "
@@ -167,9 +197,13 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   const bool changes = fleet_changes(s);
   for (const QueueLoad& l : offered_load(s, r.groups)) {
     out << "Offered load on " << s.broker.queues[l.queue].name << ": " << fmt("%.2f", l.rate_per_s) << " jobs/s x "
-        << fmt("%.1f", l.mean_service_ms) << " ms = " << fmt("%.2f", l.erlangs()) << " erlangs on " << l.slots
-        << " slots" << (l.autoscaled ? " at autoscale.max" : "") << ": " << fmt("%.1f", 100 * l.utilization())
-        << "% utilisation";
+        << fmt("%.1f", l.mean_service_ms) << " ms = " << fmt("%.2f", l.erlangs()) << " erlangs";
+    if (l.pool_queues > 1)  // its slots are shared: the pool's load is what they carry
+      out << "; with the " << l.pool_queues - 1 << " other queue" << (l.pool_queues > 2 ? "s" : "")
+          << " sharing its slots, " << fmt("%.2f", l.pool_erlangs) << " erlangs on " << l.pool_slots << " slots";
+    else
+      out << " on " << l.slots << " slots";
+    out << (l.autoscaled ? " at autoscale.max" : "") << ": " << fmt("%.1f", 100 * l.utilization()) << "% utilisation";
     if (changes && l.mean_slots > 0)
       out << "; on the run's mean " << fmt("%.2f", l.mean_slots) << " slots: " << fmt("%.1f", 100 * l.mean_slots_utilization())
           << "%";
@@ -201,6 +235,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
   out << "), " << fmt("%.1f", mean_ms(Wait::Transit)) << " ms in transit, " << fmt("%.1f", mean_ms(Wait::Local))
       << " ms in the consumers' local buffers.\n";
   dead_letter_sentence(out, s, r);
+  by_queue_sentence(out, s, r);
   if (r.duplicate_executions)
     out << grouped(r.duplicate_executions) << " executions were duplicates (a job started again): "
         << duplicate_causes(r) << ".\n";

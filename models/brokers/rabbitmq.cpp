@@ -31,7 +31,19 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
     ch.type = queues_[c.queue()].type();
     ch.window = policy(ch, [&](const auto& p) { return p.window(prefetch); });
   }
+  consumer_count_ = static_cast<int>(w.consumers.size());
+  bool several = false;
+  for (const auto& c : w.consumers) several = several || c.spec().reads_several();
+  if (several) {
+    subs_first_.reserve(w.consumers.size() + 1);
+    for (const auto& c : w.consumers) {
+      subs_first_.push_back(static_cast<std::uint32_t>(subs_.size()));
+      for (int q : c.spec().other_queues) subs_.push_back(Subscription{c.index(), q});
+    }
+    subs_first_.push_back(static_cast<std::uint32_t>(subs_.size()));
+  }
   slack_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.expiry_slack");
+  limiter_rng_ = sim::Rng(w.s.seed, w.s.replication, "broker.limiter");
   // <= 4.2 the channel evaluates the consumer timeout, for either type; 4.3 no longer does
   // (docs/semantics.md D2), and a quorum queue does it itself, per delivery (QuorumPolicy).
   consumer_timeout_on_ = w.s.broker.rabbitmq.consumer_timeout.has_value() && w.s.broker.version != "4.3";
@@ -130,7 +142,15 @@ void RabbitMq::enqueue(std::uint32_t j, int q, bool dead_letter) {
 
 void RabbitMq::deliver(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
-  const int ci = take_turn(dispatchers_[q], channels_);
+  const int entry = dispatchers_[q].take();
+  int ci = entry;
+  if (entry < consumer_count_) [[likely]] {
+    channels_[entry].in_ring = false;
+  } else {
+    Subscription& sub = subs_[static_cast<std::size_t>(entry - consumer_count_)];
+    sub.in_ring = false;
+    ci = sub.consumer;
+  }
   Consumer& c = w_.consumers[ci];
   Channel& ch = channels_[ci];
   w_.sent(job, q, ci, job.redelivered);
@@ -138,11 +158,12 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     // basic.consume no-ack: settled as it is sent, the client's from here on (lost with it).
     job.early = Job::Early::Released;
     c.keep(w_, j);
-    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+    after_delivery(ch, ci, entry, q);
     w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
     return;
   }
   ch.hold(w_.jobs, j);
+  if (entry >= consumer_count_) [[unlikely]] ++subs_[static_cast<std::size_t>(entry - consumer_count_)].unacked;
   unacked_changed(q, job, +1);
   if (consumer_timeout_on_ && !ch.ticking) {
     // Ticks keep their phase from the channel's opening, so the timeout fires in [T, T + 60 s].
@@ -151,7 +172,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     ch.ticking = true;
   }
   policy(ch, [&](auto& p) { p.on_deliver(j, job); });
-  if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+  after_delivery(ch, ci, entry, q);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -274,6 +295,8 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
   Consumer& c = w_.consumers[job.consumer];
   const int q = job.queue;
   channels_[job.consumer].unhold(w_.jobs, j);
+  if (!subs_first_.empty()) [[unlikely]]
+    if (Subscription* sub = subscription_of(job.consumer, q)) --sub->unacked;
   unacked_changed(q, job, -1);
   switch (job.ack) {
     case Job::Ack::Ack:
@@ -284,21 +307,130 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
     case Job::Ack::Defer: throw InvariantError("rabbitmq: a consumer deferred a message (the loader refuses on_expired defer)");
   }
   give_credit(c);
+  if (reads_several(c.index())) [[unlikely]] {
+    // Per subscription, only the settled message's queue has new credit; per channel, every one.
+    if (c.spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) dispatch_for(c);
+    else dispatch(q);
+    return;
+  }
   dispatch(c.queue());
 }
 
 // Credit: the prefetch window and the channel's unacked deliveries.
 void RabbitMq::give_credit(Consumer& c) {
   Channel& ch = channels_[c.index()];
-  ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index()); });
+  if (!reads_several(c.index())) [[likely]] {
+    ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index()); });
+  } else {
+    ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return entry_credit(ch, c.index(), c.index()); });
+    for (auto s = subs_first_[c.index()]; s < subs_first_[c.index() + 1]; ++s) {
+      const int entry = consumer_count_ + static_cast<int>(s);
+      if (!subs_[s].in_ring && entry_credit(ch, c.index(), entry)) join_entry(c.index(), entry);
+    }
+  }
 }
 
-void RabbitMq::withhold_credit(int ci) { channels_[ci].leave(dispatchers_[w_.consumers[ci].queue()], ci); }
+void RabbitMq::withhold_credit(int ci) {
+  channels_[ci].leave(dispatchers_[w_.consumers[ci].queue()], ci);
+  if (reads_several(ci)) [[unlikely]] leave_entries(ci);
+}
 
 void RabbitMq::release_delivery(std::uint32_t j) {
   Job& job = w_.jobs[j];
   channels_[job.consumer].unhold(w_.jobs, j);
+  if (!subs_first_.empty()) [[unlikely]]
+    if (Subscription* sub = subscription_of(job.consumer, job.queue)) --sub->unacked;
   unacked_changed(job.queue, job, -1);
+}
+
+// --- channels consuming several queues
+
+RabbitMq::Subscription* RabbitMq::subscription_of(int ci, int q) {
+  for (auto s = subs_first_[ci]; s < subs_first_[ci + 1]; ++s)
+    if (subs_[s].queue == q) return &subs_[s];
+  return nullptr;  // the channel's first queue: its count is the rest of ch.held
+}
+
+// Whether ring entry `entry` of channel ci may take one more delivery: the channel's own checks,
+// then its window, per channel or per subscription.
+bool RabbitMq::entry_credit(const Channel& ch, int ci, int entry) {
+  if (!ch.listening() || policy(ch, [&](const auto& p) { return p.in_timeout(ci); })) return false;
+  if (ch.window == 0) return true;
+  if (w_.consumers[ci].spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) return ch.held.size() < ch.window;
+  std::uint32_t unacked = 0;
+  if (entry >= consumer_count_) {
+    unacked = subs_[static_cast<std::size_t>(entry - consumer_count_)].unacked;
+  } else {
+    unacked = static_cast<std::uint32_t>(ch.held.size());
+    for (auto s = subs_first_[ci]; s < subs_first_[ci + 1]; ++s) unacked -= subs_[s].unacked;
+  }
+  return unacked < ch.window;
+}
+
+void RabbitMq::join_entry(int ci, int entry) {
+  const int priority = w_.consumers[ci].spec().priority;
+  if (entry < consumer_count_) {
+    channels_[ci].join(dispatchers_[w_.consumers[ci].queue()], ci, priority);
+  } else {
+    Subscription& sub = subs_[static_cast<std::size_t>(entry - consumer_count_)];
+    dispatchers_[sub.queue].add(entry, priority);
+    sub.in_ring = true;
+  }
+}
+
+// Every subscription of ci but the first out of its queue's ring (the caller handles the first).
+void RabbitMq::leave_entries(int ci) {
+  for (auto s = subs_first_[ci]; s < subs_first_[ci + 1]; ++s) {
+    Subscription& sub = subs_[s];
+    if (sub.in_ring) dispatchers_[sub.queue].erase(consumer_count_ + static_cast<int>(s));
+    sub.in_ring = false;
+  }
+}
+
+// The delivery just sent through `entry` used up some of the window. One queue: back into the
+// ring if credit remains. Several: per subscription, the same for this subscription alone; per
+// channel, a full window takes the channel out of every queue's ring (each queue's next attempt
+// would be refused by the channel's limiter, rabbit_limiter:can_send/3).
+void RabbitMq::after_delivery(Channel& ch, int ci, int entry, int q) {
+  if (!reads_several(ci)) [[likely]] {
+    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, w_.consumers[ci].spec().priority);
+    return;
+  }
+  if (entry_credit(ch, ci, entry)) {
+    join_entry(ci, entry);
+  } else if (w_.consumers[ci].spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) {
+    ch.leave(dispatchers_[w_.consumers[ci].queue()], ci);
+    leave_entries(ci);
+  }
+}
+
+// A channel's window reopened (or it subscribed): each of its queues delivers while it may. With
+// one window for the channel, the queues compete for it: rabbit_limiter:notify_queues/1 wakes the
+// queues it had refused (those with messages waiting) in a list rotated at a uniformly random
+// place, "ensuring that each queue has an equal chance of being notified first".
+void RabbitMq::dispatch_for(Consumer& c) {
+  if (!reads_several(c.index())) {
+    dispatch(c.queue());
+    return;
+  }
+  const int ci = c.index();
+  const std::size_t n = 1 + (subs_first_[ci + 1] - subs_first_[ci]);
+  const auto queue_at = [&](std::size_t i) { return i == 0 ? c.queue() : subs_[subs_first_[ci] + i - 1].queue; };
+  std::size_t waiting = 0;
+  for (std::size_t i = 0; i < n; ++i) waiting += !queues_[queue_at(i)].empty();
+  // Rotate among the queues with messages: the k-th of them is woken first.
+  std::size_t first = 0;
+  if (waiting >= 2 && c.spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) {
+    const auto k = static_cast<std::size_t>(limiter_rng_.below(waiting));
+    for (std::size_t i = 0, seen = 0; i < n; ++i) {
+      if (queues_[queue_at(i)].empty()) continue;
+      if (seen++ == k) {
+        first = i;
+        break;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) dispatch(queue_at((first + i) % n));
 }
 
 bool RabbitMq::refuses(int q, std::uint32_t j, bool dead_letter) {

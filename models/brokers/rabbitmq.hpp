@@ -77,6 +77,9 @@ class RabbitMq final : public Broker {
   void withhold_credit(int ci);
   void give_credit(Consumer& c);
   void dispatch(int q);
+  // Every queue consumer c reads (consumers[].queue may be a list), in the order that a channel
+  // whose window just reopened would hear it (see dispatch_reopened).
+  void dispatch_for(Consumer& c);
   void requeue(std::uint32_t j, ReturnCause why);
   // A message dies in queue q (the caller has decided its outcome), by q's policy.
   void dead_letter(std::uint32_t j, int q, DeathReason why);
@@ -123,6 +126,26 @@ class RabbitMq final : public Broker {
            !policy(ch, [&](const auto& p) { return p.in_timeout(ci); });
   }
 
+  // A channel consuming several queues (consumers[].queue a list: Celery -Q a,b, one Spring
+  // listener container on two queues) has one subscription (basic.consume) per queue. The first
+  // queue's is the channel itself (its ring entry is the consumer's index, its in_ring flag the
+  // channel's), so a channel of one queue pays nothing; each further one is a Subscription, whose
+  // ring entry is consumer count + its index in subs_. basic.qos's prefetch counts per
+  // subscription (global=false, RabbitMQ's default since 3.3: `unacked` below) or per channel
+  // (global=true: ch.held), as consumers[].prefetch_scope says.
+  struct Subscription {
+    int consumer;
+    int queue;
+    bool in_ring = false;
+    std::uint32_t unacked = 0;  // deliveries of this queue the channel holds
+  };
+  bool reads_several(int ci) const { return !subs_first_.empty() && subs_first_[ci] != subs_first_[ci + 1]; }
+  bool entry_credit(const Channel& ch, int ci, int entry);
+  void after_delivery(Channel& ch, int ci, int entry, int q);
+  void join_entry(int ci, int entry);
+  void leave_entries(int ci);
+  Subscription* subscription_of(int ci, int q);
+
   // rabbit_amqqueue_process
   void enqueue(std::uint32_t j, int q, bool dead_letter);
   void deliver(std::uint32_t j, int q);
@@ -156,6 +179,12 @@ class RabbitMq final : public Broker {
   std::vector<RabbitQueue> queues_;
   std::vector<Dispatcher> dispatchers_;
   std::vector<Channel> channels_;  // by consumer index
+  std::vector<Subscription> subs_;   // the subscriptions after each channel's first
+  // Consumer ci's are subs_[subs_first_[ci] .. subs_first_[ci + 1]); empty if no channel reads
+  // several queues.
+  std::vector<std::uint32_t> subs_first_;
+  int consumer_count_ = 0;
+  sim::Rng limiter_rng_;  // rabbit_limiter's random order of the queues a reopened window wakes
   std::vector<DeathHistory> deaths_;  // by job pool index, grown on demand
   ClassicPolicy classic_;
   QuorumPolicy quorum_;

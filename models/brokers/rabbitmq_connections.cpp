@@ -27,26 +27,36 @@ void RabbitMq::consume(Consumer& c) {
   ch.subscribe();
   ch.opened_at = w_.now;
   ch.ticking = false;
-  RabbitQueue& Q = queues_[c.queue()];
-  // Clients declare the queue they consume from: consuming re-creates a deleted queue.
-  Q.deleted = false;
-  ++Q.consumers;
-  ++Q.lease_gen;  // a queue with a consumer does not expire
+  const auto subscribe_to = [&](int q) {
+    RabbitQueue& Q = queues_[q];
+    // Clients declare the queue they consume from: consuming re-creates a deleted queue.
+    Q.deleted = false;
+    ++Q.consumers;
+    ++Q.lease_gen;  // a queue with a consumer does not expire
+  };
+  subscribe_to(c.queue());
+  for (int q : c.spec().other_queues) subscribe_to(q);
   give_credit(c);
-  dispatch(c.queue());
+  dispatch_for(c);
 }
 
 // basic.cancel: out of the dispatch ring, and no credit until the client consumes again.
-void RabbitMq::cancel(Consumer& c) { channels_[c.index()].cancel(dispatchers_[c.queue()], c.index()); }
+void RabbitMq::cancel(Consumer& c) {
+  channels_[c.index()].cancel(dispatchers_[c.queue()], c.index());
+  if (reads_several(c.index())) leave_entries(c.index());
+}
 
 // The connection is gone: every unacked delivery (in transit, buffered, executing, or whose ack
 // was still on the wire) is requeued at its original position, redelivered.
 void RabbitMq::close_connection(Consumer& c) { close_connection(c, ReturnCause::Crash); }
 
 void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
-  const int q = c.queue();
   Channel& ch = channels_[c.index()];
-  ch.close(dispatchers_[q], c.index());
+  ch.close(dispatchers_[c.queue()], c.index());
+  if (reads_several(c.index())) {
+    leave_entries(c.index());
+    for (auto s = subs_first_[c.index()]; s < subs_first_[c.index() + 1]; ++s) subs_[s].unacked = 0;
+  }
   ++ch.epoch;
   ch.ticking = false;
   // The client's stale copies of deliveries the queue took back die with it.
@@ -55,11 +65,15 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   for (std::uint32_t j : unacked) {
     ch.unhold(w_.jobs, j);
     ++w_.jobs[j].gen;  // its pending receive / completion / ack events are void now
-    unacked_changed(q, w_.jobs[j], -1);
+    unacked_changed(w_.jobs[j].queue, w_.jobs[j], -1);
     requeue(j, why);
   }
-  if (--queues_[q].consumers == 0) restart_lease(q);
-  dispatch(q);
+  const auto unsubscribe = [&](int q) {
+    if (--queues_[q].consumers == 0) restart_lease(q);
+  };
+  unsubscribe(c.queue());
+  for (int q : c.spec().other_queues) unsubscribe(q);
+  dispatch_for(c);
 }
 
 // The broker closes the channel itself: the client loses what it held, as in a crash.

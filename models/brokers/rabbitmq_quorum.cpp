@@ -86,7 +86,7 @@ void QuorumPolicy::on_ghost_settled(std::uint32_t j) {
   ghosts.erase(std::find(ghosts.begin(), ghosts.end(), j));
   w_.drop_ghost(j);
   core_.give_credit(c);
-  core_.dispatch(c.queue());
+  core_.dispatch_for(c);
 }
 
 void QuorumPolicy::on_channel_closed(int ci) {

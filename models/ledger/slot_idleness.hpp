@@ -3,6 +3,10 @@
 // queue held received, unstarted jobs (idle_slots_with_stranded_work). Stranding needs only who
 // holds local jobs: with two or more holders every idle slot has work elsewhere; with one, all
 // but its own.
+//
+// Slots are kept in books: one per queue, for the groups reading that queue alone, and one per
+// group reading several queues (a union book, ConsumerSpec::slot_book), whose slots idle "with
+// backlog" while any of its queues holds ready messages, so that each idle slot counts once.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +21,14 @@ namespace brokersim {
 
 class SlotIdleness {
  public:
-  SlotIdleness(std::size_t queues, std::size_t consumers) : queues_(queues), idle_(consumers, 0) {}
+  SlotIdleness(std::size_t queues, std::size_t consumers) : queues_(queues), idle_(consumers, 0), unions_of_(queues) {}
+
+  // Book `book` (the next one past those made so far) keeps the slots of a group reading `reads`.
+  void add_union(int book, const std::vector<int>& reads) {
+    if (static_cast<std::size_t>(book) >= queues_.size()) queues_.resize(static_cast<std::size_t>(book) + 1);
+    for (int q : reads) unions_of_[static_cast<std::size_t>(q)].push_back(book);
+    any_union_ = true;
+  }
 
   void slots_attached(int q, int consumer, Time now, int delta);
   void busy_changed(int q, int consumer, Time now, int delta);
@@ -25,6 +36,14 @@ class SlotIdleness {
   // Whether queue q holds ready messages (every message, counted or not).
   void ready_changed(int q, Time now, bool ready) {
     Queue& b = queues_[static_cast<std::size_t>(q)];
+    if (any_union_ && b.ready != ready) [[unlikely]] {
+      for (int u : unions_of_[static_cast<std::size_t>(q)]) {
+        Queue& ub = queues_[static_cast<std::size_t>(u)];
+        ub.ready_queues += ready ? 1 : -1;
+        ub.ready = ub.ready_queues > 0;
+        refresh_backlog(ub, now);
+      }
+    }
     b.ready = ready;
     refresh_backlog(b, now);
   }
@@ -36,6 +55,7 @@ class SlotIdleness {
  private:
   struct Queue {
     bool ready = false;
+    int ready_queues = 0;         // a union book: how many of its queues hold ready messages
     int idle_slots = 0;
     int holders = 0;              // consumers with a non-empty local buffer
     std::int64_t holder_sum = 0;  // the sum of their indices: the holder itself when holders == 1
@@ -58,6 +78,8 @@ class SlotIdleness {
 
   std::vector<Queue> queues_;
   std::vector<int> idle_;  // idle slots per consumer (0 while detached)
+  std::vector<std::vector<int>> unions_of_;  // by queue: the union books that include it
+  bool any_union_ = false;
   sim::TimeWeighted busy_slots_, attached_slots_;
 };
 

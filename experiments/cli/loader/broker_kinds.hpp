@@ -39,6 +39,8 @@ struct BrokerKind {
   // The ack modes it refuses, and whether on_expired "defer" (Azure Service Bus's Defer()) is offered.
   std::span<const RefusedAck> refused_acks = {};
   bool defers = false;
+  // Whether a consumer group's `queue` may be a list: one channel consuming several queues.
+  bool reads_several_queues = false;
 
   std::string_view name() const { return model->name; }
   Keys keys(Section section) const;
@@ -58,6 +60,9 @@ const BrokerKind& amazon_sqs();        // amazon_sqs.cpp
 // classic keys read, and a quorum queue's own keys then by load_quorum_queue_keys.
 Keys rabbitmq_broker_keys();
 Keys rabbitmq_queue_keys();
+// A RabbitMQ consumer group's own keys (prefetch_scope) and their reader, for both kinds.
+Keys rabbitmq_consumer_keys();
+void load_rabbitmq_consumer(const json& v, const std::string& path, ConsumerSpec& consumer);
 BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, QueueType default_type);
 
 // What quorum queues add (rabbitmq_quorum.cpp): their queue keys, the broker key of their

@@ -59,6 +59,32 @@ AutoscaleSpec load_autoscale(const json& v, const std::string& path, int count) 
   return a;
 }
 
+// `queue`: a queue's name, or (where the kind has one channel consume several queues) a list of
+// distinct names, the first being the group's own for the outputs that name one queue.
+void load_queues(const json& v, const std::string& path, const Context& context, const BrokerKind& kind, ConsumerSpec& consumer) {
+  if (!v.is_array()) {
+    consumer.queue = queue_index(v, path, context);
+    return;
+  }
+  if (!kind.reads_several_queues) {
+    std::vector<std::string_view> owners;
+    for (const BrokerKind* other : broker_kinds())
+      if (other->reads_several_queues) owners.push_back(other->name());
+    fail(path, "the name of a queue in broker.queues (a list of queues read by one consumer is modelled on broker kind " +
+                   list(owners, "\"") + ")",
+         v);
+  }
+  if (v.empty() || v.size() > context.queue_names.size()) {
+    fail(path, "a queue's name or a list of 1 to " + std::to_string(context.queue_names.size()) + " distinct queue names", v);
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const int q = queue_index(v[i], join(path, i), context);
+    if (i > 0 && consumer.reads(q)) fail(join(path, i), "a queue not already in the list", v[i]);
+    if (i == 0) consumer.queue = q;
+    else consumer.other_queues.push_back(q);
+  }
+}
+
 constexpr std::int64_t kMaxSlots = 1'000'000;
 constexpr std::int64_t kMaxPrefetch = 65535;  // AMQP 0-9-1 basic.qos prefetch-count is 16 bits
 
@@ -70,7 +96,7 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
   check_keys(v, path, section_keys(kConsumerKeys, kind, Section::Consumer), foreign_key_owner(kind, Section::Consumer));
   ConsumerSpec consumer;
   consumer.prefetch = 0;  // RabbitMQ's default: unlimited
-  consumer.queue = queue_index(member(v, "queue"), join(path, "queue"), context);
+  load_queues(member(v, "queue"), join(path, "queue"), context, kind, consumer);
   if (has(v, "count")) {
     consumer.count = static_cast<int>(integer(v["count"], join(path, "count"), 1, kMaxConsumers, "an integer >= 1"));
   }
@@ -155,6 +181,31 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
   if (has(v, "shutdown_grace_ms")) consumer.shutdown_grace = ms_non_negative(v["shutdown_grace_ms"], join(path, "shutdown_grace_ms"));
   if (kind.load_consumer != nullptr) kind.load_consumer(v, path, consumer);
   return consumer;
+}
+
+void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path) {
+  const ConsumerSpec& c = s.consumers[group];
+  if (!c.reads_several()) return;
+  const auto type = [&](int q) { return s.broker.queues[static_cast<std::size_t>(q)].rabbitmq.type; };
+  const auto name = [&](int q) { return s.broker.queues[static_cast<std::size_t>(q)].name; };
+  const std::string at = join(path, "queue");
+  for (int q : c.other_queues) {
+    if (type(q) != type(c.queue)) {
+      // The channel's prefetch window and consumer timeout follow one queue type's rules.
+      fail_message(at, "expected queues of one type, got " + quoted(name(c.queue)) + " (" +
+                           (type(c.queue) == QueueType::Quorum ? "quorum" : "classic") + ") and " + quoted(name(q)) + " (" +
+                           (type(q) == QueueType::Quorum ? "quorum" : "classic") + "): give the group of each type its own entry");
+    }
+  }
+  if (c.prefetch_scope == ConsumerSpec::PrefetchScope::Channel && type(c.queue) == QueueType::Quorum) {
+    fail_message(join(path, "prefetch_scope"),
+                 "expected \"consumer\": quorum queues refuse a consumer on a channel with global QoS (RabbitMQ, "
+                 "quorum-queues.md \"Global QoS\"), got \"channel\"");
+  }
+  if (c.autoscale) {
+    fail_message(join(path, "autoscale"), "expected null for a group reading several queues (its scaler would read one queue), got an "
+                                          "autoscale object: give each queue a group of its own to autoscale it");
+  }
 }
 
 }  // namespace brokersim::loader

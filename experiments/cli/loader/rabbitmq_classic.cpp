@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::string_view kBrokerKeys[] = {"kind",           "version",         "delivery_latency_ms", "ack_latency_ms",
                                             "consumer_timeout_ms", "expiry_slack_ms", "queues"};
+constexpr std::string_view kConsumerKeys[] = {"prefetch_scope"};
 constexpr std::string_view kQueueKeys[] = {"message_ttl_ms", "dead_letter_to", "max_length",       "max_length_bytes",
                                            "overflow",       "expires_ms",     "declare_every_ms", "declare_at_ms",
                                            "type"};
@@ -133,6 +134,18 @@ bool has_quorum_queue(const json& v, QueueType default_type) {
 
 }  // namespace
 
+Keys rabbitmq_consumer_keys() { return kConsumerKeys; }
+
+// prefetch_scope: basic.qos global=false ("consumer", RabbitMQ's default: each queue's
+// subscription on the channel has the whole prefetch) or global=true ("channel": one window for
+// all of them). It matters only to a group reading several queues. A quorum queue refuses a
+// consumer on a channel with global QoS (docs/semantics.md, "Consumers of several queues").
+void load_rabbitmq_consumer(const json& v, const std::string& path, ConsumerSpec& consumer) {
+  if (!has(v, "prefetch_scope")) return;
+  constexpr ConsumerSpec::PrefetchScope kScopes[] = {ConsumerSpec::PrefetchScope::Consumer, ConsumerSpec::PrefetchScope::Channel};
+  consumer.prefetch_scope = kScopes[choice(v["prefetch_scope"], join(path, "prefetch_scope"), {"consumer", "channel"})];
+}
+
 BrokerSpec load_rabbitmq(const json& v, Context& context, const BrokerKind& kind, QueueType default_type) {
   const std::string path = "broker";
   // A rabbitmq-classic broker with a quorum queue (broker.queues.NAME.type) also takes the quorum
@@ -165,7 +178,8 @@ namespace {
 
 BrokerSpec load(const json& v, Context& context) { return load_rabbitmq(v, context, rabbitmq_classic(), QueueType::Classic); }
 
-constexpr BrokerKind kRabbitmqClassic{&kRabbitmqClassicKind, kBrokerKeys, kQueueKeys, {}, {}, load};
+constexpr BrokerKind kRabbitmqClassic{&kRabbitmqClassicKind, kBrokerKeys, kQueueKeys, {}, kConsumerKeys,
+                                      load, nullptr,  load_rabbitmq_consumer, {}, false, true};
 
 }  // namespace
 

@@ -51,7 +51,8 @@ const BrokerKind& kind() {
     keys.insert(keys.end(), std::begin(kQuorumBrokerKeys), std::end(kQuorumBrokerKeys));
     return keys;
   }();
-  static const BrokerKind k{&kRabbitmqQuorumKind, broker_keys, queue_keys, {}, {}, load};
+  static const BrokerKind k{&kRabbitmqQuorumKind, broker_keys, queue_keys, {}, rabbitmq_consumer_keys(),
+                            load, nullptr, load_rabbitmq_consumer, {}, false, true};
   return k;
 }
 

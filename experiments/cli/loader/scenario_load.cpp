@@ -38,6 +38,7 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
       const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
       try {
         scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
+        check_consumer_queues(scenario, i, path);
         check_framework(scenario, i, path);
       } catch (const ScenarioError& e) {
         // A key the framework wrote is not the user's: the error says which setting it came from.
@@ -58,6 +59,10 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
     }
   }
 
+  // A group reading several queues keeps its slots in a book of its own, after the queues'.
+  int books = static_cast<int>(scenario.broker.queues.size());
+  for (ConsumerSpec& c : scenario.consumers)
+    if (c.reads_several()) c.slot_book = books++;
   load_closing_keys(doc, scenario, total_consumers);
   return scenario;
 }

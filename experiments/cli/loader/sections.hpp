@@ -42,5 +42,7 @@ std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std
 
 // consumers.cpp: one group; `total` counts the consumers of all groups so far.
 ConsumerSpec load_consumer(const json& v, const std::string& path, const Context& context, std::int64_t& total);
+// A group reading several queues, checked against the broker's queues (their types) once loaded.
+void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path);
 
 }  // namespace brokersim::loader

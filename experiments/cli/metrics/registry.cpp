@@ -229,6 +229,31 @@ void add_queue(Entries<RunView>& out, const Scenario& scenario, std::size_t q) {
   count("deletions", "deletions", "times x-expires deleted the queue", &QueueResult::deletions);
 }
 
+// With a group reading several queues: the counted jobs by the queue their producer publishes to,
+// with the whole run's outcome, fraction and wait figures (RunResult::by_queue), for each queue
+// some producer publishes to.
+void add_jobs_by_queue(Entries<RunView>& out, const Scenario& scenario) {
+  using V = const RunView&;
+  bool several = false;
+  for (const ConsumerSpec& c : scenario.consumers) several = several || c.reads_several();
+  if (!several) return;
+  Entries<WindowResult> tally;
+  add_tally<WindowResult>(tally, [](const WindowResult& w) -> const WindowResult& { return w; }, false);
+  add_field<RunView>(out, {"jobs_by_queue"}, [](V) { return nlohmann::ordered_json::object(); });
+  for (std::size_t q = 0; q < scenario.broker.queues.size(); ++q) {
+    bool published = false;
+    for (const ProducerSpec& p : scenario.producers) published = published || p.queue == static_cast<int>(q);
+    if (!published) continue;
+    const std::string name = scenario.broker.queues[q].name;
+    for (const MetricEntry<WindowResult>& e : tally) {
+      std::vector<std::string> path{"jobs_by_queue", name};
+      path.insert(path.end(), e.path.begin(), e.path.end());
+      add<RunView>(out, std::move(path), e.kind, e.unit, e.counts + " (jobs published to " + name + ")",
+                   [q, f = e.value](V v) { return f(v.result.by_queue[q]); });
+    }
+  }
+}
+
 void add_load(Entries<RunView>& out, const std::string& queue, std::size_t l, bool mean_slots) {
   using V = const RunView&;
   const auto real = [&](const char* key, const char* unit, const char* counts, double (*f)(const QueueLoad&)) {
@@ -417,6 +442,7 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
   // A scenario without queues (or loads) still has the key, null.
   add_field<RunView>(out, {"queues"}, [](V) { return nlohmann::ordered_json(); });
   for (std::size_t q = 0; q < scenario.broker.queues.size(); ++q) add_queue(out, scenario, q);
+  add_jobs_by_queue(out, scenario);
   add_field<RunView>(out, {"offered_load"}, [](V) { return nlohmann::ordered_json(); });
   const std::vector<QueueLoad> loads = offered_load(scenario);
   for (std::size_t l = 0; l < loads.size(); ++l)

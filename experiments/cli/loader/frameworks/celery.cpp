@@ -61,6 +61,16 @@ void translate(Translation& t) {
     const double s = t.seconds("task_time_limit", 0, 0.001, 1e9);
     t.set("exec_timeout", s * 1000, "task_time_limit", "the hard time limit kills the task: timed_out, acked");
   }
+  // A worker on several queues (-Q a,b) consumes them all on one channel (kombu's Consumer). Its
+  // basic.qos is global on RabbitMQ >= 3.3 (celery/worker/consumer/tasks.py qos_global: py-amqp's
+  // qos_semantics_matches_spec is false there), so the queues share one window; with quorum
+  // queues Celery (worker_detect_quorum_queues, on by default) turns global QoS off.
+  const json* queue = t.consumer_key("queue");
+  if (queue != nullptr && queue->is_array() && !sqs) {
+    const bool quorum = t.kind() == "rabbitmq-quorum";
+    t.set("prefetch_scope", quorum ? "consumer" : "channel", "worker_prefetch_multiplier",
+          quorum ? "quorum queues: global QoS off, the prefetch per queue" : "global QoS: one prefetch window for all its queues");
+  }
   if (sqs) {
     // kombu's SQS channel asks each ReceiveMessage for the free prefetch room, at most 10: a
     // batch of 10 limited by the room, as brokersim's client receives.

@@ -39,6 +39,9 @@ void translate(Translation& t) {
         "count (" + std::to_string(instances) + " instances) x concurrentConsumers: one channel and consumer each");
   t.set("slots", 1, "concurrentConsumers", "a consumer runs one listener call at a time");
   t.set("prefetch", prefetch, "prefetch", "basic.qos per consumer");
+  // A container listening to several queues consumes each on every consumer's channel: its
+  // basic.qos counts per queue (global false), or for the channel with globalQos true.
+  if (t.boolean("globalQos", false)) t.set("prefetch_scope", "channel", "globalQos", "basic.qos global: one window for the channel");
   t.set("ack", ack, "acknowledgeMode", ack == "on-receipt" ? "NONE: autoAck, settled as sent" : "AUTO: acked when the listener returns");
   // A listener exception nacks the message with requeue = defaultRequeueRejected: back to the
   // queue (true) or rejected (false). brokersim's failed jobs are acked, so failures can be
@@ -63,10 +66,9 @@ void translate(Translation& t) {
 const Framework& spring_amqp() {
   static const Framework f{"spring-amqp",
                            {"prefetch", "concurrentConsumers", "maxConcurrentConsumers", "acknowledgeMode",
-                            "defaultRequeueRejected"},
+                            "defaultRequeueRejected", "globalQos"},
                            translate,
-                           {{"batchSize", "one ack covering several messages"},
-                            {"globalQos", "the prefetch is per consumer in brokersim"}}};
+                           {{"batchSize", "one ack covering several messages"}}};
   return f;
 }
 
