@@ -19,7 +19,7 @@ sim::Rng stream(std::uint64_t seed, std::uint64_t rep, int group, int member, co
 
 Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, std::uint64_t seed,
                    std::uint64_t replication)
-    : ConsumerHot{.spec_ = &spec, .index_ = index, .group_ = group},
+    : ConsumerHot{.spec_ = &spec, .index_ = index, .group_ = group, .book_ = spec.book()},
       ConsumerCold{.delivery_rng = stream(seed, replication, group, member, "delivery"),
                    .ack_rng = stream(seed, replication, group, member, "ack"),
                    .failure_rng = stream(seed, replication, group, member, "failure"),
@@ -35,7 +35,7 @@ void Consumer::connect(World& w) {
   if (!w.broker->open_connection(*this)) return;  // the broker reconnects us when it can
   attached = true;
   busy_tw.set(w.now, 0);
-  w.ledger.slots_attached(spec_->book(), index_, w.now, slots());
+  w.ledger.slots_attached(book_, index_, w.now, slots());
   w.broker->consume(*this);
 }
 
@@ -68,7 +68,7 @@ void Consumer::receive(World& w, std::uint32_t j) {
   local.push_back(j);
   local_tw.set(w.now, static_cast<double>(local.size()));
   start_buffered(w);
-  if ((before == 0) != local.empty()) w.ledger.local_changed(spec_->book(), index_, w.now, before, local.size());
+  if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
 }
 
 void Consumer::try_start(World& w, bool woken) {
@@ -76,7 +76,7 @@ void Consumer::try_start(World& w, bool woken) {
   woken_ = woken;
   start_buffered(w);
   woken_ = false;
-  if ((before == 0) != local.empty()) w.ledger.local_changed(spec_->book(), index_, w.now, before, local.size());
+  if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
 }
 
 void Consumer::start_buffered(World& w) {
@@ -258,7 +258,7 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
 void Consumer::busy_changed(World& w, int delta) {
   busy += delta;
   busy_tw.set(w.now, busy);
-  w.ledger.busy_changed(spec_->book(), index_, w.now, delta);
+  w.ledger.busy_changed(book_, index_, w.now, delta);
 }
 
 ConsumerResult Consumer::result(Time now) const {
@@ -294,8 +294,8 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
     release_kept(w, j);
   }
   busy_changed(w, -busy);
-  w.ledger.slots_attached(spec_->book(), index_, w.now, -slots());
-  w.ledger.local_changed(spec_->book(), index_, w.now, local.size(), 0);
+  w.ledger.slots_attached(book_, index_, w.now, -slots());
+  w.ledger.local_changed(book_, index_, w.now, local.size(), 0);
   local.clear();
   local_tw.set(w.now, 0);
   stalled_until = 0;

@@ -46,6 +46,7 @@ struct ConsumerHot {
   const ConsumerSpec* spec_;
   int index_;
   int group_;
+  int book_;  // the ledger's slot book of its slots (ConsumerSpec::book)
   Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
   std::uint64_t started_ = 0;  // executions started, warm-up included
   bool attached = false;

@@ -35,7 +35,7 @@ void Consumer::receive_for_batch(World& w, std::uint32_t j) {
   // same instant: with window 0 a receive's whole response is in before the batch starts).
   if (before == 0) wake_for_window(w);
   if (local.size() >= static_cast<std::size_t>(spec_->batch.max_messages)) start_buffered(w);
-  if ((before == 0) != local.empty()) w.ledger.local_changed(spec_->book(), index_, w.now, before, local.size());
+  if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
 }
 
 void Consumer::wake_for_window(World& w) {

@@ -99,8 +99,10 @@ class Ledger {
   // --- outcomes
   void job_created(const Job& job) {
     if (job.counted) ++r.generated;
-    if (!by_queue_.empty() && job.counted) [[unlikely]] ++by_queue_of(job).generated;
-    windows_.job_created(job);
+    if (tallies_) [[unlikely]] {
+      if (by_queue_on_ && job.counted) ++by_queue_of(job).generated;
+      windows_.job_created(job);
+    }
     outcomes_.job_created(job);
   }
   void count_outcome(const Job& job, Outcome o);
@@ -155,9 +157,12 @@ class Ledger {
   }
   void add_wait(Wait w, const Job& job, Time d) {
     r.wait(w).add(d);
-    if (!by_queue_.empty()) [[unlikely]] by_queue_of(job).wait(w).add(d);
-    if (WindowResult* win = windows_.of(job)) win->wait(w).add(d);
+    if (tallies_) [[unlikely]] {
+      if (WindowResult* win = windows_.of(job)) win->wait(w).add(d);
+      if (by_queue_on_) by_queue_of(job).wait(w).add(d);
+    }
   }
+
 
   const Scenario& s_;
   Time span_end_ = sim::kNever;  // close_span's time; completions after it are in no rate
@@ -176,6 +181,8 @@ class Ledger {
   // Counted jobs by the queue their producer publishes to (RunResult::by_queue), when some group
   // reads several queues: which of its queues pays for the shared slots.
   std::vector<WindowResult> by_queue_;
+  bool by_queue_on_ = false;
+  bool tallies_ = false;  // windows or by_queue: one test on the per-job path for both
   WindowResult& by_queue_of(const Job& job) {
     return by_queue_[static_cast<std::size_t>(s_.producers[static_cast<std::size_t>(job.producer)].queue)];
   }
@@ -206,8 +213,10 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
   }
   if (!job.counted) return;
   outcomes_.count(r, job, o);
-  if (windows_.on()) [[unlikely]] windows_.outcome(job, o);
-  if (!by_queue_.empty()) [[unlikely]] tally_outcome(by_queue_of(job), job, o);
+  if (tallies_) [[unlikely]] {
+    if (windows_.on()) windows_.outcome(job, o);
+    if (by_queue_on_) tally_outcome(by_queue_of(job), job, o);
+  }
 }
 
 }  // namespace brokersim

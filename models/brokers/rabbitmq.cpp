@@ -34,6 +34,7 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
   consumer_count_ = static_cast<int>(w.consumers.size());
   bool several = false;
   for (const auto& c : w.consumers) several = several || c.spec().reads_several();
+  several_ = several;
   if (several) {
     subs_first_.reserve(w.consumers.size() + 1);
     for (const auto& c : w.consumers) {
@@ -144,7 +145,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
   Job& job = w_.jobs[j];
   const int entry = dispatchers_[q].take();
   int ci = entry;
-  if (entry < consumer_count_) [[likely]] {
+  if (!several_ || entry < consumer_count_) [[likely]] {
     channels_[entry].in_ring = false;
   } else {
     Subscription& sub = subs_[static_cast<std::size_t>(entry - consumer_count_)];
@@ -158,12 +159,16 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     // basic.consume no-ack: settled as it is sent, the client's from here on (lost with it).
     job.early = Job::Early::Released;
     c.keep(w_, j);
-    after_delivery(ch, ci, entry, q);
+    if (!reads_several(ci)) [[likely]] {
+      if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+    } else {
+      after_delivery(ch, ci, entry);
+    }
     w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
     return;
   }
   ch.hold(w_.jobs, j);
-  if (entry >= consumer_count_) [[unlikely]] ++subs_[static_cast<std::size_t>(entry - consumer_count_)].unacked;
+  if (several_ && entry >= consumer_count_) [[unlikely]] ++subs_[static_cast<std::size_t>(entry - consumer_count_)].unacked;
   unacked_changed(q, job, +1);
   if (consumer_timeout_on_ && !ch.ticking) {
     // Ticks keep their phase from the channel's opening, so the timeout fires in [T, T + 60 s].
@@ -172,7 +177,11 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     ch.ticking = true;
   }
   policy(ch, [&](auto& p) { p.on_deliver(j, job); });
-  after_delivery(ch, ci, entry, q);
+  if (!reads_several(ci)) [[likely]] {
+    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+  } else {
+    after_delivery(ch, ci, entry);
+  }
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
 }
 
@@ -295,7 +304,8 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
   Consumer& c = w_.consumers[job.consumer];
   const int q = job.queue;
   channels_[job.consumer].unhold(w_.jobs, j);
-  if (!subs_first_.empty()) [[unlikely]]
+  const bool several = reads_several(job.consumer);
+  if (several) [[unlikely]]
     if (Subscription* sub = subscription_of(job.consumer, q)) --sub->unacked;
   unacked_changed(q, job, -1);
   switch (job.ack) {
@@ -307,7 +317,7 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
     case Job::Ack::Defer: throw InvariantError("rabbitmq: a consumer deferred a message (the loader refuses on_expired defer)");
   }
   give_credit(c);
-  if (reads_several(c.index())) [[unlikely]] {
+  if (several) [[unlikely]] {
     // Per subscription, only the settled message's queue has new credit; per channel, every one.
     if (c.spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) dispatch_for(c);
     else dispatch(q);
@@ -338,7 +348,7 @@ void RabbitMq::withhold_credit(int ci) {
 void RabbitMq::release_delivery(std::uint32_t j) {
   Job& job = w_.jobs[j];
   channels_[job.consumer].unhold(w_.jobs, j);
-  if (!subs_first_.empty()) [[unlikely]]
+  if (several_) [[unlikely]]
     if (Subscription* sub = subscription_of(job.consumer, job.queue)) --sub->unacked;
   unacked_changed(job.queue, job, -1);
 }
@@ -387,15 +397,12 @@ void RabbitMq::leave_entries(int ci) {
   }
 }
 
-// The delivery just sent through `entry` used up some of the window. One queue: back into the
-// ring if credit remains. Several: per subscription, the same for this subscription alone; per
-// channel, a full window takes the channel out of every queue's ring (each queue's next attempt
-// would be refused by the channel's limiter, rabbit_limiter:can_send/3).
-void RabbitMq::after_delivery(Channel& ch, int ci, int entry, int q) {
-  if (!reads_several(ci)) [[likely]] {
-    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, w_.consumers[ci].spec().priority);
-    return;
-  }
+// The delivery just sent through `entry` of a channel reading several queues used up some of the
+// window (a channel of one queue rejoins its ring in deliver itself). Per subscription: back into
+// this queue's ring if the subscription has credit left. Per channel: a full window takes the
+// channel out of every queue's ring (each queue's next attempt would be refused by the channel's
+// limiter, rabbit_limiter:can_send/3).
+void RabbitMq::after_delivery(Channel& ch, int ci, int entry) {
   if (entry_credit(ch, ci, entry)) {
     join_entry(ci, entry);
   } else if (w_.consumers[ci].spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) {

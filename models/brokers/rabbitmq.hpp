@@ -139,9 +139,9 @@ class RabbitMq final : public Broker {
     bool in_ring = false;
     std::uint32_t unacked = 0;  // deliveries of this queue the channel holds
   };
-  bool reads_several(int ci) const { return !subs_first_.empty() && subs_first_[ci] != subs_first_[ci + 1]; }
+  bool reads_several(int ci) const { return several_ && subs_first_[ci] != subs_first_[ci + 1]; }
   bool entry_credit(const Channel& ch, int ci, int entry);
-  void after_delivery(Channel& ch, int ci, int entry, int q);
+  void after_delivery(Channel& ch, int ci, int entry);
   void join_entry(int ci, int entry);
   void leave_entries(int ci);
   Subscription* subscription_of(int ci, int q);
@@ -184,6 +184,7 @@ class RabbitMq final : public Broker {
   // several queues.
   std::vector<std::uint32_t> subs_first_;
   int consumer_count_ = 0;
+  bool several_ = false;  // some channel reads several queues: one flag on the per-job path
   sim::Rng limiter_rng_;  // rabbit_limiter's random order of the queues a reopened window wakes
   std::vector<DeathHistory> deaths_;  // by job pool index, grown on demand
   ClassicPolicy classic_;
