@@ -167,6 +167,7 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   void start_batches(World& w);
   void start_batch(World& w);
   void wake_for_window(World& w);
+  std::size_t min_messages() const;  // batch.min_messages, or max_messages when unset
   void reject_locally(World& w, std::uint32_t j);
   Time send_ack(World& w, std::uint32_t j, Job::Ack what);  // returns when it arrives
   void busy_changed(World& w, int delta);

@@ -2,7 +2,8 @@
 // as AWS Lambda's SQS event source mapping invokes a function with up to BatchSize messages
 // (docs/scenario.md, docs/framework-aws-lambda.md). The rules:
 //  - Received messages wait in the client's buffer (the Local stage) until a slot is free and
-//    either max_messages of them are there or the batching window, opened by the oldest of them
+//    either max_messages of them are there, or min_messages of them (when set: the Functions
+//    trigger's minMessageBatchSize), or the batching window, opened by the oldest of them
 //    arriving, has ended (window 0: what one receive brought, at once). A batch short of
 //    max_messages starts only on a wake (Ev::StallEnd), which runs after every settlement,
 //    receive and execution end of its instant: a slot freed at t, whose deletes free the
@@ -34,13 +35,26 @@ void Consumer::receive_for_batch(World& w, std::uint32_t j) {
   // The first message of a batch opens its window (a StallEnd runs after every Receive of the
   // same instant: with window 0 a receive's whole response is in before the batch starts).
   if (before == 0) wake_for_window(w);
-  if (local.size() >= static_cast<std::size_t>(spec_->batch.max_messages)) start_buffered(w);
+  if (local.size() >= static_cast<std::size_t>(spec_->batch.max_messages)) {
+    start_buffered(w);
+  } else if (local.size() == min_messages()) {
+    // Enough for a batch: it starts once the rest of this instant's receives are in.
+    w.at(w.now, Ev::StallEnd, static_cast<std::uint32_t>(index_));
+  }
   if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
 }
 
 void Consumer::wake_for_window(World& w) {
   const Time opens = w.jobs[local.front()].received;
-  w.at(std::max(w.now, sim::add_sat(opens, spec_->batch.window)), Ev::StallEnd, static_cast<std::uint32_t>(index_));
+  // (Without min_messages the wake is at the window's end: a full batch starts on its own.)
+  const bool enough = spec_->batch.min_messages > 0 && local.size() >= min_messages();
+  const Time at = enough ? w.now : std::max(w.now, sim::add_sat(opens, spec_->batch.window));
+  w.at(at, Ev::StallEnd, static_cast<std::uint32_t>(index_));
+}
+
+std::size_t Consumer::min_messages() const {
+  const int min = spec_->batch.min_messages > 0 ? spec_->batch.min_messages : spec_->batch.max_messages;
+  return static_cast<std::size_t>(min);
 }
 
 // Called with the consumer attached and not stalled (start_buffered).
@@ -48,7 +62,8 @@ void Consumer::start_batches(World& w) {
   bool took = false;
   while (busy < slots() && !local.empty()) {
     const bool full = local.size() >= static_cast<std::size_t>(spec_->batch.max_messages);
-    if (!full && (!woken_ || w.now < sim::add_sat(w.jobs[local.front()].received, spec_->batch.window))) {
+    const bool enough = local.size() >= min_messages();
+    if (!full && (!woken_ || (!enough && w.now < sim::add_sat(w.jobs[local.front()].received, spec_->batch.window)))) {
       wake_for_window(w);  // at the window's end, or now: after the rest of this instant
       break;
     }

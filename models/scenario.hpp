@@ -170,9 +170,13 @@ struct ConsumerSpec {
   int priority = 0;                       // x-priority (extension): higher is served first
   // consumers[].batch_handler (models/consumer_batch.cpp): one execution takes up to
   // `max_messages` received messages, after waiting up to `window` for them (AWS Lambda's SQS
-  // event source mapping). max_messages 0 = no batches: one message per execution.
+  // event source mapping; the Azure Functions Service Bus trigger's batches). max_messages 0 = no
+  // batches: one message per execution.
   struct Batch {
     int max_messages = 0;
+    // A batch of at least this many starts without waiting for the window's end (the Functions
+    // trigger's minMessageBatchSize); 0: max_messages (Lambda's rule: a full batch, or the window).
+    int min_messages = 0;
     Time window = 0;
     // failure_probability per message (the handler reports the failed items, Lambda's
     // ReportBatchItemFailures) instead of per execution (the whole batch fails).

@@ -171,16 +171,37 @@ void AzureServiceBus::dispatch(int q) {
     popped = true;
     if (w_.jobs[j].queue_expiry <= w_.now) {
       expire(j, q);
-    } else {
-      deliver(j, q, take_turn(dispatchers_[q], receivers_));
+      continue;
     }
+    const int ci = take_turn(dispatchers_[q], receivers_);
+    if (w_.consumers[static_cast<std::size_t>(ci)].spec().batch.max_messages > 0) [[unlikely]]
+      receive_batch(j, q, ci);
+    else
+      deliver(j, q, ci);
   }
   if (popped) ready_changed(q);
 }
 
+// A batch receive (ReceiveMessagesAsync with maxMessages, as the Functions trigger's batch loop
+// calls it): the client gets what is available, up to its room, in one response. An expired
+// message met on the way is removed as by any receive.
+void AzureServiceBus::receive_batch(std::uint32_t j, int q, int ci) {
+  Consumer& c = w_.consumers[static_cast<std::size_t>(ci)];
+  const Time latency = World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng);
+  deliver(j, q, ci, latency);
+  while (entities_[q].level.ready > 0 && has_credit(c)) {
+    const std::uint32_t k = pop_ready(q);
+    if (w_.jobs[k].queue_expiry <= w_.now)
+      expire(k, q);
+    else
+      deliver(k, q, ci, latency);
+  }
+  give_credit(c);
+}
+
 // Peek-lock: the lock starts as the broker sends the message, before the client has it
 // (service-bus-prefetch.md: prefetched messages are already locked, their lock timer running).
-void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
+void AzureServiceBus::deliver(std::uint32_t j, int q, int ci, Time latency) {
   Job& job = w_.jobs[j];
   Consumer& c = w_.consumers[static_cast<std::size_t>(ci)];
   Receiver& r = receivers_[static_cast<std::size_t>(ci)];
@@ -204,6 +225,10 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
       if (!entities_[q].lock_timer_armed) arm_lock_timer(q);
     }
   }
+  if (latency >= 0) {  // one message of a batch receive (receive_batch)
+    w_.at(w_.now + latency, Ev::Receive, j, job.gen);
+    return;
+  }
   // (A deferred message received back comes outside the ring's turns: its client may be in it.)
   if (!r.in_ring && has_credit(c)) r.join(dispatchers_[q], ci, 0);
   w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
@@ -217,7 +242,12 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci) {
 // lock ends when it would have (the processor with auto-renewal off).
 void AzureServiceBus::execution_started(std::uint32_t j) {
   const Job& job = w_.jobs[j];
-  const ConsumerSpec& spec = w_.consumers[static_cast<std::size_t>(job.consumer)].spec();
+  const Consumer& c = w_.consumers[static_cast<std::size_t>(job.consumer)];
+  const ConsumerSpec& spec = c.spec();
+  // A batch handler whose every slot now runs waits out of the ring (has_credit): its settlements
+  // bring it back (give_credit).
+  if (spec.batch.max_messages > 0 && !has_credit(c)) [[unlikely]]
+    receivers_[static_cast<std::size_t>(c.index())].leave(dispatchers_[static_cast<std::size_t>(c.queue())], c.index());
   if (job.ghost || spec.servicebus.receive_and_delete) return;
   if (session_lock_holds(job.queue, job.consumer)) return;  // the session's lock covers it
   if (spec.servicebus.max_auto_lock_renewal && *spec.servicebus.max_auto_lock_renewal == 0) return;

@@ -37,7 +37,11 @@
 // The client (models/consumer.cpp) is the broker-agnostic one; on this broker its settings mean
 //  - prefetch P > 0: PrefetchCount, a hard cap on the messages the client holds (in transit,
 //    buffered, executing, settling); slots: MaxConcurrentCalls, of which at most P can be busy;
-//  - prefetch 0 (Service Bus's default): no prefetch buffer, one receive per free slot.
+//  - prefetch 0 (Service Bus's default): no prefetch buffer, one receive per free slot;
+//  - batch_handler (the Functions trigger's batches): a receive takes up to the client's room
+//    (ReceiveMessagesAsync(maxMessages): what is available, up to maxMessages) in one response,
+//    one delivery latency for all of it, each message under its own lock; a client whose every
+//    slot runs receives nothing.                                          dispatch(), has_credit()
 // A crashed client's peek-locked messages stay locked until their locks lapse (a buffered
 // message at its own lock end, an executing one a lock duration after the crash, since it was
 // being renewed), then they are available again with their delivery count + 1.
@@ -159,7 +163,10 @@ class AzureServiceBus final : public Broker {
   void push_ready(std::uint32_t j, int q, bool returned);
   std::uint32_t pop_ready(int q);
   void dispatch(int q);
-  void deliver(std::uint32_t j, int q, int ci);
+  // latency >= 0: one message of a batch receive (one response, one latency for all of it); the
+  // caller puts the client back in the ring when the receive is done.
+  void deliver(std::uint32_t j, int q, int ci, Time latency = -1);
+  void receive_batch(std::uint32_t j, int q, int ci);
   // Sessions (azure_servicebus_sessions.cpp).
   bool sessions_on(int q) const { return entities_[static_cast<std::size_t>(q)].spec->servicebus.requires_session; }
   void push_session(std::uint32_t j, int q);

@@ -11,6 +11,10 @@ namespace brokersim {
 // message (ServiceBusProcessorOptions, service-bus-prefetch.md).
 bool AzureServiceBus::has_credit(const Consumer& c) const {
   const Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
+  // A batch handler receives nothing while every slot runs: the Functions trigger's batch loop
+  // awaits the function before its next ReceiveMessagesAsync (ServiceBusListener), so meanwhile
+  // the messages wait available in the queue, not locked in a busy instance's buffer.
+  if (c.spec().batch.max_messages > 0 && c.busy >= c.slots()) return false;
   const int spec_prefetch = c.spec().prefetch;
   const std::size_t cap = static_cast<std::size_t>(spec_prefetch > 0 ? spec_prefetch : c.slots());
   return r.listening() && r.held.size() < cap;
