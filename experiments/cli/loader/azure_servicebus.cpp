@@ -5,6 +5,7 @@
 // expiration_ms. RabbitMQ's queue arguments (message_ttl_ms, max_length, overflow, expires_ms,
 // ...) are refused naming the kinds that have them. A session queue (requires_session) and its
 // producers' session ids go together.
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ constexpr std::string_view kQueueKeys[] = {"dead_letter_to",    "lock_duration_m
                                            "auto_delete_on_idle_ms"};
 constexpr std::string_view kProducerKeys[] = {"scheduled_delay_ms", "session"};
 constexpr std::string_view kConsumerKeys[] = {"receive_mode", "max_auto_lock_renewal_ms", "session_idle_timeout_ms",
-                                              "receive_deferred_after_ms"};
+                                              "receive_deferred_after_ms", "batch_handler"};
 
 // CreateQueueOptions.LockDuration: at most 5 minutes.
 constexpr double kMaxLockMs = 300'000;
@@ -97,6 +98,52 @@ void load_producer(const json& v, const std::string& path, ProducerSpec& produce
   }
 }
 
+// consumers[].batch_handler (models/consumer_batch.cpp), as the Azure Functions trigger's batches
+// use it (docs/framework-azure-functions.md): one execution per batch of up to max_messages
+// (maxMessageBatchSize), starting once min_messages (minMessageBatchSize) are there or window_ms
+// (maxBatchWaitTime) has passed since the oldest arrived. Each message keeps its own peek-lock.
+// The client holds its batch (prefetch >= max_messages) and settles each message after the
+// execution (ack after-finish, peek-lock); session queues are not modelled with batches.
+constexpr std::int64_t kMaxBatchMessages = 65535;  // the largest prefetch
+constexpr double kMaxBatchWindowMs = 300'000;
+
+void load_batch_handler(const json& v, const std::string& path, ConsumerSpec& consumer) {
+  const std::string at = join(path, "batch_handler");
+  const json& b = object_at(v["batch_handler"], at,
+                            "an object {\"max_messages\": n, \"min_messages\": n, \"window_ms\": d, \"item_failures\": bool}, "
+                            "or null");
+  check_keys(b, at, {"max_messages", "min_messages", "window_ms", "item_failures"});
+  consumer.batch.max_messages = static_cast<int>(
+      integer(member(b, "max_messages"), join(at, "max_messages"), 1, kMaxBatchMessages, "an integer from 1 to 65535"));
+  if (given(b, "min_messages")) {
+    consumer.batch.min_messages = static_cast<int>(integer(b["min_messages"], join(at, "min_messages"), 1, consumer.batch.max_messages,
+                                                           "an integer from 1 to max_messages (" +
+                                                               std::to_string(consumer.batch.max_messages) + ")"));
+  }
+  if (given(b, "window_ms")) {
+    const std::string w = join(at, "window_ms");
+    const std::string expected = "a duration from 0 to 300000 ms";
+    const double ms = real(b["window_ms"], w, expected);
+    if (ms < 0 || ms > kMaxBatchWindowMs) fail(w, expected, b["window_ms"]);
+    consumer.batch.window = sim::from_ms(ms);
+  }
+  if (given(b, "item_failures")) consumer.batch.item_failures = boolean(b["item_failures"], join(at, "item_failures"));
+  if (consumer.prefetch < consumer.batch.max_messages) {
+    fail(join(path, "prefetch"),
+         "at least batch_handler.max_messages (" + std::to_string(consumer.batch.max_messages) +
+             ": the client holds its batch until it is settled)",
+         has(v, "prefetch") ? v["prefetch"] : json(consumer.prefetch));
+  }
+  if (consumer.ack != AckMode::AfterFinish || consumer.servicebus.receive_and_delete) {
+    fail(join(path, "ack"), "\"after-finish\" (peek-lock) with batch_handler (each message of a batch is settled when its execution ends)",
+         member(v, "ack"));
+  }
+  if (session_queues[static_cast<std::size_t>(consumer.queue)]) {
+    fail_message(at, "batches are not modelled on a queue with requires_session (broker.queues." +
+                         queue_names[static_cast<std::size_t>(consumer.queue)] + ".requires_session is true)");
+  }
+}
+
 void load_consumer(const json& v, const std::string& path, ConsumerSpec& consumer) {
   if (has(v, "priority")) {
     fail_message(join(path, "priority"), "Service Bus receivers have no priority; broker kind \"azure-servicebus\" has no such key");
@@ -153,6 +200,7 @@ void load_consumer(const json& v, const std::string& path, ConsumerSpec& consume
     }
     consumer.servicebus.receive_deferred_after = ms_non_negative(v["receive_deferred_after_ms"], at);
   }
+  if (given(v, "batch_handler")) load_batch_handler(v, path, consumer);
 }
 
 constexpr RefusedAck kRefusedAcks[] = {

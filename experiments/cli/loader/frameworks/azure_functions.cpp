@@ -9,8 +9,7 @@ namespace brokersim::loader {
 
 namespace {
 
-void translate(Translation& t) {
-  t.kinds({"azure-servicebus"}, "azure-functions");
+void translate_single(Translation& t) {
   // The extension's default MaxConcurrentCalls is 16 x the processor count (ServiceBusOptions);
   // a Consumption instance has one CPU, where it is the documented 16.
   const std::int64_t cpus = t.integer("host_cpus", 1, 1, 100'000);
@@ -34,14 +33,6 @@ void translate(Translation& t) {
     for (const char* s : {"maxConcurrentSessions", "sessionIdleTimeout"})
       if (t.given(s) != nullptr) t.refuse(s, "applies only with isSessionsEnabled true");
   }
-  // The trigger's isBatched (a function taking ServiceBusReceivedMessage[]): batches of up to
-  // maxMessageBatchSize are not mapped onto consumers[].batch_handler yet (amazon-sqs only).
-  if (t.given("isBatched") != nullptr) {
-    if (t.boolean("isBatched", false))
-      t.refuse("isBatched", "true (a function that receives a batch of messages) is not modelled yet on azure-servicebus: "
-                            "give false, a function that receives one message at a time");
-    t.no_key("isBatched", "false: the function receives one message at a time");
-  }
   const std::int64_t prefetch = t.integer("prefetchCount", 0, 0, 1'000'000);
   t.set("prefetch", prefetch, "prefetchCount", prefetch == 0 ? "no prefetch buffer: one receive per free call" : "");
   const double renewal = t.timespan_ms("maxAutoLockRenewalDuration", "00:05:00");
@@ -53,6 +44,89 @@ void translate(Translation& t) {
   }
   t.set("ack", "after-finish", "autoCompleteMessages", "completed when the function succeeds, abandoned when it throws");
   t.set("receive_mode", "peek-lock", "", "the trigger always receives in PeekLock");
+}
+
+// The batch settings (maxMessageBatchSize, minMessageBatchSize, maxBatchWaitTime) are host.json's,
+// shared by every function of the app: the host checks them at start-up whether or not this
+// function is batched (ServiceBusHostBuilderExtensions.AddServiceBus), so they are read either way.
+struct BatchSettings {
+  std::int64_t max, min;
+  double wait_ms;
+};
+
+// Without isBatched, only the settings given are read (and shown).
+BatchSettings batch_settings(Translation& t, bool batched) {
+  const auto read = [&](std::string_view s) { return batched || t.given(s) != nullptr; };
+  // MaxMessageBatchSize: no bound in ServiceBusOptions; ReceiveMessagesAsync refuses maxMessages
+  // below 1, and brokersim's batch is at most its largest prefetch.
+  const std::int64_t max = read("maxMessageBatchSize") ? t.integer("maxMessageBatchSize", 1000, 1, 65535) : 1000;
+  const std::int64_t min = read("minMessageBatchSize") ? t.integer("minMessageBatchSize", 1, 1, 65535) : 1;
+  if (min > max)
+    fail_message(t.at("minMessageBatchSize"),
+                 "expected at most maxMessageBatchSize (" + (read("maxMessageBatchSize") ? t.shown("maxMessageBatchSize") : "1000 (default)") +
+                     "): the Functions host refuses it (\"The minimum message batch size must be less than the maximum message "
+                     "batch size\", ServiceBusHostBuilderExtensions), got " + t.shown("minMessageBatchSize"));
+  const double wait = read("maxBatchWaitTime") ? t.timespan_ms("maxBatchWaitTime", "00:00:30") : 30'000;
+  if (wait > 150'000)
+    fail_message(t.at("maxBatchWaitTime"),
+                 "expected at most 00:02:30: the Functions host refuses a longer wait (\"no longer then 50% of the entity message "
+                 "lock duration, meaning the maximum allowed value is 2 minutes and 30 seconds\", ServiceBusHostBuilderExtensions), "
+                 "got " + t.shown("maxBatchWaitTime"));
+  return {max, min, wait};
+}
+
+// The trigger's isBatched (a function taking ServiceBusReceivedMessage[]): the batch receive loop
+// of ServiceBusListener. One loop per instance awaits each invocation before it receives again
+// (concurrency 1), ReceiveMessagesAsync(maxMessageBatchSize) returns what is available, a batch
+// waits for minMessageBatchSize up to maxBatchWaitTime, and afterwards each message is completed
+// (success) or abandoned (failure). The receiver renews no lock (MaxAutoLockRenewalDuration "does
+// not apply for functions that receive a batch of messages", ServiceBusOptions).
+void translate_batched(Translation& t, const BatchSettings& b) {
+  if (t.boolean("isSessionsEnabled", false))
+    t.refuse("isSessionsEnabled", "true with isBatched true (a batched session trigger) is not modelled: give false");
+  for (const char* s : {"maxConcurrentSessions", "sessionIdleTimeout"})
+    if (t.given(s) != nullptr) t.refuse(s, "applies only with isSessionsEnabled true");
+  t.integer("maxConcurrentCalls", 16 * t.integer("host_cpus", 1, 1, 100'000), 1, 1'000'000, "16 x host_cpus");
+  t.no_key("maxConcurrentCalls", "does not apply to batched functions (ServiceBusOptions): one invocation at a time per instance");
+  t.no_key("host_cpus", "only in the maxConcurrentCalls default, which batched functions do not use");
+  t.set("slots", 1, "isBatched", "the batch receive loop runs one invocation at a time per instance (ServiceBusListener)");
+  t.integer("prefetchCount", 0, 0, 1'000'000);
+  t.no_key("prefetchCount", "not modelled with isBatched: the instance holds only the batch it receives (maxMessageBatchSize)");
+  t.set("prefetch", b.max, "maxMessageBatchSize", "ReceiveMessagesAsync(maxMessageBatchSize): the instance holds its batch");
+  json handler = {{"max_messages", b.max}, {"window_ms", 0}, {"item_failures", false}};
+  if (b.min > 1) {
+    handler["min_messages"] = b.min;
+    handler["window_ms"] = b.wait_ms;
+  } else {
+    t.no_key("maxBatchWaitTime", "ignored with minMessageBatchSize 1: a batch is what one receive brought");
+  }
+  t.set("batch_handler", handler, "maxMessageBatchSize, minMessageBatchSize, maxBatchWaitTime",
+        b.min > 1 ? "one invocation per batch; it waits for minMessageBatchSize messages up to maxBatchWaitTime"
+                  : "one invocation per batch: what one receive brought, up to maxMessageBatchSize");
+  t.timespan_ms("maxAutoLockRenewalDuration", "00:05:00");
+  t.no_key("maxAutoLockRenewalDuration", "does not apply to batched functions (ServiceBusOptions)");
+  t.set("max_auto_lock_renewal_ms", 0, "isBatched", "no lock renewal: each message's lock runs from its receipt");
+  if (!t.boolean("autoCompleteMessages", true)) {
+    t.refuse("autoCompleteMessages", "false (the function settles messages in its own code) cannot be honoured: give true, "
+                                     "or leave out framework and give ack");
+  }
+  t.set("ack", "after-finish", "autoCompleteMessages",
+        "each message completed when the invocation succeeds, each abandoned when it fails");
+  t.set("receive_mode", "peek-lock", "", "the trigger always receives in PeekLock");
+}
+
+void translate(Translation& t) {
+  t.kinds({"azure-servicebus"}, "azure-functions");
+  const bool batched = t.given("isBatched") != nullptr && t.boolean("isBatched", false);
+  const BatchSettings batch = batch_settings(t, batched);
+  if (batched) {
+    translate_batched(t, batch);
+  } else {
+    for (const char* s : {"maxMessageBatchSize", "minMessageBatchSize", "maxBatchWaitTime"})
+      if (t.given(s) != nullptr) t.no_key(s, "applies only to batched functions (isBatched true)");
+    if (t.given("isBatched") != nullptr) t.no_key("isBatched", "false: the function receives one message at a time");
+    translate_single(t);
+  }
   // functionTimeout's default is the hosting plan's (functions-scale#timeout).
   const json* plan = t.given("hosting_plan");
   std::string plan_name = "consumption";
@@ -90,12 +164,10 @@ const Framework& azure_functions() {
   static const Framework f{"azure-functions",
                            {"host_cpus", "isSessionsEnabled", "maxConcurrentCalls", "maxConcurrentSessions",
                             "sessionIdleTimeout", "prefetchCount", "maxAutoLockRenewalDuration", "autoCompleteMessages",
-                            "hosting_plan", "functionTimeout", "isBatched"},
+                            "hosting_plan", "functionTimeout", "isBatched", "maxMessageBatchSize", "minMessageBatchSize",
+                            "maxBatchWaitTime"},
                            translate,
-                           {{"maxMessageBatchSize", "batched triggers: the translation is for functions that receive one message at a time"},
-                            {"minMessageBatchSize", "batched triggers: the translation is for functions that receive one message at a time"},
-                            {"maxBatchWaitTime", "batched triggers: the translation is for functions that receive one message at a time"},
-                            {"maxConcurrentCallsPerSession", "taken as 1 (one call per session)"},
+                           {{"maxConcurrentCallsPerSession", "taken as 1 (one call per session)"},
                             {"clientRetryOptions", "retries of SDK calls only"}}};
   return f;
 }
