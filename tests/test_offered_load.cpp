@@ -174,6 +174,24 @@ TEST_CASE("summary: a group that leaves has its pod-hours, per group and in all"
                    "  group 1 (q, 1 fixed): 1.00 pod-hours, mean 1.00 replicas, peak 1\n") != std::string::npos);
 }
 
+TEST_CASE("summary: a Lambda group's replicas are concurrent invocations in concurrency-hours - not pods") {
+  // A worker pool beside a Lambda event source that leaves at 30 minutes: the pool's time is in
+  // pod-hours, the function's in concurrency-hours (Lambda bills requests and GB-seconds).
+  brokersim::test::ScratchDir dir("offered-load");
+  const std::string scenario = R"({"stop": {"time_ms": 3600000},
+    "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 60000}}},
+    "producers": [{"queue": "q", "arrivals": {"poisson": {"rate_per_s": 1}}, "service_ms": 100}],
+    "consumers": [{"queue": "q", "count": 1, "stop_ms": 1800000},
+                  {"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 5, "ScalingConfig": {"MaximumConcurrency": 2}}}]})";
+  const auto r = run_cli({"run", dir.write("lambda.json", scenario)});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Fleet over the measured 3600 s: 0.50 pod-hours of workers, ") != std::string::npos);
+  CHECK(r.out.find(" concurrency-hours of functions (billed per request and GB-second, not by the hour), mean ") != std::string::npos);
+  CHECK(r.out.find("  group 0 (q, 1 for part of the run): 0.50 pod-hours, mean 0.50 replicas, peak 1\n") != std::string::npos);
+  CHECK(r.out.find("  group 1 (q, autoscaled ") != std::string::npos);
+  CHECK(r.out.find(" concurrent invocations, peak ") != std::string::npos);
+}
+
 TEST_CASE("plan: slots_total counts an autoscaled group at autoscale.max and each setting shows its range") {
   brokersim::test::ScratchDir dir("offered-load");
   const std::string path = dir.write("autoscaled.json", kAutoscaled);

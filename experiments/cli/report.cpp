@@ -121,7 +121,6 @@ bool fleet_changes(const Scenario& s) {
                      [](const ConsumerSpec& c) { return c.autoscale || c.stop || c.start > 0; });
 }
 
-// Replica time in pod-hours (a replica is a pod), mean and peak replicas, per group and in all.
 // A group reading several queues: which queue's jobs pay for the shared slots.
 void by_queue_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
   if (r.by_queue.empty()) return;
@@ -152,21 +151,42 @@ std::string group_queues(const Scenario& s, const ConsumerSpec& c) {
   return names;
 }
 
+// A group a platform runs per invocation (aws-lambda): its replicas are concurrent invocations,
+// not pods, and its bill is requests and GB-seconds (the "Billed" line), not replica time.
+bool runs_per_invocation(const Scenario& s, std::size_t group) {
+  for (const FrameworkMapping& m : s.frameworks)
+    if (static_cast<std::size_t>(m.group) == group && m.framework == "aws-lambda") return true;
+  return false;
+}
+
+// Replica time in pod-hours (a replica is a pod; an aws-lambda group's are concurrent invocations, in
+// concurrency-hours), mean and peak replicas, per group and in all.
 void print_fleet_cost(std::ostream& out, const Scenario& s, const RunResult& r) {
-  double seconds = 0, mean = 0;
-  for (const GroupFleetResult& g : r.groups) {
-    seconds += g.consumer_seconds;
-    mean += g.mean_replicas;
+  double pod_seconds = 0, concurrency_seconds = 0, mean = 0;
+  for (std::size_t g = 0; g < r.groups.size(); ++g) {
+    (runs_per_invocation(s, g) ? concurrency_seconds : pod_seconds) += r.groups[g].consumer_seconds;
+    mean += r.groups[g].mean_replicas;
   }
-  out << "Fleet cost over the measured " << fmt("%.0f", r.measured_s) << " s: " << fmt("%.2f", seconds / 3600.0)
-      << " pod-hours, mean " << fmt("%.2f", mean) << " replicas, peak " << r.peak_replicas_total << " at once\n";
+  if (concurrency_seconds == 0) {
+    out << "Fleet cost over the measured " << fmt("%.0f", r.measured_s) << " s: " << fmt("%.2f", pod_seconds / 3600.0)
+        << " pod-hours, mean " << fmt("%.2f", mean) << " replicas, peak " << r.peak_replicas_total << " at once\n";
+  } else {
+    out << "Fleet over the measured " << fmt("%.0f", r.measured_s) << " s: ";
+    if (pod_seconds > 0) out << fmt("%.2f", pod_seconds / 3600.0) << " pod-hours of workers, ";
+    out << fmt("%.2f", concurrency_seconds / 3600.0)
+        << " concurrency-hours of functions (billed per request and GB-second, not by the hour), mean " << fmt("%.2f", mean)
+        << (pod_seconds > 0 ? " replicas and concurrent invocations, peak " : " concurrent invocations, peak ")
+        << r.peak_replicas_total << " at once\n";
+  }
   for (std::size_t g = 0; g < s.consumers.size() && g < r.groups.size(); ++g) {
     const ConsumerSpec& c = s.consumers[g];
+    const bool invocations = runs_per_invocation(s, g);
     out << "  group " << g << " (" << group_queues(s, c) << ", "
         << (c.autoscale ? "autoscaled " + std::to_string(c.autoscale->min) + ".." + std::to_string(c.autoscale->max)
                         : std::to_string(c.count) + (c.stop || c.start > 0 ? " for part of the run" : " fixed"))
-        << "): " << fmt("%.2f", r.groups[g].consumer_seconds / 3600.0) << " pod-hours, mean "
-        << fmt("%.2f", r.groups[g].mean_replicas) << " replicas, peak " << r.groups[g].peak_replicas << '\n';
+        << "): " << fmt("%.2f", r.groups[g].consumer_seconds / 3600.0) << (invocations ? " concurrency-hours, mean " : " pod-hours, mean ")
+        << fmt("%.2f", r.groups[g].mean_replicas) << (invocations ? " concurrent invocations, peak " : " replicas, peak ")
+        << r.groups[g].peak_replicas << '\n';
   }
 }
 
