@@ -229,6 +229,9 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     q.service = fit::fit_service_times(std::move(service));
     drawable_service(q);
     q.arrivals = fit::fit_arrivals(q.arrival_times, 0, end - origin, interval);
+    std::vector<std::int64_t> absolute(q.arrival_times);
+    for (std::int64_t& t : absolute) t += origin;
+    q.days = fit::fit_days(absolute, origin, end);
   }
 
   // What the reader clamped (clock skew) and the outcomes: in the report, the fitted scenario's
@@ -314,6 +317,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         << ": " << q.rows.size() << " jobs\n";
     print_fits(out, q);
     print_arrivals(out, q, why_interval, q.trace_path, i);
+    print_days(out, q, log, i, span_ms / 3'600'000.0);
     out << "  Fleet: " << q.fleet.why << '\n';
   }
 

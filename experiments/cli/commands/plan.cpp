@@ -166,7 +166,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   std::vector<std::size_t> tied = resolve_cost_ties(grid, runner, best);
 
   PlanReport rep{o, grid, targets, runner, bisect, best, std::nullopt, shown_metrics(grid, targets),
-                 o.cost ? *o.cost : "slots_total, then the prefetch sum", std::move(tied)};
+                 o.cost ? *o.cost : "slots_total, then the prefetch sum", std::move(tied), {}};
   if (!best) rep.closest = closest_tried(grid, runner);
   if (best && o.headroom) rep.headroom = find_headroom(grid, *best, targets, o);
   if (o.json)

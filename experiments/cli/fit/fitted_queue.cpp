@@ -92,6 +92,42 @@ std::string log_time(const fit::JobLog& log, std::int64_t ns) {
   return num(static_cast<double>(ns) / 1e9, "%.3f") + " s";
 }
 
+void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, std::size_t producer_index, double span_h) {
+  const fit::DayFit& d = q.days;
+  const std::string path = "producers." + std::to_string(producer_index) + ".volume";
+  if (!d.estimable()) {
+    out << "  Days: " << d.days.size() << " whole day" << (d.days.size() == 1 ? "" : "s") << " in the log (" << num(span_h, "%.1f")
+        << " h): day-to-day variation cannot be estimated from it. Plans over this fit mean copies of the one day fitted; "
+           "to plan over days that differ, fit a log of several days, or give "
+        << path << ".per_run from what you know (e.g. {\"lognormal\": {\"mean\": 1, \"cv\": 0.15}}; docs/fit.md, "
+           "\"Days that differ\")\n";
+    return;
+  }
+  out << "  Days: " << d.days.size() << " whole days";
+  if (d.partial > 0) out << " (" << d.partial << " partial left out)";
+  out << ", " << num(d.mean_jobs, "%.0f") << " jobs a day on average; day-to-day spread of the volume: ";
+  if (d.lognormal)
+    out << "cv " << num(d.cv, "%.3f") << " (95% interval " << num(d.cv_lo, "%.3f") << " to " << num(d.cv_hi, "%.3f")
+        << ", lognormal over the " << d.days.size() << " days; sample cv " << num(d.sample_cv, "%.3f") << ")\n";
+  else
+    out << "sample cv " << num(d.sample_cv, "%.3f") << " (a day without jobs: not lognormal, no interval)\n";
+  // Every day when there are few; the first and last ten of a longer log.
+  for (std::size_t i = 0; i < d.days.size(); ++i) {
+    if (d.days.size() > 24 && i == 10) {
+      out << "    ... " << d.days.size() - 20 << " more days ...\n";
+      i = d.days.size() - 10;
+    }
+    out << "    day from " << log_time(log, d.days[i].start) << ": " << d.days[i].jobs << " jobs, busiest hour "
+        << num(d.days[i].peak_per_s, "%.3g") << " jobs/s\n";
+  }
+  if (d.lognormal)
+    out << "  To plan over days that differ like these, run one day with this spread (each run draws its day's volume):\n"
+           "    --set '"
+        << path << "={\"per_run\": {\"lognormal\": {\"mean\": 1, \"cv\": " << num(d.cv, "%.3g")
+        << "}}}' on a one-day scenario (the fitted schedule replays all " << d.days.size()
+        << " days; docs/fit.md, \"Days that differ\")\n";
+}
+
 ojson rate_schedule(const fit::ArrivalFit& a) {
   ojson steps = ojson::array();
   for (const auto& s : a.segments) steps.push_back({{"from_ms", s.from_ms}, {"rate_per_s", round6(s.rate_per_s)}});

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/cli/fit/arrivals.hpp"
+#include "experiments/cli/fit/days.hpp"
 #include "experiments/cli/fit/log_reader.hpp"
 #include "experiments/cli/fit/mle.hpp"
 #include "models/scenario.hpp"
@@ -36,6 +37,7 @@ struct QueueFit {
   fit::ServiceFit service;
   fit::ArrivalFit arrivals;
   fit::FleetFit fleet;
+  fit::DayFit days;                  // its whole days' volumes and their spread
   std::vector<std::int64_t> arrival_times;  // sorted, from the origin
   std::vector<double> waits_ms;      // sorted
 };
@@ -56,6 +58,10 @@ double round6(double x);
 std::string num(double x, const char* fmt = "%.4g");
 
 // A time of the log, as the log wrote it (ISO-8601 in UTC, or the number in its unit).
+// The report's Days lines for queue q (producer `producer_index` of the fitted scenario): each whole
+// day's volume and peak hour, the day-to-day spread and the volume.per_run that gives a plan that
+// spread; with fewer than two whole days, that the spread cannot be estimated and how to give it.
+void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, std::size_t producer_index, double span_h);
 std::string log_time(const fit::JobLog& log, std::int64_t ns);
 
 ojson rate_schedule(const fit::ArrivalFit& a);
