@@ -115,3 +115,48 @@ TEST_CASE("fit command: the Days lines for a log of several days and for one day
   REQUIRE(one.status == 0);
   CHECK(one.out.find("  Days: 0 whole days in the log (1.0 h): day-to-day variation cannot be estimated from it.") != std::string::npos);
 }
+
+TEST_CASE("fit --days writes one mean day with the days' spread - and refuses one day or --check") {
+  brokersim::test::ScratchDir dir("fit-days-mode");
+  std::string several = "enqueued_at,started_at,finished_at\n";
+  const long long midnight = 1'780'012'800;
+  // Four days of 100, 150, 200, 250 jobs, evenly spread: the mean day has 175 jobs, 175/86400 a second.
+  for (int day = 0; day < 4; ++day)
+    for (int j = 0; j < 100 + 50 * day; ++j) {
+      const double t = static_cast<double>(midnight + day * 86400LL) + (j + 0.5) * 86400.0 / (100 + 50 * day);
+      several += std::to_string(t) + "," + std::to_string(t + 1) + "," + std::to_string(t + 2) + "\n";
+    }
+  const std::string log = dir.write("days.csv", several);
+  const std::string out = dir.path("fitted.json");
+  const auto r = brokersim::test::run_cli({"fit", log, "--days", "--out", out});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("  --days: the fitted scenario is one mean day of these 4 (time 0 at midnight, stop at 24 h)") != std::string::npos);
+  CHECK(r.out.find("To plan over days that differ like these") == std::string::npos);
+  std::ifstream in(out);
+  const auto j = nlohmann::json::parse(in);
+  CHECK(j["stop"]["time_ms"] == 86400000.0);
+  const auto& schedule = j["producers"][0]["arrivals"]["rate_schedule"];
+  double jobs = 0;
+  for (std::size_t k = 0; k < schedule.size(); ++k) {
+    const double from = schedule[k]["from_ms"].get<double>(), to = k + 1 < schedule.size() ? schedule[k + 1]["from_ms"].get<double>() : 86400000.0;
+    jobs += schedule[k]["rate_per_s"].get<double>() * (to - from) / 1000;
+  }
+  CHECK(jobs == doctest::Approx(175).epsilon(1e-4));
+  const double l[] = {std::log(100.0), std::log(150.0), std::log(200.0), std::log(250.0)};
+  const double m = (l[0] + l[1] + l[2] + l[3]) / 4;
+  double s2 = 0;
+  for (double x : l) s2 += (x - m) * (x - m);
+  s2 /= 3;
+  CHECK(j["producers"][0]["volume"]["per_run"]["lognormal"]["cv"].get<double>() == doctest::Approx(std::sqrt(std::expm1(s2))).epsilon(1e-5));
+  CHECK(j["producers"][0]["volume"]["per_run"]["lognormal"]["mean"] == 1);
+  // One day: no spread to fit.
+  std::string hour = "enqueued_at,started_at,finished_at\n";
+  for (int k = 0; k < 100; ++k) hour += std::to_string(midnight + k * 36) + "," + std::to_string(midnight + k * 36 + 1) + "," + std::to_string(midnight + k * 36 + 2) + "\n";
+  const auto one = brokersim::test::run_cli({"fit", dir.write("hour.csv", hour), "--days"});
+  CHECK(one.status == 2);
+  CHECK(one.err.find("--days: expected a log covering at least 2 whole days (UTC midnight to midnight, 23.5 h of each) in every queue, got 0 whole days") != std::string::npos);
+  const auto check = brokersim::test::run_cli({"fit", log, "--days", "--check", log});
+  CHECK(check.status == 2);
+  CHECK(check.err.find("--days: expected no --check beside it") != std::string::npos);
+}

@@ -36,7 +36,7 @@ constexpr const char* kUsage =
     "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
     "  brokersim analytic --coverage SEEDS [--quantiles] [--jobs N] [--replications R | --precision REL ...]\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
-    "                [--interval DURATION] [--skew-tolerance DURATION] [--check SCENARIO.json]\n"
+    "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--check SCENARIO.json]\n"
     "                [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
     "  brokersim import FILE [--out SCENARIO.json]\n"
     "  brokersim --help | --version\n"

@@ -59,12 +59,56 @@ namespace {
 constexpr const char* kSynopsis =
     "usage:\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
-    "                [--interval DURATION] [--skew-tolerance DURATION] [--check SCENARIO.json]\n"
+    "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--check SCENARIO.json]\n"
     "                [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
     "\n"
     "options";
 
 }  // namespace
+
+// --days: the arrivals of the log's whole days folded onto one day (time of day from midnight), fit
+// as one schedule whose counts are the days' sums, its rates divided by the number of days: the
+// mean day. A queue with fewer than two whole days cannot give one.
+static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute, std::int64_t requested_interval, const fit::JobLog& log) {
+  if (!q.days.estimable())
+    throw ScenarioError("--days", "a log covering at least 2 whole days (UTC midnight to midnight, 23.5 h of each) in every queue",
+                        (log.has_queue() ? "queue " + loader::quoted(q.log_name) + ": " : std::string()) +
+                            std::to_string(q.days.days.size()) + " whole day" + (q.days.days.size() == 1 ? "" : "s"));
+  std::vector<std::int64_t> folded;
+  std::size_t d = 0;
+  for (const std::int64_t t : absolute) {
+    while (d < q.days.days.size() && t >= q.days.days[d].start + fit::kDayNs) ++d;
+    if (d == q.days.days.size()) break;
+    if (t >= q.days.days[d].start) folded.push_back(t - q.days.days[d].start);
+  }
+  std::sort(folded.begin(), folded.end());
+  const double n = static_cast<double>(q.days.days.size());
+  std::string why;
+  const std::int64_t interval =
+      requested_interval ? requested_interval
+                         : fit::default_interval(fit::kDayNs, static_cast<std::size_t>(static_cast<double>(folded.size()) / n), why);
+  q.mean_day = fit::fit_arrivals(folded, 0, fit::kDayNs, interval);
+  for (auto* steps : {&q.mean_day.steps, &q.mean_day.segments})
+    for (fit::RateStep& s : *steps) {
+      s.rate_per_s /= n;
+      s.lo /= n;
+      s.hi /= n;
+    }
+}
+
+static void print_mean_day(std::ostream& out, const QueueFit& q) {
+  double lo = q.mean_day.segments.front().rate_per_s, hi = lo;
+  for (const auto& s : q.mean_day.segments) {
+    lo = std::min(lo, s.rate_per_s);
+    hi = std::max(hi, s.rate_per_s);
+  }
+  out << "  --days: the fitted scenario is one mean day of these " << q.days.days.size()
+      << " (time 0 at midnight, stop at 24 h): a rate_schedule of " << q.mean_day.segments.size() << " step"
+      << (q.mean_day.segments.size() == 1 ? "" : "s") << " from " << num(lo) << " to " << num(hi) << " /s (intervals of "
+      << fit::format_interval(q.mean_day.interval) << ", the days' counts summed), and each run's volume drawn as lognormal with cv "
+      << num(q.days.lognormal ? q.days.cv : q.days.sample_cv, "%.3g") << (q.days.lognormal ? "" : " (the sample cv: a day had no jobs)")
+      << "\n";
+}
 
 int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(kSynopsis);
@@ -82,6 +126,8 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                               "ends in, _ms or _s, else by magnitude), iso, s or ms")
       ("interval", po::value<std::string>(), "the interval arrivals are counted over: 500ms, 10s, 5min, 1h, 1d (default: from the log's span); the "
                                             "rate_schedule merges adjacent intervals of one rate")
+      ("days", "write the fitted scenario as one mean day of the log's whole days (2 or more), each run drawing its "
+               "day's volume from their spread (producers[].volume.per_run)")
       ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
                                           "and compare its waits with the log's (exit status 6 when they do not match)")
       ("check-tolerance", po::value<std::string>(), "--check: a figure outside its interval by less than this "
@@ -119,6 +165,9 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     read_options.skew_tolerance_ns = fit::parse_skew_tolerance(vm["skew-tolerance"].as<std::string>(), "--skew-tolerance");
   double tol_rel = 0.10, tol_abs_ms = 20;
   if (vm.count("check-tolerance")) fit::parse_check_tolerance(vm["check-tolerance"].as<std::string>(), tol_rel, tol_abs_ms);
+  const bool days_mode = vm.count("days") > 0;
+  if (days_mode && vm.count("check"))
+    throw ScenarioError("--days", "no --check beside it (--check compares the fitted workload over the log's own span)", "--check");
   for (const char* o : {"replications", "seed", "check-tolerance"})
     if (vm.count(o) && !vm.count("check")) throw ScenarioError(std::string("--") + o, "--check beside it", "no --check");
 
@@ -232,6 +281,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     std::vector<std::int64_t> absolute(q.arrival_times);
     for (std::int64_t& t : absolute) t += origin;
     q.days = fit::fit_days(absolute, origin, end);
+    if (days_mode) fit_mean_day(q, absolute, requested_interval, log);
   }
 
   // What the reader clamped (clock skew) and the outcomes: in the report, the fitted scenario's
@@ -243,7 +293,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   ojson doc;
   doc["name"] = "fitted from " + std::filesystem::path(log.file).filename().string();
   doc["seed"] = 1;
-  doc["stop"] = {{"time_ms", span_ms}};
+  doc["stop"] = {{"time_ms", days_mode ? sim::to_ms(fit::kDayNs) : span_ms}};
   doc["warmup_ms"] = 0;
   doc["broker"] = {{"kind", "rabbitmq-classic"}, {"queues", ojson::object()}};
   // Jobs that ran longer than RabbitMQ's default consumer timeout (30 min) finished in the log, so
@@ -260,8 +310,14 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   doc["consumers"] = ojson::array();
   for (const auto& q : queues) {
     doc["broker"]["queues"][q.name] = ojson::object();
-    doc["producers"].push_back({{"queue", q.name}, {"arrivals", rate_schedule(q.arrivals)},
+    doc["producers"].push_back({{"queue", q.name}, {"arrivals", rate_schedule(days_mode ? q.mean_day : q.arrivals)},
                                 {"service_ms", q.service.fits[q.service.chosen].syntax}});
+    if (days_mode) {
+      // Each run one day, its volume drawn from the days' spread (the lognormal cv, or the sample
+      // cv when a day had no jobs).
+      const double cv = q.days.lognormal ? q.days.cv : q.days.sample_cv;
+      doc["producers"].back()["volume"] = {{"per_run", {{"lognormal", {{"mean", 1}, {"cv", round6(cv)}}}}}};
+    }
     // Prefetch as many as the slots: the least that keeps every slot busy (with prefetch 1, a
     // consumer of 4 slots ran one job at a time). A log does not show the prefetch: set yours.
     doc["consumers"].push_back({{"queue", q.name}, {"count", q.fleet.count}, {"prefetch", q.fleet.slots}, {"slots", q.fleet.slots}});
@@ -317,7 +373,8 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         << ": " << q.rows.size() << " jobs\n";
     print_fits(out, q);
     print_arrivals(out, q, why_interval, q.trace_path, i);
-    print_days(out, q, log, i, span_ms / 3'600'000.0);
+    print_days(out, q, log, i, span_ms / 3'600'000.0, days_mode);
+    if (days_mode) print_mean_day(out, q);
     out << "  Fleet: " << q.fleet.why << '\n';
   }
 

@@ -92,7 +92,8 @@ std::string log_time(const fit::JobLog& log, std::int64_t ns) {
   return num(static_cast<double>(ns) / 1e9, "%.3f") + " s";
 }
 
-void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, std::size_t producer_index, double span_h) {
+void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, std::size_t producer_index, double span_h,
+                bool days_mode) {
   const fit::DayFit& d = q.days;
   const std::string path = "producers." + std::to_string(producer_index) + ".volume";
   if (!d.estimable()) {
@@ -120,8 +121,8 @@ void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, st
     out << "    day from " << log_time(log, d.days[i].start) << ": " << d.days[i].jobs << " jobs, busiest hour "
         << num(d.days[i].peak_per_s, "%.3g") << " jobs/s\n";
   }
-  if (d.lognormal)
-    out << "  To plan over days that differ like these, run one day with this spread (each run draws its day's volume):\n"
+  if (d.lognormal && !days_mode)
+    out << "  To plan over days that differ like these (fit --days writes it so), run one day with this spread (each run draws its day's volume):\n"
            "    --set '"
         << path << "={\"per_run\": {\"lognormal\": {\"mean\": 1, \"cv\": " << num(d.cv, "%.3g")
         << "}}}' on a one-day scenario (the fitted schedule replays all " << d.days.size()

@@ -38,6 +38,7 @@ struct QueueFit {
   fit::ArrivalFit arrivals;
   fit::FleetFit fleet;
   fit::DayFit days;                  // its whole days' volumes and their spread
+  fit::ArrivalFit mean_day;          // fit --days: the whole days folded onto one, rates per day
   std::vector<std::int64_t> arrival_times;  // sorted, from the origin
   std::vector<double> waits_ms;      // sorted
 };
@@ -61,7 +62,9 @@ std::string num(double x, const char* fmt = "%.4g");
 // The report's Days lines for queue q (producer `producer_index` of the fitted scenario): each whole
 // day's volume and peak hour, the day-to-day spread and the volume.per_run that gives a plan that
 // spread; with fewer than two whole days, that the spread cannot be estimated and how to give it.
-void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, std::size_t producer_index, double span_h);
+// `days_mode`: fit --days wrote the spread into the scenario itself (no suggestion printed).
+void print_days(std::ostream& out, const QueueFit& q, const fit::JobLog& log, std::size_t producer_index, double span_h,
+                bool days_mode);
 std::string log_time(const fit::JobLog& log, std::int64_t ns);
 
 ojson rate_schedule(const fit::ArrivalFit& a);
