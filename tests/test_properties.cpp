@@ -146,6 +146,44 @@ TEST_CASE("random valid quorum-queue scenarios keep every invariant") {
   }
 }
 
+// The same scenarios with consumer groups reading several queues (consumers[].queue a list), per
+// subscription or per channel, on classic and on quorum queues: crashes, stalls, broker restarts,
+// consumer timeouts and leaving groups meet channels with several subscriptions.
+TEST_CASE("random valid scenarios with groups reading several queues keep every invariant") {
+  sim::Rng rng(20261206, 0, "property-test-several-queues");
+#ifdef BROKERSIM_SANITIZE
+  const int kScenarios = 120;
+#else
+  const int kScenarios = 400;
+#endif
+  int several = 0;
+  for (int i = 0; i < kScenarios; ++i) {
+    json doc = random_scenario(rng);
+    const auto nq = static_cast<int>(doc["broker"]["queues"].size());
+    const bool quorum = rng.below(3) == 0;
+    if (quorum) {
+      doc["broker"]["kind"] = "rabbitmq-quorum";
+      for (auto& [name, q] : doc["broker"]["queues"].items())
+        if (q.value("overflow", "") == "reject-publish-dlx") q["overflow"] = "reject-publish";
+    }
+    for (auto& c : doc["consumers"]) {
+      if (nq < 2 || rng.below(3) == 0) continue;
+      // The group's own queue first, then the others in a random order, at least one of them.
+      json list = json::array({c["queue"]});
+      for (int q = 0; q < nq; ++q)
+        if (queue_name(q) != c["queue"].get<std::string>() && (list.size() == 1 || rng.below(2))) list.push_back(queue_name(q));
+      c["queue"] = list;
+      if (!quorum && rng.below(2)) c["prefetch_scope"] = "channel";
+      if (rng.below(4) == 0) c["stop_ms"] = c.value("start_ms", 0) + static_cast<int>(rng.below(3000));
+      ++several;
+    }
+    check_invariants(doc);
+  }
+  // Groups made to read several queues: a third of the scenarios have none to change (one queue,
+  // no consumers); the rest most of the time.
+  CHECK(several > kScenarios / 3);
+}
+
 void check_invariants(const json& doc) {
   {
     CAPTURE(doc.dump());
