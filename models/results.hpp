@@ -192,6 +192,7 @@ struct RunResult : Tally<sim::Histogram> {
   // Each producer's volume multiplier in this run (producers[].volume: the fixed multiplier times
   // this run's per_run draw), by producer index.
   std::vector<double> volumes;
+  std::vector<double> days;  // by producer: the day of a days_csv trace the run replayed
   std::uint64_t events = 0;
   Time end_time = 0;
   Time followed = 0;  // how long a timed run went on past stop.time_ms following its jobs

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -77,6 +78,11 @@ struct ArrivalSpec {
   struct TraceRow { Time publish; std::optional<Time> deadline; std::optional<Time> service; };
   std::vector<TraceRow> trace;           // Trace, publish ascending
   std::string trace_path;                // as resolved, for messages
+  // {"days_csv": FILE}: a trace of whole days, each run replaying one of them, drawn uniformly
+  // (whole days resampled: a day keeps its own volume and shape). Day d's rows are
+  // trace[day_starts[d] .. day_starts[d + 1]); empty for an ordinary trace.
+  std::vector<std::size_t> day_starts;
+  std::size_t days() const { return day_starts.empty() ? 0 : day_starts.size() - 1; }
 };
 
 struct ProducerSpec {

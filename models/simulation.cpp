@@ -176,7 +176,10 @@ inline void Simulation::handle(const sim::Event& ev) {
   result.consumers = std::move(consumers_at_span_end_);
   // The broker's own counters (SQS receive sizes) are event counts of the span, as taken at its end.
   result.broker_figures = std::move(broker_figures_at_span_end_);
-  for (const Producer& p : w_.producers) result.volumes.push_back(p.volume());
+  for (const Producer& p : w_.producers) {
+    result.volumes.push_back(p.volume());
+    result.days.push_back(static_cast<double>(p.day()));
+  }
   return result;
 }
 

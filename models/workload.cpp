@@ -31,6 +31,16 @@ Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,
   }
   // As the loader bounds the multiplier: a draw far in a tail neither overflows a gap nor stops time.
   volume_ = volume_ < 1e-9 ? 0.0 : std::min(volume_, 1e6);
+  trace_end_ = spec.arrivals.trace.size();
+  if (spec.arrivals.days() > 0) {
+    // Whole days resampled: the run's day drawn uniformly, from a stream of its own (run r of
+    // every setting replays the same day).
+    sim::Rng day_rng(seed, replication, base + "day");
+    day_ = static_cast<std::size_t>(day_rng.below(spec.arrivals.days()));
+    cursor_ = spec.arrivals.day_starts[day_];
+    trace_end_ = spec.arrivals.day_starts[day_ + 1];
+    trace_offset_ = static_cast<Time>(day_) * Time{86'400'000} * sim::kNsPerMs;
+  }
 }
 
 Time Producer::next_arrival() {
@@ -55,8 +65,8 @@ Time Producer::next_arrival() {
       if (cursor_ >= a.at.size()) return sim::kNever;
       return last_ = a.at[cursor_++];
     case ArrivalSpec::Kind::Trace:
-      if (cursor_ >= a.trace.size()) return sim::kNever;
-      return last_ = a.trace[cursor_++].publish;
+      if (cursor_ >= trace_end_) return sim::kNever;
+      return last_ = a.trace[cursor_++].publish - trace_offset_;
     case ArrivalSpec::Kind::RateSchedule: {
       // Piecewise Poisson: draw with the current rate; a draw that crosses the next step is
       // discarded and drawing restarts at the step (exact, by memorylessness).

@@ -31,6 +31,8 @@ class Producer {
   Time clock_offset() const { return clock_offset_; }
   // This run's volume multiplier (ProducerSpec::volume_*): what every arrival rate is scaled by.
   double volume() const { return volume_; }
+  // The day of a days_csv trace this run replays (0 otherwise).
+  std::size_t day() const { return day_; }
   sim::Rng& size_rng() { return size_rng_; }
 
  private:
@@ -42,6 +44,11 @@ class Producer {
   double volume_ = 1;
   Time last_ = 0;           // last creation time
   std::size_t cursor_ = 0;  // at_ms / trace / rate_schedule position
+  // A trace's rows this run replays, [cursor_, trace_end_), shifted back by trace_offset_ (days_csv:
+  // the day this run drew).
+  std::size_t trace_end_ = 0;
+  Time trace_offset_ = 0;
+  std::size_t day_ = 0;
   bool started_ = false;
 };
 

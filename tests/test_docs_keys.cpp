@@ -193,6 +193,10 @@ TEST_CASE("docs: every key docs/outcomes.md names for run --json is one the prog
     doc["broker"]["kind"] = kind;
     run(dir.write(std::string(kind) + ".json", doc.dump()), {});
   }
+  // Whole days resampled (producers.N.day).
+  dir.write("days.csv", "publish_ms\n1000\n86401000\n");
+  run(dir.write("days.json", R"({"broker": {"queues": {"q": {}}}, "consumers": [{"queue": "q"}],
+    "producers": [{"queue": "q", "arrivals": {"days_csv": "days.csv"}, "service_ms": 10}]})"), {});
   check_table(key_table("docs/outcomes.md", "## `run --json`"), outputs, false);
 }
 

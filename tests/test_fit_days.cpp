@@ -4,11 +4,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "experiments/cli/fit/days.hpp"
 #include "sim/rng.hpp"
+#include "tests/load_error.hpp"
 #include "tests/test_util.hpp"
 
 using brokersim::fit::DayFit;
@@ -159,4 +161,47 @@ TEST_CASE("fit --days writes one mean day with the days' spread - and refuses on
   const auto check = brokersim::test::run_cli({"fit", log, "--days", "--check", log});
   CHECK(check.status == 2);
   CHECK(check.err.find("--days: expected no --check beside it") != std::string::npos);
+}
+
+TEST_CASE("days_csv arrivals replay one whole day a run - drawn from its own stream and reported") {
+  brokersim::test::ScratchDir dir("days-csv");
+  // Three days of 5, 7 and 9 jobs (publish_ms from the first day's midnight).
+  std::string trace = "publish_ms\n";
+  const int jobs[] = {5, 7, 9};
+  for (int d = 0; d < 3; ++d)
+    for (int j = 0; j < jobs[d]; ++j) trace += std::to_string(d * 86'400'000LL + 3'600'000LL * (j + 1)) + "\n";
+  dir.write("days.csv", trace);
+  const std::string scenario = dir.write("s.json", R"({"stop": {"time_ms": 86400000},
+    "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"days_csv": "days.csv"}, "service_ms": 10}],
+    "consumers": [{"queue": "q"}]})");
+  std::set<int> seen;
+  for (std::uint64_t r = 0; r < 30; ++r) {
+    brokersim::Scenario s = brokersim::load_scenario_file(scenario, {});
+    s.replication = r;
+    const brokersim::RunResult run = brokersim::simulate(s, {});
+    const int day = static_cast<int>(run.days.at(0));
+    REQUIRE(day >= 0);
+    REQUIRE(day < 3);
+    seen.insert(day);
+    // The run is that day: its jobs, at its own times of day.
+    CHECK(run.generated == static_cast<std::uint64_t>(jobs[day]));
+    // Common random numbers: the same replication with another fleet replays the same day.
+    brokersim::Scenario other = brokersim::load_scenario_file(scenario, {"consumers.0.count=3"});
+    other.replication = r;
+    CHECK(brokersim::simulate(other, {}).days.at(0) == run.days.at(0));
+  }
+  CHECK(seen.size() == 3);
+  const auto j = brokersim::test::run_cli({"run", scenario, "--json"});
+  REQUIRE(j.status == 0);
+  CHECK(nlohmann::json::parse(j.out)["producers"]["0"].contains("day"));
+  // A trace of one day has nothing to resample; a volume would rescale given times.
+  dir.write("one.csv", "publish_ms\n1000\n2000\n");
+  CHECK(brokersim::test::load_error(R"({"stop": {"time_ms": 1000}, "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"days_csv": ")" + dir.path("one.csv") + R"("}, "service_ms": 10}]})")
+            .find("producers.0.arrivals.days_csv: expected a trace of at least 2 whole days") == 0);
+  CHECK(brokersim::test::load_error(R"({"stop": {"time_ms": 1000}, "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"days_csv": ")" + dir.path("days.csv") + R"("}, "service_ms": 10,
+                   "volume": {"multiplier": 2}}]})")
+            .find("producers.0.volume: expected no volume with arrivals days_csv") == 0);
 }

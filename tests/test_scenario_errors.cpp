@@ -87,7 +87,7 @@ TEST_CASE("bad scenarios give exact errors") {
        "key"},
       {set("producers.0.arrivals.poisson.rate_per_s", 0), "producers.0.arrivals.poisson.rate_per_s: expected a number > 0, got 0"},
       {set("producers.0.arrivals", json::object()),
-       "producers.0.arrivals: expected exactly one of poisson, periodic, at_ms, trace_csv, rate_schedule, got {}"},
+       "producers.0.arrivals: expected exactly one of poisson, periodic, at_ms, trace_csv, days_csv, rate_schedule, got {}"},
       {set("producers.0.arrivals", json::parse(R"({"poison": {"rate_per_s": 1}})")),
        "producers.0.arrivals.poison: unknown key (did you mean \"poisson\"?)"},
       {set("producers.0.arrivals", json::parse(R"({"at_ms": [5, -1]})")),

@@ -39,6 +39,14 @@ Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
       r.mean = list_rate(s, a.at.size(), [&](std::size_t i) { return sim::to_ms(a.at[i]); });
       break;
     case ArrivalSpec::Kind::Trace:
+      if (a.days() > 0) {
+        // days_csv: each run one of the days; the expected rate is the days' mean. Its highest
+        // hour is what the fleet must be sized for: the peak.
+        const double day_s = 86'400.0;
+        r.mean = static_cast<double>(a.trace.size()) / (static_cast<double>(a.days()) * day_s);
+        r.peak = r.mean;
+        break;
+      }
       r.mean = list_rate(s, a.trace.size(), [&](std::size_t i) { return sim::to_ms(a.trace[i].publish); });
       break;
     case ArrivalSpec::Kind::RateSchedule: {

@@ -121,6 +121,8 @@ def main():
     # 3. plans with and without the spread; 4. the chosen fleets on fresh days.
     rows = []
     for label, sets in (("days vary (fitted cv)", []),
+                        ("whole days resampled (days_csv)", ["--set", 'producers.0.arrivals={"days_csv": "fitted.days.csv"}',
+                                                             "--set", 'producers.0.volume={"multiplier": 1}']),
                         ("every run the mean day", ["--set", 'producers.0.volume={"multiplier": 1}'])):
         t0 = time.time()
         p = subprocess.run([b, "plan", fitted, "--vary", "consumers.0.count=2:12:1", "--target", TARGET,

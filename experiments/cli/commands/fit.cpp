@@ -79,7 +79,10 @@ static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute,
   for (const std::int64_t t : absolute) {
     while (d < q.days.days.size() && t >= q.days.days[d].start + fit::kDayNs) ++d;
     if (d == q.days.days.size()) break;
-    if (t >= q.days.days[d].start) folded.push_back(t - q.days.days[d].start);
+    if (t >= q.days.days[d].start) {
+      folded.push_back(t - q.days.days[d].start);
+      q.day_times.push_back(t - q.days.days.front().start);
+    }
   }
   std::sort(folded.begin(), folded.end());
   const double n = static_cast<double>(q.days.days.size());
@@ -96,7 +99,7 @@ static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute,
     }
 }
 
-static void print_mean_day(std::ostream& out, const QueueFit& q) {
+static void print_mean_day(std::ostream& out, const QueueFit& q, std::size_t producer) {
   double lo = q.mean_day.segments.front().rate_per_s, hi = lo;
   for (const auto& s : q.mean_day.segments) {
     lo = std::min(lo, s.rate_per_s);
@@ -108,6 +111,11 @@ static void print_mean_day(std::ostream& out, const QueueFit& q) {
       << fit::format_interval(q.mean_day.interval) << ", the days' counts summed), and each run's volume drawn as lognormal with cv "
       << num(q.days.lognormal ? q.days.cv : q.days.sample_cv, "%.3g") << (q.days.lognormal ? "" : " (the sample cv: a day had no jobs)")
       << "\n";
+  if (!q.days_path.empty())
+    out << "  To replay whole days instead (each run one of the log's days, drawn uniformly: its own volume and shape):\n"
+           "    --set 'producers." << producer << ".arrivals={\"days_csv\": \""
+        << std::filesystem::path(q.days_path).filename().string() << "\"}' --set 'producers." << producer
+        << ".volume={\"multiplier\": 1}'\n";
 }
 
 int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -233,7 +241,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return log.queues[a] < log.queues[b]; });
   std::vector<std::string> taken, taken_files;
-  std::vector<std::unique_ptr<OutputFile>> traces;
+  std::vector<std::unique_ptr<OutputFile>> traces, day_traces;
   {
     std::vector<QueueFit> named(queues.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
@@ -245,11 +253,19 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                         : stem + ".arrivals.csv";
         outputs.push_back({"--out's arrival trace" + (order.size() > 1 ? " for queue " + loader::quoted(q.name) : ""), q.trace_path});
         check_side_file(outputs.back());
+        if (days_mode) {
+          q.days_path = order.size() > 1 ? stem + ".days." + file_part(q.name, kNameMax - stem_bytes - 14, taken_files) + ".csv"
+                                         : stem + ".days.csv";
+          outputs.push_back({"--out's days trace" + (order.size() > 1 ? " for queue " + loader::quoted(q.name) : ""), q.days_path});
+          check_side_file(outputs.back());
+        }
       }
     }
     check_distinct_files(outputs, inputs);
     for (const auto& q : named)
       if (!q.trace_path.empty()) traces.push_back(std::make_unique<OutputFile>(q.trace_path, &out));
+    for (const auto& q : named)
+      if (!q.days_path.empty()) day_traces.push_back(std::make_unique<OutputFile>(q.days_path, &out));
     queues = std::move(named);
   }
   std::vector<std::vector<std::size_t>> rows_of(log.queues.size());
@@ -374,7 +390,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     print_fits(out, q);
     print_arrivals(out, q, why_interval, q.trace_path, i);
     print_days(out, q, log, i, span_ms / 3'600'000.0, days_mode);
-    if (days_mode) print_mean_day(out, q);
+    if (days_mode) print_mean_day(out, q, i);
     out << "  Fleet: " << q.fleet.why << '\n';
   }
 
@@ -445,10 +461,16 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       t << "publish_ms\n";
       for (std::int64_t a : queues[i].arrival_times) t << sim::format_ms(a) << '\n';
     }
+    for (std::size_t i = 0; i < day_traces.size(); ++i) {
+      std::ostream& t = day_traces[i]->stream();
+      t << "publish_ms\n";
+      for (std::int64_t a : queues[i].day_times) t << sim::format_ms(a) << '\n';
+    }
     scenario_file->commit();
     plot_file->commit();
     series_file->commit();
     for (auto& t : traces) t->commit();
+    for (auto& t : day_traces) t->commit();
     out << "\nWrote " << out_path << " (loads and runs: checked), " << stem << ".plot.json, " << stem
         << ".overtime.csv and the arrival trace" << (queues.size() > 1 ? "s " + stem + ".arrivals.QUEUE.csv" : " " + stem + ".arrivals.csv")
         << ".\nPlots: /usr/bin/python3 experiments/fit/plot_fit.py " << stem << ".plot.json --out " << stem << "-plots\n";

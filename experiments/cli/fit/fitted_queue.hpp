@@ -39,6 +39,8 @@ struct QueueFit {
   fit::FleetFit fleet;
   fit::DayFit days;                  // its whole days' volumes and their spread
   fit::ArrivalFit mean_day;          // fit --days: the whole days folded onto one, rates per day
+  std::vector<std::int64_t> day_times;  // fit --days: the whole days' arrivals from the first one's midnight
+  std::string days_path;             // fit --days --out: the days_csv trace of them
   std::vector<std::int64_t> arrival_times;  // sorted, from the origin
   std::vector<double> waits_ms;      // sorted
 };

@@ -15,9 +15,9 @@ constexpr std::string_view kProducerKeys[] = {"queue",           "arrivals",    
                                               "volume"};
 
 ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context& context) {
-  static constexpr std::string_view kKinds[] = {"poisson", "periodic", "at_ms", "trace_csv", "rate_schedule"};
+  static constexpr std::string_view kKinds[] = {"poisson", "periodic", "at_ms", "trace_csv", "days_csv", "rate_schedule"};
   object_at(v, path, "an object with one of " + list(kKinds));
-  check_keys(v, path, {"poisson", "periodic", "at_ms", "trace_csv", "rate_schedule"});
+  check_keys(v, path, {"poisson", "periodic", "at_ms", "trace_csv", "days_csv", "rate_schedule"});
   if (v.size() != 1) fail(path, "exactly one of " + list(kKinds), v);
   const std::string& kind = v.begin().key();
   const json& p = v.begin().value();
@@ -38,13 +38,26 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
     non_empty_array(p, at, "a non-empty array of times >= 0");
     for (std::size_t i = 0; i < p.size(); ++i) arrivals.at.push_back(ms_non_negative(p[i], join(at, i)));
     std::sort(arrivals.at.begin(), arrivals.at.end());
-  } else if (kind == "trace_csv") {
+  } else if (kind == "trace_csv" || kind == "days_csv") {
     arrivals.kind = ArrivalSpec::Kind::Trace;
     if (!p.is_string() || p.get_ref<const std::string&>().empty()) fail(at, "the path of a CSV file", p);
     std::filesystem::path file(p.get<std::string>());
     if (file.is_relative() && !context.base_dir.empty()) file = std::filesystem::path(context.base_dir) / file;
     arrivals.trace_path = file.string();
     arrivals.trace = read_trace(arrivals.trace_path, at);
+    if (kind == "days_csv") {
+      // Whole days from time 0: day d is [d, d + 1) x 24 h; the last row's day is the last day.
+      constexpr Time kDay = Time{86'400'000} * sim::kNsPerMs;
+      const auto days = static_cast<std::size_t>(arrivals.trace.back().publish / kDay) + 1;
+      if (days < 2)
+        fail(at, "a trace of at least 2 whole days (publish_ms from midnight of its first day; fit --days --out writes one)",
+             json(arrivals.trace_path + ": 1 day"));
+      arrivals.day_starts.assign(days + 1, arrivals.trace.size());
+      for (std::size_t i = arrivals.trace.size(); i-- > 0;)
+        arrivals.day_starts[static_cast<std::size_t>(arrivals.trace[i].publish / kDay)] = i;
+      // A day without rows starts where the next one does.
+      for (std::size_t d = days; d-- > 0;) arrivals.day_starts[d] = std::min(arrivals.day_starts[d], arrivals.day_starts[d + 1]);
+    }
   } else {  // rate_schedule
     arrivals.kind = ArrivalSpec::Kind::RateSchedule;
     non_empty_array(p, at, "a non-empty array of {\"from_ms\": t, \"rate_per_s\": r}");
@@ -112,7 +125,8 @@ void load_volume(const json& v, const std::string& path, ProducerSpec& producer)
   const auto kind = producer.arrivals.kind;
   if ((kind == ArrivalSpec::Kind::AtTimes || kind == ArrivalSpec::Kind::Trace) &&
       (producer.volume_multiplier != 1 || producer.volume_per_run))
-    fail(path, std::string("no volume with arrivals ") + (kind == ArrivalSpec::Kind::Trace ? "trace_csv" : "at_ms") +
+    fail(path, std::string("no volume with arrivals ") +
+                   (kind == ArrivalSpec::Kind::Trace ? (producer.arrivals.days() ? "days_csv" : "trace_csv") : "at_ms") +
                    " (their times are given; scale a poisson, periodic or rate_schedule producer, or write the trace "
                    "you want)", volume);
 }

@@ -438,6 +438,12 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
       add<RunView>(out, {"producers", std::to_string(p), "volume"}, MetricKind::Real, "multiplier",
                    "this run's volume: volume.multiplier times its per_run draw",
                    [p](V v) { return v.result.volumes.at(p); });
+  // The day of a days_csv trace each run replayed (whole days resampled).
+  for (std::size_t p = 0; p < scenario.producers.size(); ++p)
+    if (scenario.producers[p].arrivals.days() > 0)
+      add<RunView>(out, {"producers", std::to_string(p), "day"}, MetricKind::Count, "day",
+                   "the day of the days_csv trace this run replayed (0 = its first)",
+                   [p](V v) { return v.result.days.at(p); });
 
   // A scenario without queues (or loads) still has the key, null.
   add_field<RunView>(out, {"queues"}, [](V) { return nlohmann::ordered_json(); });
