@@ -157,7 +157,8 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
       grid.cost_from_metrics && !o.bisect ? std::nullopt : choose_bisect_axis(grid, o.bisect);
 
   const bool show = o.progress || (&err == &std::cerr && ::isatty(STDERR_FILENO) == 1);
-  PointRunner runner(grid, targets, o, show ? &err : nullptr);
+  LocalExecutor local(o.threads);  // the runs on this machine's threads
+  PointRunner runner(grid, targets, o, show ? &err : nullptr, local);
   const std::uint64_t first_stage = o.precision ? o.precision->first : 0;
   std::optional<std::size_t> best = grid.cost_from_metrics ? search_by_measured_cost(grid, *cost_expr, runner, first_stage)
                                     : bisect ? search_by_bisection(grid, *bisect, runner)
@@ -168,7 +169,7 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
   PlanReport rep{o, grid, targets, runner, bisect, best, std::nullopt, shown_metrics(grid, targets),
                  o.cost ? *o.cost : "slots_total, then the prefetch sum", std::move(tied), {}};
   if (!best) rep.closest = closest_tried(grid, runner);
-  if (best && o.headroom) rep.headroom = find_headroom(grid, *best, targets, o);
+  if (best && o.headroom) rep.headroom = find_headroom(grid, *best, targets, o, local);
   if (o.json)
     print_plan_json(out, rep);
   else

@@ -9,12 +9,17 @@ namespace brokersim {
 
 namespace {
 
-double multiplier_at(std::size_t i) { return 1.0 + Headroom::kStep * static_cast<double>(i); }
+double multiplier_at(std::size_t i) { return Headroom::multiplier_at(i); }
 
 }  // namespace
 
+void scale_volume(Scenario& s, const Scenario& base, std::size_t step) {
+  for (std::size_t p = 0; p < base.producers.size(); ++p)
+    s.producers[p].volume_multiplier = base.producers[p].volume_multiplier * multiplier_at(step);
+}
+
 Headroom find_headroom(const PlanGrid& grid, std::size_t best, const std::vector<Target>& targets,
-                       const PlanOptions& o) {
+                       const PlanOptions& o, PlanExecutor& executor) {
   Headroom h;
   for (std::size_t p = 0; p < grid.scenarios[best].producers.size(); ++p) {
     const auto kind = grid.scenarios[best].producers[p].arrivals.kind;
@@ -28,16 +33,14 @@ Headroom find_headroom(const PlanGrid& grid, std::size_t best, const std::vector
   // One copy of the grid for every look; only the chosen scenario's volumes change between looks.
   PlanGrid g = grid;
   const auto meets = [&](std::size_t i) {
-    const std::vector<ProducerSpec>& base = grid.scenarios[best].producers;
-    std::vector<ProducerSpec>& scaled = g.scenarios[best].producers;
-    for (std::size_t p = 0; p < base.size(); ++p) scaled[p].volume_multiplier = base[p].volume_multiplier * multiplier_at(i);
-    PointRunner runner(g, targets, o, nullptr);
+    scale_volume(g.scenarios[best], grid.scenarios[best], i);
+    PointRunner runner(g, targets, o, nullptr, executor, i);
     const bool met = runner.evaluate(best).meets;
     h.runs += runner.replications_spent();
     h.judged.emplace_back(multiplier_at(i), met);
     return met;
   };
-  const auto last = static_cast<std::size_t>(std::lround((Headroom::kMax - 1.0) / Headroom::kStep));
+  const std::size_t last = Headroom::kLastStep;
   if (meets(last)) {
     h.meets_up_to = Headroom::kMax;
     return h;

@@ -13,12 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/cli/plan/costed_grid.hpp"
+#include "experiments/cli/plan/executor.hpp"
 #include "experiments/cli/plan/expression.hpp"
 
 namespace brokersim {
 
 struct Headroom {
   static constexpr double kStep = 0.05, kMax = 4.0;
+  static constexpr std::size_t kLastStep = 60;  // (kMax - 1) / kStep: look i scales by 1 + i x kStep
+  static double multiplier_at(std::size_t i) { return 1.0 + kStep * static_cast<double>(i); }
   // Why there is none (a producer whose arrivals are given times cannot be scaled); empty when
   // `meets_up_to` is measured.
   std::string not_available;
@@ -28,8 +31,12 @@ struct Headroom {
   std::vector<std::pair<double, bool>> judged;  // each multiplier looked at, in order, and whether it met
 };
 
+// The runs go through `executor`, each look's named by its step (PointRunner's volume_step).
 Headroom find_headroom(const PlanGrid& grid, std::size_t best, const std::vector<Target>& targets,
-                       const PlanOptions& o);
+                       const PlanOptions& o, PlanExecutor& executor);
+
+// `s` (a copy of `base`) with every producer's volume multiplier scaled for headroom look `step`.
+void scale_volume(Scenario& s, const Scenario& base, std::size_t step);
 
 nlohmann::ordered_json headroom_json(const Headroom& h);
 std::string headroom_text(const Headroom& h);

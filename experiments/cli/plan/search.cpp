@@ -259,12 +259,15 @@ const PointResult& PointRunner::evaluate(std::size_t p) {
                             o_.precision->max_replications);
           incomplete = bad;
         },
-        &stats_, [&](std::size_t, const std::vector<std::vector<double>>& rows) { return needed_later(p, rows); });
+        &stats_, [&](std::size_t, const std::vector<std::vector<double>>& rows) { return needed_later(p, rows); },
+        [&](const std::vector<RunTask>& tasks, TaskRunStats* st) {
+          return executor_.run(p, volume_step_, tasks, grid_.names, st);
+        });
     res.incomplete = incomplete;
   } else {
     std::vector<RunTask> tasks;
     for (std::uint64_t r = 0; r < o_.replications; ++r) tasks.push_back({&grid_.scenarios[p], r});
-    const auto rows = run_tasks(tasks, o_.threads, grid_.names, {}, &stats_);
+    const auto rows = executor_.run(p, volume_step_, tasks, grid_.names, &stats_);
     spent_ += tasks.size();
     res = judge_point(grid_, p, targets_, rows, o_.conservative);
     for (const auto& why : stats_.incomplete) res.incomplete += !why.empty();

@@ -15,6 +15,7 @@
 
 #include "experiments/cli/plan/expression.hpp"
 #include "experiments/cli/plan/costed_grid.hpp"
+#include "experiments/cli/plan/executor.hpp"
 #include "experiments/cli/replication/pool.hpp"
 #include "experiments/cli/replication/progress.hpp"
 #include "experiments/cli/replication/statistics.hpp"
@@ -91,11 +92,15 @@ struct PointResult {
   }
 };
 
-// Runs each point at most once (R replications over the pool) and remembers the order run.
+// Runs each point at most once (R replications through the executor: this machine's threads, or
+// task files) and remembers the order run. `volume_step`: the --headroom look whose volume the
+// grid's scenarios carry (0: the plan's own), which names the runs to the executor.
 class PointRunner {
  public:
-  PointRunner(const PlanGrid& grid, const std::vector<Target>& targets, const PlanOptions& o, std::ostream* progress)
-      : grid_(grid), targets_(targets), o_(o), progress_(progress, grid.size(), "plan (grid points)") {
+  PointRunner(const PlanGrid& grid, const std::vector<Target>& targets, const PlanOptions& o, std::ostream* progress,
+              PlanExecutor& executor, std::size_t volume_step = 0)
+      : grid_(grid), targets_(targets), o_(o), progress_(progress, grid.size(), "plan (grid points)"),
+        executor_(executor), volume_step_(volume_step) {
     progress_.update(0);
   }
 
@@ -122,6 +127,8 @@ class PointRunner {
   const std::vector<Target>& targets_;
   const PlanOptions& o_;
   Progress progress_;
+  PlanExecutor& executor_;
+  std::size_t volume_step_;
   std::map<std::size_t, PointResult> results_;
   std::vector<std::size_t> tried_;
   TaskRunStats stats_;

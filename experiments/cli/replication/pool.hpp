@@ -48,6 +48,10 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
                                            const TaskDone& on_done = {},
                                            TaskRunStats* stats = nullptr);
 
+// Something that runs tasks as run_tasks does (rows in task order; `stats` filled as run_tasks
+// fills it): run_tasks on threads, or plan's task files (experiments/cli/plan/stages.hpp).
+using TaskRunner = std::function<std::vector<std::vector<double>>(const std::vector<RunTask>&, TaskRunStats*)>;
+
 // Number of worker threads from --threads (default: hardware_concurrency, at least 1).
 unsigned thread_count(const std::optional<std::string>& option);
 

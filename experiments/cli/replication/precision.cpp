@@ -190,7 +190,7 @@ std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, con
 
 std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,
                             const std::vector<std::string>& names, const PointNeeds& needs, const PointFinished& done,
-                            TaskRunStats* stats, const PointNeeds& more) {
+                            TaskRunStats* stats, const PointNeeds& more, const TaskRunner& run) {
   std::vector<std::vector<std::vector<double>>> rows(points.size());
   std::vector<std::size_t> incomplete(points.size(), 0);
   std::vector<std::uint64_t> total(points.size(), rule.first);
@@ -208,7 +208,7 @@ std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const Pr
         owner.push_back(i);
       }
     if (tasks.empty() && stage > 0) break;
-    auto got = run_tasks(tasks, threads, names, {}, &st);
+    auto got = run ? run(tasks, &st) : run_tasks(tasks, threads, names, {}, &st);
     spent += tasks.size();
     for (std::size_t t = 0; t < tasks.size(); ++t) {
       rows[owner[t]].push_back(std::move(got[t]));

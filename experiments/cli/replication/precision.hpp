@@ -104,12 +104,13 @@ std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, con
 // is asked `more(i, rows)` with all its rows, and runs up to that many in a further stage (at
 // most max_replications; not more than it has: done): the count of a rare outcome's events and
 // the looks at a target over runs, which Stein's first stage cannot foresee. Stein's N is still
-// fixed by the first stage alone. Returns the replications run in all.
+// fixed by the first stage alone. `run`, when given, runs each stage's tasks instead of run_tasks
+// on `threads` (plan's executor). Returns the replications run in all.
 using PointNeeds = std::function<std::uint64_t(std::size_t, const std::vector<std::vector<double>>&)>;
 using PointFinished = std::function<void(std::size_t, const std::vector<std::vector<double>>&, std::size_t)>;
 std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,
                             const std::vector<std::string>& names, const PointNeeds& needs, const PointFinished& done,
-                            TaskRunStats* stats, const PointNeeds& more = nullptr);
+                            TaskRunStats* stats, const PointNeeds& more = nullptr, const TaskRunner& run = nullptr);
 
 // What `needs` is for run and sweep: the largest stein_replications over `columns`, and at least
 // count_needed_for_columns.
