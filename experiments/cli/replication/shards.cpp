@@ -16,18 +16,18 @@ namespace brokersim {
 
 namespace {
 
-Shard parse_shard(const std::string& text) {
+Shard parse_shard(const std::string& option, const std::string& text) {
   const auto slash = text.find('/');
   const std::string what = "K/N with integers 0 <= K < N";
-  if (slash == std::string::npos) throw ScenarioError("--shard", what, quote(text));
+  if (slash == std::string::npos) throw ScenarioError(option, what, quote(text));
   Shard s;
   try {
-    s.index = parse_count("--shard", text.substr(0, slash), 0);
-    s.count = parse_count("--shard", text.substr(slash + 1), 1);
+    s.index = parse_count(option, text.substr(0, slash), 0);
+    s.count = parse_count(option, text.substr(slash + 1), 1);
   } catch (const ScenarioError&) {
-    throw ScenarioError("--shard", what, quote(text));
+    throw ScenarioError(option, what, quote(text));
   }
-  if (s.index >= s.count) throw ScenarioError("--shard", what, quote(text));
+  if (s.index >= s.count) throw ScenarioError(option, what, quote(text));
   return s;
 }
 
@@ -39,20 +39,21 @@ std::optional<std::string> env(const char* name) {
 
 }  // namespace
 
-Shard select_shard(const po::variables_map& vm) {
-  if (vm.count("shard") && vm.count("shard-count"))
-    throw ScenarioError("--shard", "either --shard K/N or --shard-count N (with JOB_COMPLETION_INDEX), not both",
-                        "--shard " + vm["shard"].as<std::string>() + " and --shard-count " + vm["shard-count"].as<std::string>());
-  if (vm.count("shard")) return parse_shard(vm["shard"].as<std::string>());
-  if (vm.count("shard-count")) {
+Shard select_shard(const po::variables_map& vm, const std::string& name, const std::string& count_name) {
+  const std::string option = "--" + name, count_option = "--" + count_name;
+  if (vm.count(name) && vm.count(count_name))
+    throw ScenarioError(option, "either " + option + " K/N or " + count_option + " N (with JOB_COMPLETION_INDEX), not both",
+                        option + " " + vm[name].as<std::string>() + " and " + count_option + " " + vm[count_name].as<std::string>());
+  if (vm.count(name)) return parse_shard(option, vm[name].as<std::string>());
+  if (vm.count(count_name)) {
     const auto index = env("JOB_COMPLETION_INDEX");
     if (!index)
-      throw ScenarioError("--shard-count", "JOB_COMPLETION_INDEX in the environment (a Kubernetes Indexed Job)", "nothing");
+      throw ScenarioError(count_option, "JOB_COMPLETION_INDEX in the environment (a Kubernetes Indexed Job)", "nothing");
     Shard s;
-    s.count = parse_count("--shard-count", vm["shard-count"].as<std::string>(), 1);
+    s.count = parse_count(count_option, vm[count_name].as<std::string>(), 1);
     s.index = parse_count("JOB_COMPLETION_INDEX", *index, 0);
     if (s.index >= s.count)
-      throw ScenarioError("JOB_COMPLETION_INDEX", "an integer below --shard-count (" + std::to_string(s.count) + ")", quote(*index));
+      throw ScenarioError("JOB_COMPLETION_INDEX", "an integer below " + count_option + " (" + std::to_string(s.count) + ")", quote(*index));
     return s;
   }
   if (const auto id = env("SLURM_ARRAY_TASK_ID")) {
@@ -66,7 +67,7 @@ Shard select_shard(const po::variables_map& vm) {
     if (task < min || task - min >= s.count)
       throw ScenarioError("SLURM_ARRAY_TASK_ID",
                           "an integer from SLURM_ARRAY_TASK_MIN (" + std::to_string(min) + ") below MIN + SLURM_ARRAY_TASK_COUNT (" +
-                              std::to_string(min + s.count) + "); use --shard K/N for arrays with a step",
+                              std::to_string(min + s.count) + "); use " + option + " K/N for arrays with a step",
                           quote(*id));
     s.index = task - min;
     return s;

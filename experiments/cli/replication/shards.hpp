@@ -19,7 +19,9 @@ struct Shard {
 
 // --shard K/N; else --shard-count N with JOB_COMPLETION_INDEX; else SLURM_ARRAY_TASK_ID with
 // SLURM_ARRAY_TASK_COUNT (and _MIN); else the whole grid.
-Shard select_shard(const boost::program_options::variables_map& vm);
+// `option` and `count_option` name the two options (plan --run-task: --task and --task-count).
+Shard select_shard(const boost::program_options::variables_map& vm, const std::string& option = "shard",
+                   const std::string& count_option = "shard-count");
 
 // FILE.meta.json: the sweep's identity, the shard, the grid index of each CSV row, and the CSV
 // itself as `csv_rows` (its rows after the header) and `csv_fnv1a64` (FNV-1a 64 of its bytes, 16
