@@ -146,6 +146,11 @@ std::vector<Situation> situations() {
   return {
       // An InvariantError cannot be provoked by input: the documents must agree on cli_main's 1.
       {"internal error", std::regex("internal error", std::regex::icase), [](const ScratchDir&) { return std::vector<int>{1}; }},
+      {"plan --stage-dir: a stage's tasks are outstanding", std::regex("exits with status 7|`brokersim plan --stage-dir`"),
+       [&](const ScratchDir& d) {
+         return std::vector<int>{status({"plan", small(d), "--vary", "consumers.0.count=3,4", "--target", "throughput_per_s>0",
+                                         "--stage-dir", d.path("stages-outstanding"), "--tasks", "2"})};
+       }},
       {"fit --check: the model does not match", std::regex("not match", std::regex::icase),
        [](const ScratchDir& d) {
          const std::string scenario = kSource + "/experiments/fit/examples/known-gamma.json";

@@ -30,6 +30,8 @@ constexpr const char* kUsage =
     "                [--bisect PATH|none] [--conservative] [--set PATH=VALUE ...] [--seed N]\n"
     "                [--replications R] [--threads T] [--json] [--progress]\n"
     "                [--precision REL] [--precision-abs A] [--max-replications N] [--headroom]\n"
+    "                [--stage-dir DIR --tasks N]\n"
+    "  brokersim plan --run-task DIR [--task K/N | --task-count N] [--threads T]\n"
     "  brokersim metrics SCENARIO.json [--set PATH=VALUE ...] [--describe]\n"
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
     "  brokersim analytic --validate [--replications R] [--jobs N]\n"
