@@ -151,6 +151,14 @@ std::vector<Situation> situations() {
          return std::vector<int>{status({"plan", small(d), "--vary", "consumers.0.count=3,4", "--target", "throughput_per_s>0",
                                          "--stage-dir", d.path("stages-outstanding"), "--tasks", "2"})};
        }},
+      {"plan --run-task: a task already done", std::regex("already done"),
+       [&](const ScratchDir& d) {
+         const std::vector<std::string> plan{"plan", small(d), "--vary", "consumers.0.count=3,4", "--target",
+                                             "throughput_per_s>0", "--stage-dir", d.path("stages-done"), "--tasks", "1"};
+         REQUIRE(status(plan) == 7);
+         REQUIRE(status({"plan", "--run-task", d.path("stages-done"), "--task", "0/1"}) == 0);
+         return std::vector<int>{status({"plan", "--run-task", d.path("stages-done"), "--task", "0/1"})};
+       }},
       {"fit --check: the model does not match", std::regex("not match", std::regex::icase),
        [](const ScratchDir& d) {
          const std::string scenario = kSource + "/experiments/fit/examples/known-gamma.json";

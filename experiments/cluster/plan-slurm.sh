@@ -1,0 +1,28 @@
+#!/bin/sh
+# brokersim plan over a Slurm job array, one array per stage, until the plan answers.
+#
+# usage: plan-slurm.sh STAGE_DIR TASKS SCENARIO.json PLAN-OPTIONS...
+#   experiments/cluster/plan-slurm.sh /shared/plan-1 16 big.json --vary consumers.0.count=10:200:10 \
+#       --target 'wait_ms.sojourn.p99<=120000 in 95% of runs' --precision 0.05 > answer.txt
+#
+# Run it where sbatch works (a login node); STAGE_DIR must be on a filesystem the compute nodes
+# share, at the same path, and so must the scenario. The answer is the plan's stdout, its exit
+# status the plan's (0, 3, 5, or 2 for invalid input). Stopped or failed, run it again: it
+# resumes (tasks already done are skipped, missing ones run).
+set -u
+dir=${1:?usage: plan-slurm.sh STAGE_DIR TASKS SCENARIO.json PLAN-OPTIONS...}
+tasks=${2:?usage: plan-slurm.sh STAGE_DIR TASKS SCENARIO.json PLAN-OPTIONS...}
+shift 2
+brokersim=${BROKERSIM:-brokersim}
+here=$(cd "$(dirname "$0")" && pwd)
+tries=0
+while :; do
+  "$brokersim" plan "$@" --stage-dir "$dir" --tasks "$tasks"
+  status=$?
+  [ $status -eq 7 ] || exit $status           # 7: a stage's tasks are outstanding
+  tries=$((tries + 1))
+  [ $tries -le 1000 ] || { echo "plan-slurm.sh: giving up after 1000 arrays" >&2; exit 1; }
+  # A failed task leaves its result missing: the next round names it and runs the array again.
+  sbatch --wait --quiet --array=0-$((tasks - 1)) --output="$dir/slurm-%A-%a.out" \
+      --export=ALL,BROKERSIM="$brokersim",STAGE_DIR="$dir" "$here/plan-task.sbatch" || sleep 5
+done
