@@ -142,7 +142,17 @@ TEST_CASE("plan stage task that is missing or was killed is named and rerun") {
   CHECK(again.status == 0);
   CHECK(again.err.find("already done") != std::string::npos);
   CHECK(read_file(stage_result_files(folder).at(0)) == done);
-  REQUIRE(run_cli({"plan", "--run-task", folder, "--task", "1/3"}).status == 0);
+  CHECK(r.err.find("(a Slurm array: --array=1)") != std::string::npos);
+  // Just the missing task again, as a Slurm array of its own (--array=1): the index is the task.
+  ::setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  const auto beyond = run_cli({"plan", "--run-task", folder});
+  ::setenv("SLURM_ARRAY_TASK_ID", "1", 1);
+  const auto missing = run_cli({"plan", "--run-task", folder});
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  CHECK(beyond.status == 2);
+  CHECK(beyond.err.find("SLURM_ARRAY_TASK_ID: expected a task of stage 1's 3, from 0 to 2") != std::string::npos);
+  REQUIRE_MESSAGE(missing.status == 0, missing.err);
+  CHECK(missing.err.find("stage 1 task 1/3: 1 run(s)") != std::string::npos);
   r = run_cli(coordinator);
   CHECK(r.status == 7);
   CHECK(r.err.find("stage 2 written") != std::string::npos);

@@ -15,14 +15,24 @@ tasks=${2:?usage: plan-slurm.sh STAGE_DIR TASKS SCENARIO.json PLAN-OPTIONS...}
 shift 2
 brokersim=${BROKERSIM:-brokersim}
 here=$(cd "$(dirname "$0")" && pwd)
-tries=0
+failed=0
+waiting=$(mktemp) || exit 1
+trap 'rm -f "$waiting"' EXIT
 while :; do
-  "$brokersim" plan "$@" --stage-dir "$dir" --tasks "$tasks"
+  "$brokersim" plan "$@" --stage-dir "$dir" --tasks "$tasks" 2> "$waiting"
   status=$?
+  cat "$waiting" >&2
   [ $status -eq 7 ] || exit $status           # 7: a stage's tasks are outstanding
-  tries=$((tries + 1))
-  [ $tries -le 1000 ] || { echo "plan-slurm.sh: giving up after 1000 arrays" >&2; exit 1; }
-  # A failed task leaves its result missing: the next round names it and runs the array again.
-  sbatch --wait --quiet --array=0-$((tasks - 1)) --output="$dir/slurm-%A-%a.out" \
-      --export=ALL,BROKERSIM="$brokersim",STAGE_DIR="$dir" "$here/plan-task.sbatch" || sleep 5
+  # The tasks the stage waits for, as the plan lists them ("a Slurm array: --array=1,4"): a
+  # failed or killed task leaves its result missing, and only the missing ones run again, up to
+  # 3 failed arrays in a row.
+  array=$(sed -n 's/.*(a Slurm array: --array=\([0-9,]*\)).*/\1/p' "$waiting")
+  [ -n "$array" ] || array=0-$((tasks - 1))
+  if sbatch --wait --quiet --array="$array" --output="$dir/slurm-%A-%a.out" \
+      --export=ALL,BROKERSIM="$brokersim",STAGE_DIR="$dir" "$here/plan-task.sbatch"; then
+    failed=0
+  else
+    failed=$((failed + 1))
+    [ $failed -lt 3 ] || { echo "plan-slurm.sh: 3 arrays in a row failed; see $dir/slurm-*.out" >&2; exit 1; }
+  fi
 done

@@ -11,6 +11,7 @@
 // The parts: plan/expression (targets and cost), plan/costed_grid (validated, costed points and the
 // bisection axis), plan/search (running and judging points, the searches), plan/report.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -75,8 +76,8 @@ constexpr const char* kPlanHelp =
     "and the one with the safest worst target margin at its bound is chosen.\n"
     "On a cluster: --stage-dir DIR --tasks N writes the runs the plan needs next as N tasks in DIR (a\n"
     "folder every node sees) and exits with status 7. `plan --run-task DIR --task K/N` (or\n"
-    "--task-count N with JOB_COMPLETION_INDEX, or a Slurm array's SLURM_ARRAY_TASK_ID) runs task K\n"
-    "of DIR's latest stage. The same plan command run again reads the results back and writes the\n"
+    "--task-count N with JOB_COMPLETION_INDEX, or a Slurm array's SLURM_ARRAY_TASK_ID as K) runs\n"
+    "task K of DIR's latest stage. The same plan command run again reads the results back and writes the\n"
     "next stage, or prints the answer: byte for byte the local plan's, for any N. A result file that\n"
     "fails its checks (checksum, plan, scenario, stage, task, runs) is refused, exit 2. A task\n"
     "already done is skipped, so a failed or killed task is rerun by running the array again; a\n"
@@ -102,7 +103,7 @@ po::options_description plan_option_descriptions() {
       ("stage-dir", po::value<std::string>(), "DIR: run the plan's runs as task files in DIR (shared by the nodes): write the next stage's tasks and stop, or read every stage's results back and print the answer")
       ("tasks", po::value<std::string>(), "with --stage-dir: N, the tasks each new stage is split into (run i in task i % N)")
       ("run-task", po::value<std::string>(), "DIR: run one task of DIR's latest stage (the plan is read from DIR/plan.json) and exit")
-      ("task", po::value<std::string>(), "with --run-task: K/N, task K (from 0) of the stage's N (default: SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT)")
+      ("task", po::value<std::string>(), "with --run-task: K/N, task K (from 0) of the stage's N (default: task SLURM_ARRAY_TASK_ID, a Slurm array's index, of the stage's N)")
       ("task-count", po::value<std::string>(), "with --run-task: N, the stage's task count, K from JOB_COMPLETION_INDEX (a Kubernetes indexed Job)");
   add_precision_options(opts, false);
   return opts;
@@ -224,7 +225,16 @@ int run_plan_task(const po::variables_map& vm, std::ostream& out, std::ostream& 
   if (hash != id.scenario_hash)
     throw ScenarioError("--run-task", "the scenario the plan in " + dir + " was started with (scenario_hash " + id.scenario_hash + ")",
                         quote(o.scenario) + " with scenario_hash " + hash + " (the file changed since: put it back, or start the plan afresh)");
-  const Shard task = select_shard(vm, "task", "task-count");
+  // A Slurm array's index is the task number itself (the count is the stage's), so that
+  // --array=1,4 runs just the tasks 1 and 4 of a stage again.
+  Shard task;
+  const char* slurm_task = std::getenv("SLURM_ARRAY_TASK_ID");
+  if (!vm.count("task") && !vm.count("task-count") && slurm_task) {
+    task.index = parse_count("SLURM_ARRAY_TASK_ID", slurm_task, 0);
+    task.count = 0;  // the stage's
+  } else {
+    task = select_shard(vm, "task", "task-count");
+  }
   const unsigned threads =
       thread_count(vm.count("threads") ? std::optional<std::string>(vm["threads"].as<std::string>()) : std::nullopt);
   return run_stage_task(dir, id, pp.grid, task, threads, err);
@@ -238,7 +248,10 @@ void report_outstanding(std::ostream& err, const StageOutstanding& w) {
   for (std::size_t i = 0; i < w.missing.size() && i < 20; ++i) err << (i ? ", " : "") << w.missing[i];
   if (w.missing.size() > 20) err << ", ...";
   err << "; run `brokersim plan --run-task " << w.dir << " --task K/" << w.tasks
-      << "` for each (a job array of " << w.tasks << "), then this command again (exit status " << kPlanTasksOutstanding << ")\n";
+      << "` for each (a Slurm array: --array=";
+  for (std::size_t i = 0; i < w.missing.size() && i < 20; ++i) err << (i ? "," : "") << w.missing[i];
+  if (w.missing.size() > 20) err << ",...";
+  err << "), then this command again (exit status " << kPlanTasksOutstanding << ")\n";
 }
 
 }  // namespace

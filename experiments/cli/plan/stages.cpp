@@ -420,15 +420,25 @@ int run_stage_task(const std::string& dir, const StageIdentity& id, const PlanGr
     throw ScenarioError("--run-task", "a stage folder with a stage written (run `brokersim plan SCENARIO.json ... --stage-dir " + dir +
                                           " --tasks N` first)", quote(dir) + ", which has none");
   const Stage st = read_stage(dir, s, id);
-  if (task.count != st.tasks)
+  Shard t = task;
+  if (t.count == 0) {  // a Slurm array's index: the count is the stage's
+    if (t.index >= st.tasks)
+      throw ScenarioError("SLURM_ARRAY_TASK_ID", "a task of stage " + std::to_string(s) + "'s " + std::to_string(st.tasks) +
+                                                     ", from 0 to " + std::to_string(st.tasks - 1) +
+                                                     " (the array's indices are the task numbers: --array=0-" +
+                                                     std::to_string(st.tasks - 1) + ")",
+                          std::to_string(t.index));
+    t.count = st.tasks;
+  }
+  if (t.count != st.tasks)
     throw ScenarioError("--task", "a task of stage " + std::to_string(s) + "'s " + std::to_string(st.tasks) + " (K/" +
                                       std::to_string(st.tasks) + ", a job array of " + std::to_string(st.tasks) + ")",
-                        std::to_string(task.index) + "/" + std::to_string(task.count));
-  const std::vector<RunKey> runs = task_runs(st.runs, task.index, task.count);
-  const std::string file = result_file(dir, s, task.index, task.count);
-  const std::string label = "stage " + std::to_string(s) + " task " + std::to_string(task.index) + "/" + std::to_string(task.count);
+                        std::to_string(t.index) + "/" + std::to_string(t.count));
+  const std::vector<RunKey> runs = task_runs(st.runs, t.index, t.count);
+  const std::string file = result_file(dir, s, t.index, t.count);
+  const std::string label = "stage " + std::to_string(s) + " task " + std::to_string(t.index) + "/" + std::to_string(t.count);
   if (fs::exists(file)) {
-    read_result(file, id, s, task.index, task.count, runs, grid.names.size(), dir);  // refused when invalid
+    read_result(file, id, s, t.index, t.count, runs, grid.names.size(), dir);  // refused when invalid
     err << "brokersim: plan: " << label << ": already done (" << file << ")\n";
     return 0;
   }
@@ -458,8 +468,8 @@ int run_stage_task(const std::string& dir, const StageIdentity& id, const PlanGr
   doc["plan_id"] = id.plan_id;
   doc["scenario_hash"] = id.scenario_hash;
   doc["stage"] = s;
-  doc["task"] = task.index;
-  doc["tasks"] = task.count;
+  doc["task"] = t.index;
+  doc["tasks"] = t.count;
   doc["columns"] = grid.names.size();
   doc["runs"] = runs_json(runs);
   ojson results = ojson::array();

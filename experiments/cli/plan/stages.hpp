@@ -86,7 +86,8 @@ class StagedExecutor final : public PlanExecutor {
 };
 
 // `plan --run-task DIR`: runs task `task` of DIR's latest stage on `threads` threads and writes
-// its result file (nothing to do when a valid one is there). The exit status: 0, or 2 (with a
+// its result file (nothing to do when a valid one is there). A task count of 0 stands for the
+// stage's (a Slurm array's index is the task number: --array=1,4 reruns tasks 1 and 4). The exit status: 0, or 2 (with a
 // ScenarioError) for a task count that is not the stage's, or a result file there that is invalid.
 int run_stage_task(const std::string& dir, const StageIdentity& id, const PlanGrid& grid, const Shard& task,
                    unsigned threads, std::ostream& err);
