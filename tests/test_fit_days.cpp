@@ -195,6 +195,11 @@ TEST_CASE("days_csv arrivals replay one whole day a run - drawn from its own str
   const auto j = brokersim::test::run_cli({"run", scenario, "--json"});
   REQUIRE(j.status == 0);
   CHECK(nlohmann::json::parse(j.out)["producers"]["0"].contains("day"));
+  // A plan over it says what its runs are: the trace's days, not copies of one.
+  const auto plan = brokersim::test::run_cli({"plan", scenario, "--vary", "consumers.0.count=1,2", "--target",
+                                              "wait_ms.queue.p99<=1000 in 95% of runs", "--replications", "59"});
+  CHECK(plan.out.find("Runs are days drawn from a trace's whole days, each with its own volume and shape (producers.0 3 days, "
+                      "arrivals days_csv)") != std::string::npos);
   // A trace of one day has nothing to resample; a volume would rescale given times.
   dir.write("one.csv", "publish_ms\n1000\n2000\n");
   CHECK(brokersim::test::load_error(R"({"stop": {"time_ms": 1000}, "broker": {"queues": {"q": {}}},

@@ -39,8 +39,15 @@ double cv_of(const Distribution& d) {
 // Which day-to-day variation the runs carry: a run is a day only as far as some producer's volume
 // is drawn anew for it; without one, "P% of runs" means P% of copies of one day.
 void describe_days(const Scenario& s, Assurance& a) {
-  std::string varying;
+  std::string varying, replayed;
   for (std::size_t p = 0; p < s.producers.size(); ++p) {
+    // days_csv: each run one of a trace's whole days (its volume and shape), not a drawn volume.
+    if (s.producers[p].arrivals.days() > 0) {
+      a.days_replayed.push_back({p, s.producers[p].arrivals.days()});
+      replayed += (replayed.empty() ? "" : ", ") + std::string("producers.") + std::to_string(p) + " " +
+                  std::to_string(s.producers[p].arrivals.days()) + " days";
+      continue;
+    }
     const auto& per_run = s.producers[p].volume_per_run;
     if (!per_run || per_run->is_constant()) continue;
     const Assurance::DayVolume d{p, s.producers[p].volume_multiplier * per_run->mean(), cv_of(*per_run)};
@@ -48,10 +55,16 @@ void describe_days(const Scenario& s, Assurance& a) {
     varying += (varying.empty() ? "" : ", ") + std::string("producers.") + std::to_string(p) + " mean " + fmt(d.mean, 3) +
                (std::isfinite(d.cv) ? " cv " + fmt(d.cv, 3) : std::string());
   }
-  a.runs_cover = a.days.empty()
-                     ? "copies of one day: no producer's volume varies from run to run (producers[].volume.per_run), so "
-                       "the runs leave out day-to-day variation"
-                     : "days whose volume varies from run to run (" + varying + ", producers[].volume.per_run)";
+  if (a.days.empty() && a.days_replayed.empty()) {
+    a.runs_cover = "copies of one day: no producer's volume varies from run to run (producers[].volume.per_run), so "
+                   "the runs leave out day-to-day variation";
+    return;
+  }
+  a.runs_cover = "days";
+  if (!a.days.empty()) a.runs_cover += " whose volume varies from run to run (" + varying + ", producers[].volume.per_run)";
+  if (!a.days_replayed.empty())
+    a.runs_cover += std::string(a.days.empty() ? "" : ", and") + " drawn from a trace's whole days, each with its own volume and shape (" +
+                    replayed + ", arrivals days_csv)";
 }
 
 }  // namespace
@@ -110,7 +123,14 @@ ojson assurance_json(const Assurance& a) {
   ojson days = ojson::array();
   for (const auto& d : a.days)
     days.push_back({{"producer", d.producer}, {"volume_mean", d.mean}, {"volume_cv", number_or_null(d.cv)}});
-  j["runs_cover"] = {{"days_vary", !a.days.empty()}, {"volumes", days}, {"statement", a.runs_cover}};
+  j["runs_cover"] = {{"days_vary", !a.days.empty() || !a.days_replayed.empty()}, {"volumes", days}};
+  // Only where some producer replays whole days (days_csv), so that other plans' JSON is as it was.
+  if (!a.days_replayed.empty()) {
+    ojson replayed = ojson::array();
+    for (const auto& d : a.days_replayed) replayed.push_back({{"producer", d.producer}, {"days", d.days}});
+    j["runs_cover"]["days_replayed"] = replayed;
+  }
+  j["runs_cover"]["statement"] = a.runs_cover;
   return j;
 }
 

@@ -27,6 +27,12 @@ struct Assurance {
     std::size_t producer = 0;
     double mean = 1, cv = 0;
   };
+  // Producers whose runs replay one of a days_csv trace's whole days, and how many days it has.
+  struct DaysReplayed {
+    std::size_t producer;
+    std::size_t days;
+  };
+  std::vector<DaysReplayed> days_replayed;
   std::vector<DayVolume> days;
   std::string runs_cover;
 };
