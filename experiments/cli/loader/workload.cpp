@@ -49,6 +49,8 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
       // Whole days from time 0: day d is [d, d + 1) x 24 h; the last row's day is the last day.
       constexpr Time kDay = Time{86'400'000} * sim::kNsPerMs;
       const auto days = static_cast<std::size_t>(arrivals.trace.back().publish / kDay) + 1;
+      // The table has a row per day; the reader bounds publish_ms by sim::kMaxMs (1e12 ms), so at
+      // most 11,575 days.
       if (days < 2)
         fail(at, "a trace of at least 2 whole days (publish_ms from midnight of its first day; fit --days --out writes one)",
              json(arrivals.trace_path + ": 1 day"));
