@@ -158,6 +158,11 @@ TEST_CASE("fit --days writes one mean day with the days' spread - and refuses on
   const auto one = brokersim::test::run_cli({"fit", dir.write("hour.csv", hour), "--days"});
   CHECK(one.status == 2);
   CHECK(one.err.find("--days: expected a log covering at least 2 whole days (UTC midnight to midnight, 23.5 h of each) in every queue, got 0 whole days") != std::string::npos);
+  // A small log's mean day is cut at most into whole days; an interval longer than a day is refused.
+  CHECK(r.out.find("intervals of 2d") == std::string::npos);
+  const auto week = brokersim::test::run_cli({"fit", log, "--days", "--interval", "7d"});
+  CHECK(week.status == 2);
+  CHECK(week.err.find("--interval: expected at most 1d with --days (the fitted scenario is one day), got \"7d\"") != std::string::npos);
   const auto check = brokersim::test::run_cli({"fit", log, "--days", "--check", log});
   CHECK(check.status == 2);
   CHECK(check.err.find("--days: expected no --check beside it") != std::string::npos);

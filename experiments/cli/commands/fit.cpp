@@ -87,9 +87,11 @@ static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute,
   std::sort(folded.begin(), folded.end());
   const double n = static_cast<double>(q.days.days.size());
   std::string why;
+  // One day's intervals: the default for a day's average count, at most the day itself (a small
+  // log's default would be longer).
   const std::int64_t interval =
       requested_interval ? requested_interval
-                         : fit::default_interval(fit::kDayNs, static_cast<std::size_t>(static_cast<double>(folded.size()) / n), why);
+                         : std::min(fit::kDayNs, fit::default_interval(fit::kDayNs, static_cast<std::size_t>(static_cast<double>(folded.size()) / n), why));
   q.mean_day = fit::fit_arrivals(folded, 0, fit::kDayNs, interval);
   for (auto* steps : {&q.mean_day.steps, &q.mean_day.segments})
     for (fit::RateStep& s : *steps) {
@@ -174,6 +176,8 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   double tol_rel = 0.10, tol_abs_ms = 20;
   if (vm.count("check-tolerance")) fit::parse_check_tolerance(vm["check-tolerance"].as<std::string>(), tol_rel, tol_abs_ms);
   const bool days_mode = vm.count("days") > 0;
+  if (days_mode && requested_interval > fit::kDayNs)
+    throw ScenarioError("--interval", "at most 1d with --days (the fitted scenario is one day)", loader::quoted(interval_text));
   if (days_mode && vm.count("check"))
     throw ScenarioError("--days", "no --check beside it (--check compares the fitted workload over the log's own span)", "--check");
   for (const char* o : {"replications", "seed", "check-tolerance"})
