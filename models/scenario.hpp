@@ -104,6 +104,10 @@ struct ProducerSpec {
   double volume_multiplier = 1;
   std::optional<Distribution> volume_per_run;
   bool volume_given = false;
+  // volume.fitted (written by fit --days): how many whole days the per_run spread was fitted from,
+  // and its cv's 95% interval, which plan's risk statement repeats. 0 days: not given.
+  int volume_fitted_days = 0;
+  double volume_cv_low = 0, volume_cv_high = 0;
   ServiceBusSenderSettings servicebus;  // azure-servicebus's own (models/brokers/azure_servicebus_spec.hpp)
 };
 

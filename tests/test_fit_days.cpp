@@ -152,6 +152,15 @@ TEST_CASE("fit --days writes one mean day with the days' spread - and refuses on
   s2 /= 3;
   CHECK(j["producers"][0]["volume"]["per_run"]["lognormal"]["cv"].get<double>() == doctest::Approx(std::sqrt(std::expm1(s2))).epsilon(1e-5));
   CHECK(j["producers"][0]["volume"]["per_run"]["lognormal"]["mean"] == 1);
+  CHECK(j["producers"][0]["volume"]["fitted"]["days"] == 4);
+  // A plan over the fitted day says where its spread came from and how well it is known.
+  const auto plan = brokersim::test::run_cli({"plan", out, "--vary", "consumers.0.count=1,2", "--target",
+                                              "wait_ms.queue.p99<=60000 in 95% of runs", "--replications", "59", "--json"});
+  INFO(plan.err);
+  const auto pj = nlohmann::json::parse(plan.out);
+  const auto& cover = pj["risk"]["runs_cover"];
+  CHECK(cover["volumes"][0]["fitted_days"] == 4);
+  CHECK(cover["statement"].get<std::string>().find(" as fitted from 4 days (its 95% interval ") != std::string::npos);
   // One day: no spread to fit.
   std::string hour = "enqueued_at,started_at,finished_at\n";
   for (int k = 0; k < 100; ++k) hour += std::to_string(midnight + k * 36) + "," + std::to_string(midnight + k * 36 + 1) + "," + std::to_string(midnight + k * 36 + 2) + "\n";

@@ -337,6 +337,9 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       // cv when a day had no jobs).
       const double cv = q.days.lognormal ? q.days.cv : q.days.sample_cv;
       doc["producers"].back()["volume"] = {{"per_run", {{"lognormal", {{"mean", 1}, {"cv", round6(cv)}}}}}};
+      if (q.days.lognormal)
+        doc["producers"].back()["volume"]["fitted"] = {{"days", q.days.days.size()}, {"cv_low", round6(q.days.cv_lo)},
+                                                       {"cv_high", round6(q.days.cv_hi)}};
     }
     // Prefetch as many as the slots: the least that keeps every slot busy (with prefetch 1, a
     // consumer of 4 slots ran one job at a time). A log does not show the prefetch: set yours.

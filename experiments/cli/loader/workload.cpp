@@ -114,7 +114,7 @@ constexpr const char* kVolumeRange = "a number > 0 and at most 1e6";
 // optional. Arrivals at given times (at_ms, trace_csv) have no rate to scale.
 void load_volume(const json& v, const std::string& path, ProducerSpec& producer) {
   const json& volume = object_at(v, path, "an object {\"multiplier\": x, \"per_run\": distribution}");
-  check_keys(volume, path, {"multiplier", "per_run"});
+  check_keys(volume, path, {"multiplier", "per_run", "fitted"});
   producer.volume_given = true;
   if (has(volume, "multiplier")) {
     const std::string at = join(path, "multiplier");
@@ -124,6 +124,18 @@ void load_volume(const json& v, const std::string& path, ProducerSpec& producer)
   }
   if (has(volume, "per_run") && !volume["per_run"].is_null())
     producer.volume_per_run = distribution(volume["per_run"], join(path, "per_run"), Range::Duration).scaled(1e-6);
+  if (has(volume, "fitted") && !volume["fitted"].is_null()) {
+    // What fit --days measured the spread from: informational, repeated by plan's risk statement.
+    const std::string at = join(path, "fitted");
+    const json& f = object_at(volume["fitted"], at, "an object {\"days\": n, \"cv_low\": x, \"cv_high\": y}");
+    check_keys(f, at, {"days", "cv_low", "cv_high"});
+    producer.volume_fitted_days = static_cast<int>(integer(member(f, "days"), join(at, "days"), 2, 36'600, "an integer from 2 to 36600"));
+    producer.volume_cv_low = non_negative(member(f, "cv_low"), join(at, "cv_low"));
+    producer.volume_cv_high = non_negative(member(f, "cv_high"), join(at, "cv_high"));
+    if (producer.volume_cv_high < producer.volume_cv_low)
+      fail(join(at, "cv_high"), "a number >= cv_low (" + describe(f["cv_low"]) + ")", f["cv_high"]);
+    if (!producer.volume_per_run) fail(at, "a per_run beside it (the spread it describes)", volume["fitted"]);
+  }
   const auto kind = producer.arrivals.kind;
   if ((kind == ArrivalSpec::Kind::AtTimes || kind == ArrivalSpec::Kind::Trace) &&
       (producer.volume_multiplier != 1 || producer.volume_per_run))

@@ -50,10 +50,16 @@ void describe_days(const Scenario& s, Assurance& a) {
     }
     const auto& per_run = s.producers[p].volume_per_run;
     if (!per_run || per_run->is_constant()) continue;
-    const Assurance::DayVolume d{p, s.producers[p].volume_multiplier * per_run->mean(), cv_of(*per_run)};
+    const ProducerSpec& spec = s.producers[p];
+    const Assurance::DayVolume d{p, spec.volume_multiplier * per_run->mean(), cv_of(*per_run), spec.volume_fitted_days,
+                                 spec.volume_cv_low, spec.volume_cv_high};
     a.days.push_back(d);
     varying += (varying.empty() ? "" : ", ") + std::string("producers.") + std::to_string(p) + " mean " + fmt(d.mean, 3) +
                (std::isfinite(d.cv) ? " cv " + fmt(d.cv, 3) : std::string());
+    // The spread's own uncertainty, where fit --days measured it: the runs use its point estimate.
+    if (d.fitted_days > 0)
+      varying += " as fitted from " + std::to_string(d.fitted_days) + " days (its 95% interval " + fmt(d.cv_low, 3) + " to " +
+                 fmt(d.cv_high, 3) + ", not carried into the runs)";
   }
   if (a.days.empty() && a.days_replayed.empty()) {
     a.runs_cover = "copies of one day: no producer's volume varies from run to run (producers[].volume.per_run), so "
@@ -121,8 +127,13 @@ ojson assurance_json(const Assurance& a) {
   j["p_miss_per_run_upper95"] = a.p_miss_upper;
   j["statement"] = a.statement;
   ojson days = ojson::array();
-  for (const auto& d : a.days)
+  for (const auto& d : a.days) {
     days.push_back({{"producer", d.producer}, {"volume_mean", d.mean}, {"volume_cv", number_or_null(d.cv)}});
+    if (d.fitted_days > 0) {
+      days.back()["fitted_days"] = d.fitted_days;
+      days.back()["volume_cv_interval"] = {d.cv_low, d.cv_high};
+    }
+  }
   j["runs_cover"] = {{"days_vary", !a.days.empty() || !a.days_replayed.empty()}, {"volumes", days}};
   // Only where some producer replays whole days (days_csv), so that other plans' JSON is as it was.
   if (!a.days_replayed.empty()) {

@@ -26,6 +26,8 @@ struct Assurance {
   struct DayVolume {
     std::size_t producer = 0;
     double mean = 1, cv = 0;
+    int fitted_days = 0;  // volume.fitted: the days fit --days measured the spread from (0: not given)
+    double cv_low = 0, cv_high = 0;
   };
   // Producers whose runs replay one of a days_csv trace's whole days, and how many days it has.
   struct DaysReplayed {
