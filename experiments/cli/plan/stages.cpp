@@ -475,7 +475,10 @@ int run_stage_task(const std::string& dir, const StageIdentity& id, const PlanGr
   ojson results = ojson::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::string row;
-    for (double v : rows[i]) row += (row.empty() ? "" : " ") + bits_hex(v);
+    for (double v : rows[i]) {
+      if (!row.empty()) row += ' ';
+      row += bits_hex(v);
+    }
     ojson one;
     one["incomplete"] = stats.incomplete[i];
     one["row"] = row;
