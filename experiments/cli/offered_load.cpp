@@ -175,12 +175,12 @@ bool reports_mean_slots(const Scenario& s, int queue) {
 
 std::vector<QueueLoad> offered_load(const Scenario& s, const std::vector<GroupFleetResult>& groups) {
   std::vector<QueueLoad> loads = offered_load(s);
+  const std::vector<int> pool_of = queue_pools(s);
   for (QueueLoad& l : loads) {
     for (std::size_t g = 0; g < s.consumers.size() && g < groups.size(); ++g) {
       if (s.consumers[g].reads(l.queue)) l.mean_slots += groups[g].mean_replicas * s.consumers[g].slots;
     }
     // A pool's mean slots: each of its groups once.
-    const std::vector<int> pool_of = queue_pools(s);
     const int pool = pool_of[static_cast<std::size_t>(l.queue)];
     for (std::size_t g = 0; g < s.consumers.size() && g < groups.size(); ++g)
       if (pool_of[static_cast<std::size_t>(s.consumers[g].queue)] == pool)
