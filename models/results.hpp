@@ -193,6 +193,9 @@ struct RunResult : Tally<sim::Histogram> {
   // this run's per_run draw), by producer index.
   std::vector<double> volumes;
   std::vector<double> days;  // by producer: the day of a days_csv trace the run replayed
+  // By producer: the mean of this run's service-time distribution, ms (redrawn under
+  // parameter_uncertainty).
+  std::vector<double> service_means_ms;
   std::uint64_t events = 0;
   Time end_time = 0;
   Time followed = 0;  // how long a timed run went on past stop.time_ms following its jobs

@@ -108,6 +108,12 @@ struct ProducerSpec {
   // and its cv's 95% interval, which plan's risk statement repeats. 0 days: not given.
   int volume_fitted_days = 0;
   double volume_cv_low = 0, volume_cv_high = 0;
+  // producers[].fitted (written by fit): how many service times `service` was fitted from and how
+  // many arrivals the rates were counted from; 0: not given. With the scenario's
+  // parameter_uncertainty (`draw_parameters`, copied here), each run redraws what they estimate
+  // (models/input_uncertainty.hpp).
+  std::uint64_t fitted_service_times = 0, fitted_arrivals = 0;
+  bool draw_parameters = false;
   ServiceBusSenderSettings servicebus;  // azure-servicebus's own (models/brokers/azure_servicebus_spec.hpp)
 };
 

@@ -179,6 +179,7 @@ inline void Simulation::handle(const sim::Event& ev) {
   for (const Producer& p : w_.producers) {
     result.volumes.push_back(p.volume());
     result.days.push_back(static_cast<double>(p.day()));
+    result.service_means_ms.push_back(p.service().mean() / sim::kNsPerMsF);
   }
   return result;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "models/input_uncertainty.hpp"
+
 namespace brokersim {
 
 namespace {
@@ -12,7 +14,7 @@ Time to_time(double ns) { return sim::round_ns(ns); }
 
 Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,
                    std::uint64_t replication)
-    : spec_(&spec) {
+    : spec_(&spec), service_(&spec.service) {
   const std::string base = "producers." + std::to_string(index) + ".";
   arrival_rng_ = sim::Rng(seed, replication, base + "arrivals");
   service_rng_ = sim::Rng(seed, replication, base + "service");
@@ -27,7 +29,25 @@ Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,
   volume_ = spec.volume_multiplier;
   if (spec.volume_per_run) {
     sim::Rng day_rng(seed, replication, base + "volume");
-    volume_ *= std::max(0.0, spec.volume_per_run->sample(day_rng));
+    if (spec.draw_parameters && spec.volume_fitted_days >= 2) {
+      // The spread and level fitted from so many days, redrawn: the loader made per_run lognormal.
+      sim::Rng parameter_rng(seed, replication, base + "volume_parameters");
+      volume_ *= predictive_day_volume(spec.volume_per_run->param_a(), spec.volume_per_run->param_b(),
+                                       spec.volume_fitted_days, day_rng, parameter_rng);
+    } else {
+      volume_ *= std::max(0.0, spec.volume_per_run->sample(day_rng));
+    }
+  } else if (spec.draw_parameters && spec.fitted_arrivals > 0) {
+    // One fitted span's rates: their level is known to a Poisson count's precision, m Gamma(m) / m.
+    // (Fitted from several days, the days' level error above already holds it: counted once.)
+    sim::Rng parameter_rng(seed, replication, base + "volume_parameters");
+    const double m = static_cast<double>(spec.fitted_arrivals);
+    volume_ *= Distribution::standard_gamma(m, parameter_rng) / m;
+  }
+  if (spec.draw_parameters && spec.fitted_service_times > 0) {
+    sim::Rng parameter_rng(seed, replication, base + "service_parameters");
+    redrawn_service_ = std::make_unique<const Distribution>(redraw_fitted(spec.service, spec.fitted_service_times, parameter_rng));
+    service_ = redrawn_service_.get();
   }
   // As the loader bounds the multiplier: a draw far in a tail neither overflows a gap nor stops time.
   volume_ = volume_ < 1e-9 ? 0.0 : std::min(volume_, 1e6);
@@ -123,7 +143,7 @@ Time Producer::ramp_arrival(const ArrivalSpec::Step& from, const ArrivalSpec::St
 
 Producer::JobDraw Producer::draw() {
   JobDraw d{};
-  d.service = to_time(spec_->service.sample(service_rng_));
+  d.service = to_time(service_->sample(service_rng_));
   d.deadline = spec_->deadline ? to_time(spec_->deadline->sample(deadline_rng_)) : sim::kNever;
   d.publish_delay = to_time(spec_->publish_delay.sample(delay_rng_));
   d.message_ttl = spec_->expiration == ProducerSpec::Expiration::Fixed

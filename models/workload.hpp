@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "models/scenario.hpp"
 #include "sim/rng.hpp"
@@ -33,12 +34,17 @@ class Producer {
   double volume() const { return volume_; }
   // The day of a days_csv trace this run replays (0 otherwise).
   std::size_t day() const { return day_; }
+  // This run's service-time distribution (ns): the fitted one redrawn under parameter_uncertainty.
+  const Distribution& service() const { return *service_; }
   sim::Rng& size_rng() { return size_rng_; }
 
  private:
   Time ramp_arrival(const ArrivalSpec::Step& from, const ArrivalSpec::Step& to, Time t);
 
   const ProducerSpec* spec_;
+  // Points at spec_->service, or at this run's redraw (on the heap: a Producer may be moved).
+  const Distribution* service_;
+  std::unique_ptr<const Distribution> redrawn_service_;
   sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_, size_rng_;
   Time clock_offset_ = 0;
   double volume_ = 1;

@@ -182,6 +182,8 @@ TEST_CASE("docs: every key docs/outcomes.md names for run --json is one the prog
   run(baseline, {"observe.window_ms=5000", "consumers.0.stop_ms=15000"});
   run(baseline, {R"(consumers.0.autoscale={"target_per_replica": 5, "max": 6})"});
   run(baseline, {R"(warmup_ms="auto")", R"(producers.0.volume={"multiplier": 1.1})"});
+  // Fitted parameters redrawn each run (producers.N.service_mean_ms).
+  run(baseline, {R"(producers.0.fitted={"service_times": 500})", "parameter_uncertainty=true"});
   // A group its platform bills per request and GB-second (billing).
   run(kSource + "/experiments/scenarios/lambda-sqs-batch.json", {});
   // A group reading several queues (jobs_by_queue).

@@ -59,8 +59,8 @@ namespace {
 constexpr const char* kSynopsis =
     "usage:\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
-    "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--check SCENARIO.json]\n"
-    "                [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
+    "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--parameter-uncertainty]\n"
+    "                [--check SCENARIO.json] [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
     "\n"
     "options";
 
@@ -101,6 +101,33 @@ static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute,
     }
 }
 
+// How many values the chosen service law was fitted from (the parametric families leave out the
+// zeros, which have no density); 0 when fewer than 2 (nothing to redraw).
+static std::size_t fitted_service_times(const fit::ServiceFit& f) {
+  const bool empirical = f.fits[f.chosen].family == fit::FittedDistribution::Family::Empirical;
+  const std::size_t n = empirical ? f.n : f.n - f.zeros;
+  return n >= 2 ? n : 0;
+}
+
+static void print_uncertainty(std::ostream& out, const QueueFit& q, bool days_mode, bool uncertainty) {
+  const std::size_t n = fitted_service_times(q.service);
+  std::vector<std::string> what;
+  if (n > 0) what.push_back("the service law");
+  if (!days_mode) what.push_back("the rates' level");
+  else if (q.days.lognormal) what.push_back("the days' level and spread");
+  out << "  Fitted from " << grouped(static_cast<std::int64_t>(n)) << " service times"
+      << (days_mode ? std::string(" and ") + std::to_string(q.days.days.size()) + " whole days"
+                    : " and " + grouped(static_cast<std::int64_t>(q.arrival_times.size())) + " arrivals");
+  if (what.empty()) {
+    out << ": nothing to redraw (fewer than 2 service times, and a day without jobs: the spread is the sample cv)\n";
+    return;
+  }
+  out << (uncertainty ? ": each run redraws " : ": with --parameter-uncertainty each run would redraw ") << what[0]
+      << (what.size() > 1 ? " and " + what[1] : std::string())
+      << " from what a log of this size leaves unknown (parameter_uncertainty" << (uncertainty ? " true" : "")
+      << ", docs/fit.md)\n";
+}
+
 static void print_mean_day(std::ostream& out, const QueueFit& q, std::size_t producer) {
   double lo = q.mean_day.segments.front().rate_per_s, hi = lo;
   for (const auto& s : q.mean_day.segments) {
@@ -138,6 +165,9 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                             "rate_schedule merges adjacent intervals of one rate")
       ("days", "write the fitted scenario as one mean day of the log's whole days (2 or more), each run drawing its "
                "day's volume from their spread (producers[].volume.per_run)")
+      ("parameter-uncertainty", "write parameter_uncertainty true: each run redraws the fitted service-time law, and the "
+                                "volume's level and spread, from their sampling distributions (what a log of this size "
+                                "leaves unknown)")
       ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
                                           "and compare its waits with the log's (exit status 6 when they do not match)")
       ("check-tolerance", po::value<std::string>(), "--check: a figure outside its interval by less than this "
@@ -180,6 +210,10 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     throw ScenarioError("--interval", "at most 1d with --days (the fitted scenario is one day)", loader::quoted(interval_text));
   if (days_mode && vm.count("check"))
     throw ScenarioError("--days", "no --check beside it (--check compares the fitted workload over the log's own span)", "--check");
+  const bool uncertainty = vm.count("parameter-uncertainty") > 0;
+  if (uncertainty && vm.count("check"))
+    throw ScenarioError("--parameter-uncertainty", "no --check beside it (--check compares the fitted workload itself with the log)",
+                        "--check");
   for (const char* o : {"replications", "seed", "check-tolerance"})
     if (vm.count(o) && !vm.count("check")) throw ScenarioError(std::string("--") + o, "--check beside it", "no --check");
 
@@ -315,6 +349,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   doc["seed"] = 1;
   doc["stop"] = {{"time_ms", days_mode ? sim::to_ms(fit::kDayNs) : span_ms}};
   doc["warmup_ms"] = 0;
+  if (uncertainty) doc["parameter_uncertainty"] = true;
   doc["broker"] = {{"kind", "rabbitmq-classic"}, {"queues", ojson::object()}};
   // Jobs that ran longer than RabbitMQ's default consumer timeout (30 min) finished in the log, so
   // its broker did not enforce one: neither does the fitted scenario (with it, every such job would
@@ -341,6 +376,12 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         doc["producers"].back()["volume"]["fitted"] = {{"days", q.days.days.size()}, {"cv_low", round6(q.days.cv_lo)},
                                                        {"cv_high", round6(q.days.cv_hi)}};
     }
+    // What each fitted parameter was estimated from: what parameter_uncertainty redraws from.
+    // Fitted from days, the rates' level is the days' (volume.fitted): not counted twice.
+    ojson fitted = ojson::object();
+    if (const std::size_t n = fitted_service_times(q.service)) fitted["service_times"] = n;
+    if (!days_mode) fitted["arrivals"] = q.arrival_times.size();
+    if (!fitted.empty()) doc["producers"].back()["fitted"] = fitted;
     // Prefetch as many as the slots: the least that keeps every slot busy (with prefetch 1, a
     // consumer of 4 slots ran one job at a time). A log does not show the prefetch: set yours.
     doc["consumers"].push_back({{"queue", q.name}, {"count", q.fleet.count}, {"prefetch", q.fleet.slots}, {"slots", q.fleet.slots}});
@@ -398,6 +439,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     print_arrivals(out, q, why_interval, q.trace_path, i);
     print_days(out, q, log, i, span_ms / 3'600'000.0, days_mode);
     if (days_mode) print_mean_day(out, q, i);
+    print_uncertainty(out, q, days_mode, uncertainty);
     out << "  Fleet: " << q.fleet.why << '\n';
   }
 

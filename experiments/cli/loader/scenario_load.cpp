@@ -11,12 +11,42 @@
 
 namespace brokersim {
 
+namespace {
+
+// parameter_uncertainty: true makes each run redraw what producers[].fitted and volume.fitted say
+// was estimated (models/input_uncertainty.hpp). Refused where nothing says so: a user who asked
+// for it must not get runs that silently carry no uncertainty.
+void load_parameter_uncertainty(const nlohmann::json& doc, Scenario& scenario) {
+  using namespace loader;
+  if (!has(doc, "parameter_uncertainty")) return;
+  const json& u = doc["parameter_uncertainty"];
+  if (!u.is_boolean()) fail("parameter_uncertainty", "true or false", u);
+  if (!u.get<bool>()) return;
+  bool any = false;
+  for (std::size_t i = 0; i < scenario.producers.size(); ++i) {
+    ProducerSpec& p = scenario.producers[i];
+    p.draw_parameters = true;
+    any = any || p.fitted_service_times > 0 || p.fitted_arrivals > 0 || p.volume_fitted_days > 0;
+    if (p.volume_fitted_days > 0 && p.volume_per_run->kind() != sim::Distribution::Kind::Lognormal)
+      fail(join(join("producers", i), "volume.per_run"),
+           "a lognormal (volume.fitted describes a lognormal spread, which parameter_uncertainty redraws)",
+           doc["producers"][i]["volume"]["per_run"]);
+  }
+  if (!any)
+    fail("parameter_uncertainty",
+         "false, or a producer with fitted sizes to redraw from (producers[].fitted or producers[].volume.fitted, as fit "
+         "writes them)",
+         u);
+}
+
+}  // namespace
+
 Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
   using namespace loader;
   object_at(doc, "", "a JSON object (the scenario)");
   check_keys(doc, "",
              {"name", "seed", "stop", "warmup_ms", "broker", "producers", "consumers", "faults", "observe", "limits",
-              "sweep", "notes"});
+              "sweep", "notes", "parameter_uncertainty"});
   Scenario scenario;
   Context context{base_dir, {}, nullptr};
   load_run_keys(doc, scenario);
@@ -26,6 +56,8 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
   for (std::size_t i = 0; i < producers.size(); ++i) {
     scenario.producers.push_back(load_producer(producers[i], join("producers", i), context));
   }
+
+  load_parameter_uncertainty(doc, scenario);
 
   std::int64_t total_consumers = 0;
   if (has(doc, "consumers")) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "experiments/cli/loader/broker_kinds.hpp"
+#include "models/input_uncertainty.hpp"
 
 namespace brokersim::loader {
 
@@ -12,7 +13,7 @@ namespace {
 
 constexpr std::string_view kProducerKeys[] = {"queue",           "arrivals",        "deadline_ms",   "expiration_ms", "service_ms",
                                               "publish_delay_ms", "clock_offset_ms", "message_bytes", "persistent",
-                                              "volume"};
+                                              "volume",          "fitted"};
 
 ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context& context) {
   static constexpr std::string_view kKinds[] = {"poisson", "periodic", "at_ms", "trace_csv", "days_csv", "rate_schedule"};
@@ -145,6 +146,29 @@ void load_volume(const json& v, const std::string& path, ProducerSpec& producer)
                    "you want)", volume);
 }
 
+// producers[].fitted: {"service_times": n, "arrivals": m} (fit writes it), the sizes of the log the
+// service distribution and the rates were fitted from; what parameter_uncertainty redraws from.
+void load_fitted(const json& v, const std::string& path, ProducerSpec& producer) {
+  const json& f = object_at(v, path, "an object {\"service_times\": n, \"arrivals\": m}");
+  check_keys(f, path, {"service_times", "arrivals"});
+  constexpr std::int64_t kMaxCount = 1'000'000'000'000;
+  if (has(f, "service_times") && !f["service_times"].is_null()) {
+    const std::string at = join(path, "service_times");
+    producer.fitted_service_times = static_cast<std::uint64_t>(integer(f["service_times"], at, 2, kMaxCount, "an integer from 2 to 1e12"));
+    if (!redrawable(producer.service))
+      fail(at, "no count beside a service_ms that was not fitted (exp, lognormal, gamma, weibull or empirical: the families "
+               "fit writes and parameter_uncertainty redraws)", f["service_times"]);
+  }
+  if (has(f, "arrivals") && !f["arrivals"].is_null()) {
+    const std::string at = join(path, "arrivals");
+    producer.fitted_arrivals = static_cast<std::uint64_t>(integer(f["arrivals"], at, 1, kMaxCount, "an integer from 1 to 1e12"));
+    // Arrivals at given times (a fitted scenario switched to replay the log's own trace, as fit
+    // suggests for bursty arrivals) have no rate whose level is uncertain: the count has nothing to say.
+    const auto kind = producer.arrivals.kind;
+    if (kind == ArrivalSpec::Kind::AtTimes || kind == ArrivalSpec::Kind::Trace) producer.fitted_arrivals = 0;
+  }
+}
+
 }  // namespace
 
 ProducerSpec load_producer(const json& v, const std::string& path, const Context& context) {
@@ -182,6 +206,7 @@ ProducerSpec load_producer(const json& v, const std::string& path, const Context
     producer.persistent = v["persistent"].get<bool>();
   }
   if (has(v, "volume") && !v["volume"].is_null()) load_volume(v["volume"], join(path, "volume"), producer);
+  if (has(v, "fitted") && !v["fitted"].is_null()) load_fitted(v["fitted"], join(path, "fitted"), producer);
   if (kind.load_producer != nullptr) kind.load_producer(v, path, producer);
   return producer;
 }

@@ -434,10 +434,16 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
     add_field<RunView>(out, {"frameworks"}, [](V v) { return frameworks_json(v.scenario); });
   // The day each run drew (producers[].volume), where the file gives a volume.
   for (std::size_t p = 0; p < scenario.producers.size(); ++p)
-    if (scenario.producers[p].volume_given)
+    if (scenario.producers[p].volume_given || (scenario.producers[p].draw_parameters && scenario.producers[p].fitted_arrivals > 0))
       add<RunView>(out, {"producers", std::to_string(p), "volume"}, MetricKind::Real, "multiplier",
                    "this run's volume: volume.multiplier times its per_run draw",
                    [p](V v) { return v.result.volumes.at(p); });
+  // The service times' mean each run drew (parameter_uncertainty: a redraw of the fitted law).
+  for (std::size_t p = 0; p < scenario.producers.size(); ++p)
+    if (scenario.producers[p].draw_parameters && scenario.producers[p].fitted_service_times > 0)
+      add<RunView>(out, {"producers", std::to_string(p), "service_mean_ms"}, MetricKind::Real, "ms",
+                   "the mean of this run's service-time law: the fitted one redrawn (parameter_uncertainty)",
+                   [p](V v) { return v.result.service_means_ms.at(p); });
   // The day of a days_csv trace each run replayed (whole days resampled).
   for (std::size_t p = 0; p < scenario.producers.size(); ++p)
     if (scenario.producers[p].arrivals.days() > 0)

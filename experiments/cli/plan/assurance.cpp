@@ -59,7 +59,8 @@ void describe_days(const Scenario& s, Assurance& a) {
     // The spread's own uncertainty, where fit --days measured it: the runs use its point estimate.
     if (d.fitted_days > 0)
       varying += " as fitted from " + std::to_string(d.fitted_days) + " days (its 95% interval " + fmt(d.cv_low, 3) + " to " +
-                 fmt(d.cv_high, 3) + ", not carried into the runs)";
+                 fmt(d.cv_high, 3) + (spec.draw_parameters ? ", carried into the runs: each redraws the spread and the level)"
+                                                           : ", not carried into the runs)");
   }
   if (a.days.empty() && a.days_replayed.empty()) {
     a.runs_cover = "copies of one day: no producer's volume varies from run to run (producers[].volume.per_run), so "
@@ -71,6 +72,34 @@ void describe_days(const Scenario& s, Assurance& a) {
   if (!a.days_replayed.empty())
     a.runs_cover += std::string(a.days.empty() ? "" : ", and") + " drawn from a trace's whole days, each with its own volume and shape (" +
                     replayed + ", arrivals days_csv)";
+}
+
+// Whether the runs carry the error of having fitted a finite log (parameter_uncertainty), said
+// only where some producer says what it was fitted from (a hand-written scenario has no such error
+// to speak of).
+void describe_parameters(const Scenario& s, Assurance& a) {
+  std::string sizes;
+  bool redrawn = false;
+  for (std::size_t p = 0; p < s.producers.size(); ++p) {
+    const ProducerSpec& spec = s.producers[p];
+    if (spec.fitted_service_times == 0 && spec.fitted_arrivals == 0 && spec.volume_fitted_days == 0) continue;
+    a.fitted.push_back({p, spec.fitted_service_times, spec.fitted_arrivals, spec.volume_fitted_days});
+    redrawn = redrawn || spec.draw_parameters;
+    std::string of;
+    if (spec.fitted_service_times > 0) of = "the service law from " + grouped(static_cast<std::int64_t>(spec.fitted_service_times)) + " values";
+    if (spec.volume_fitted_days > 0)
+      of += (of.empty() ? "" : ", ") + std::string("the volume from ") + std::to_string(spec.volume_fitted_days) + " days";
+    else if (spec.fitted_arrivals > 0 && !spec.volume_per_run)
+      of += (of.empty() ? "" : ", ") + std::string("the rates' level from ") + grouped(static_cast<std::int64_t>(spec.fitted_arrivals)) +
+            " arrivals";
+    if (!of.empty()) sizes += (sizes.empty() ? "" : "; ") + std::string("producers.") + std::to_string(p) + " " + of;
+  }
+  if (a.fitted.empty()) return;
+  a.parameters_redrawn = redrawn;
+  a.runs_cover += redrawn ? "; and over the fitted parameters' uncertainty, each run redrawing them (" + sizes +
+                                ", parameter_uncertainty)"
+                          : "; with the fitted parameters at their point estimates (" + sizes +
+                                "): the runs leave out the error of a finite log (parameter_uncertainty true carries it)";
 }
 
 }  // namespace
@@ -112,6 +141,7 @@ Assurance assurance_of(const PlanReport& rep, std::size_t p) {
        percent(a.p_miss) + " (95% upper bound " + percent(a.p_miss_upper) + ")";
   a.statement = s;
   describe_days(rep.grid.scenarios[p], a);
+  describe_parameters(rep.grid.scenarios[p], a);
   return a;
 }
 
@@ -140,6 +170,17 @@ ojson assurance_json(const Assurance& a) {
     ojson replayed = ojson::array();
     for (const auto& d : a.days_replayed) replayed.push_back({{"producer", d.producer}, {"days", d.days}});
     j["runs_cover"]["days_replayed"] = replayed;
+  }
+  // Only where some producer says what it was fitted from, so that other plans' JSON is as it was.
+  if (!a.fitted.empty()) {
+    ojson fitted = ojson::array();
+    for (const auto& f : a.fitted) {
+      fitted.push_back({{"producer", f.producer}});
+      if (f.service_times > 0) fitted.back()["service_times"] = f.service_times;
+      if (f.arrivals > 0) fitted.back()["arrivals"] = f.arrivals;
+      if (f.days > 0) fitted.back()["days"] = f.days;
+    }
+    j["runs_cover"]["parameters"] = {{"redrawn", a.parameters_redrawn}, {"fitted", fitted}};
   }
   j["runs_cover"]["statement"] = a.runs_cover;
   return j;

@@ -36,6 +36,15 @@ struct Assurance {
   };
   std::vector<DaysReplayed> days_replayed;
   std::vector<DayVolume> days;
+  // Producers that say what they were fitted from (producers[].fitted, volume.fitted), and whether
+  // the runs redraw those parameters (parameter_uncertainty).
+  struct Fitted {
+    std::size_t producer;
+    std::uint64_t service_times, arrivals;
+    int days;
+  };
+  std::vector<Fitted> fitted;
+  bool parameters_redrawn = false;
   std::string runs_cover;
 };
 
