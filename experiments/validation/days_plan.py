@@ -80,6 +80,33 @@ def clopper_pearson(k, n):
     return lo, hi
 
 
+COLUMNS = "enqueued=enqueued_ms,started=started_ms,finished=finished_ms,worker=worker"
+
+
+def make_log(b, work, days, first_seed):
+    """A job log of `days` days of the generator (seeds first_seed, first_seed + 1, ...), traced
+    with its 12 consumers (no backlog to speak of) and stitched at midnight: work/month.csv."""
+    log = os.path.join(work, "month.csv")
+    with open(log, "w", newline="") as out:
+        w = csv.writer(out)
+        w.writerow(["enqueued_ms", "started_ms", "finished_ms", "worker"])
+        for d in range(days):
+            trace = os.path.join(work, "day.csv")
+            sh([b, "run", GEN, "--set", f"seed={first_seed + d}", "--trace", trace])
+            with open(trace) as t:
+                for r in csv.DictReader(t):
+                    # A job finishing after midnight would overlap the next day's first jobs on
+                    # the same consumer (each day is its own run): the stitched log drops it.
+                    if r["started_ms"] == "" or r["finished_ms"] == "" or float(r["finished_ms"]) >= DAY_MS:
+                        continue
+                    # Decimal: a float sum at 1.78e12 ms would round a finish and the next start on
+                    # the same worker differently, and fit would see them overlap.
+                    off = Decimal(BASE_MS + d * DAY_MS)
+                    w.writerow([Decimal(r["created_ms"]) + off, Decimal(r["started_ms"]) + off,
+                                Decimal(r["finished_ms"]) + off, r["consumer"]])
+    return log
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("brokersim")
@@ -92,29 +119,11 @@ def main():
     b = o.brokersim
 
     # 1. A 60-day log from the generator, 12 consumers (no backlog to speak of), seeds 1..60.
-    log = os.path.join(work, "month.csv")
-    with open(log, "w", newline="") as out:
-        w = csv.writer(out)
-        w.writerow(["enqueued_ms", "started_ms", "finished_ms", "worker"])
-        for d in range(o.days):
-            trace = os.path.join(work, "day.csv")
-            sh([b, "run", GEN, "--set", f"seed={d + 1}", "--trace", trace])
-            with open(trace) as t:
-                for r in csv.DictReader(t):
-                    # A job finishing after midnight would overlap the next day's first jobs on
-                    # the same consumer (each day is its own run): the stitched log drops it.
-                    if r["started_ms"] == "" or r["finished_ms"] == "" or float(r["finished_ms"]) >= DAY_MS:
-                        continue
-                    # Decimal: a float sum at 1.78e12 ms would round a finish and the next start on
-                    # the same worker differently, and fit would see them overlap.
-                    off = Decimal(BASE_MS + d * DAY_MS)
-                    w.writerow([Decimal(r["created_ms"]) + off, Decimal(r["started_ms"]) + off,
-                                Decimal(r["finished_ms"]) + off, r["consumer"]])
+    log = make_log(b, work, o.days, 1)
 
     # 2. fit --days
     fitted = os.path.join(work, "fitted.json")
-    rep = sh([b, "fit", log, "--days", "--out", fitted, "--columns",
-              "enqueued=enqueued_ms,started=started_ms,finished=finished_ms,worker=worker"]).stdout
+    rep = sh([b, "fit", log, "--days", "--out", fitted, "--columns", COLUMNS]).stdout
     days_line = next(l for l in rep.splitlines() if l.strip().startswith("Days:"))
     print("fit:", days_line.strip())
 
