@@ -230,13 +230,18 @@ struct Limits {
   std::uint64_t max_events = 2'000'000'000;
 };
 
-// warmup_ms "auto": the warm-up is chosen by MSER-5 on a pilot run's job-level series (see
-// experiments/precision.hpp); `warmup` holds the choice once it is made.
+// warmup_ms "auto": the warm-up is chosen by MSER-5 on the average of a pilot set of replications
+// (experiments/cli/replication/warmup.hpp); `warmup` holds the choice once it is made.
 struct AutoWarmup {
   bool stale = false;    // the series: false = sojourn per job, true = the stale indicator
-  bool chosen = false;   // the pilot has run and `Scenario::warmup` is its choice
+  bool chosen = false;   // the pilots have run and `Scenario::warmup` is their choice
   bool steady = true;    // MSER-5's minimum lies in the first half: the series reached a steady state
-  std::uint64_t jobs_discarded = 0;
+  std::uint64_t jobs_discarded = 0;  // the cut d: jobs of each pilot's series before the warm-up's end
+  // The bias check on the pilots' kept data: the paired Student-t statistic of (first half's mean
+  // - second half's mean) over the pilots (NaN when it cannot be computed: too few jobs kept, or
+  // every pilot's halves equal); `trending` when |trend_t| exceeds the 1% two-sided critical value.
+  double trend_t = 0;
+  bool trending = false;
 };
 
 // A consumer group written in its worker framework's own settings (consumers[].framework): what

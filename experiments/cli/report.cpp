@@ -2,10 +2,12 @@
 
 #include "experiments/cli/metrics/registry.hpp"
 #include "experiments/cli/offered_load.hpp"
+#include "experiments/cli/replication/warmup.hpp"
 #include "experiments/cli/text.hpp"
 #include "models/broker_kind.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -203,11 +205,17 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
       << ")\n";
   if (s.auto_warmup) {
     out << "Warm-up chosen by MSER-5 on the " << (s.auto_warmup->stale ? "stale indicator" : "sojourn")
-        << " of each job: " << fmt("%.0f", sim::to_ms(s.warmup)) << " ms (" << s.auto_warmup->jobs_discarded
-        << " jobs discarded)";
+        << " of each job, averaged over " << kWarmupPilots << " pilot replications (not among those reported): "
+        << fmt("%.0f", sim::to_ms(s.warmup)) << " ms (the first " << s.auto_warmup->jobs_discarded
+        << " jobs of each pilot cut); bias check, the kept data's first half against its second: t = "
+        << (std::isnan(s.auto_warmup->trend_t) ? std::string("n/a") : fmt("%.2f", s.auto_warmup->trend_t))
+        << (s.auto_warmup->trending ? " (it still trends)" : "");
     if (!s.auto_warmup->steady)
       out << "\nWARNING: no steady state was reached in this run: the series still trends at its end, so no warm-up"
              " makes the figures steady-state ones (a load above capacity, or a run too short)";
+    else if (s.auto_warmup->trending)
+      out << "\nWARNING: the data kept after the warm-up still trends (its first half's mean differs from its second's"
+             " at the 1% level over the pilots): the figures may carry the start-up; run longer";
     out << '\n';
   }
   print_frameworks(out, s);

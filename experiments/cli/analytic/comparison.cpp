@@ -27,6 +27,9 @@ std::vector<std::string> transient_warnings(const Scenario& s, const AnalyticFit
     if (!s.auto_warmup->steady)
       warnings.emplace_back("warmup_ms \"auto\": no steady state was reached in the run (its series still trends at "
                          "its end), so the run compares a transient with the model's steady state; run longer");
+    else if (s.auto_warmup->trending)
+      warnings.emplace_back("warmup_ms \"auto\": the data kept after the warm-up still trends (bias check, run.warmup_trend_t), "
+                         "so the run may compare a transient with the model's steady state; run longer");
   } else if (s.warmup == 0)
     warnings.emplace_back("warmup_ms is 0: the run's averages include the start from an empty system (a transient), "
                        "the model gives the steady state; set warmup_ms");

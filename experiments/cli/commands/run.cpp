@@ -233,7 +233,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (vm.count("progress")) options.progress = &err;
   // Likely unit mistakes: said before the run, which still goes ahead (exit status unchanged).
   for (const auto& w : scenario_warnings(scenario)) err << "brokersim: warning: " << w << '\n';
-  const RunResult result = simulate_with_warmup(scenario, options);
+  // The warm-up pilots (warmup_ms "auto") run on every core: the choice is the same for any count.
+  const RunResult result = simulate_with_warmup(scenario, options, thread_count(std::nullopt));
   if (trace) trace->commit();
   if (series) series->commit();
 

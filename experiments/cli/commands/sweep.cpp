@@ -167,7 +167,8 @@ void warn_doubtful_warmups(std::ostream& err, const SweepSpace& space, const std
     std::size_t late = 0;
     while (late < s.consumers.size() && s.consumers[late].start == 0) ++late;
     if (s.auto_warmup)
-      err << fmt(100 * doubtful, 4) << "% of the runs reached no steady state under warmup_ms \"auto\"";
+      err << "under warmup_ms \"auto\" its pilots' average series reached no steady state, or the data kept after the"
+             " cut failed the bias check (run.steady_state, run.warmup_trend_t)";
     else
       err << "warmup_ms is 0 while consumers." << late << " attaches at " << fmt(sim::to_ms(s.consumers[late].start))
           << " ms (consumers." << late << ".start_ms)";

@@ -488,18 +488,22 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
                      [](V v) { return nlohmann::ordered_json(std::string(stop_reason_name(v.result.stop_reason))); });
   // Only with warmup_ms "auto", so that every other run's JSON stays as it was.
   if (scenario.auto_warmup) {
-    add<RunView>(out, at(run, "warmup_ms"), MetricKind::Real, "ms", "the warm-up MSER-5 chose",
+    add<RunView>(out, at(run, "warmup_ms"), MetricKind::Real, "ms", "the warm-up MSER-5 chose on the pilots' average series",
                  [](V v) { return sim::to_ms(v.scenario.warmup); });
     add_field<RunView>(out, at(run, "steady_state"),
                        [](V v) { return nlohmann::ordered_json(v.scenario.auto_warmup && v.scenario.auto_warmup->steady); });
+    add<RunView>(out, at(run, "warmup_trend_t"), MetricKind::MaybeReal, "t",
+                 "the bias check: paired t of the pilots' kept data, first half's mean less second half's",
+                 [](V v) { return v.scenario.auto_warmup ? v.scenario.auto_warmup->trend_t : 0.0; });
   }
   // Only where a warm-up is in doubt, so that every other run's JSON and sweep CSV stay as they
   // were: a sweep averages it into run.warmup_doubtful_mean and warns (sweep.cpp).
   if (scenario.auto_warmup || (scenario.warmup == 0 && late_consumers(scenario)))
     add<RunView>(out, at(run, "warmup_doubtful"), MetricKind::Count, "runs",
-                 "1 when the run's figures may carry its start-up: no steady state under warmup_ms auto, or no warm-up while consumers attach late",
+                 "1 when the run's figures may carry its start-up: no steady state or a failed bias check under warmup_ms auto, or no warm-up while consumers attach late",
                  [](V v) {
-                   const bool not_steady = v.scenario.auto_warmup && !v.scenario.auto_warmup->steady;
+                   const bool not_steady =
+                       v.scenario.auto_warmup && (!v.scenario.auto_warmup->steady || v.scenario.auto_warmup->trending);
                    return not_steady || (v.scenario.warmup == 0 && late_consumers(v.scenario)) ? 1.0 : 0.0;
                  });
   for (std::size_t i = 0; i < entries_.size(); ++i)

@@ -37,6 +37,21 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
     if (fresh) points.emplace_back(*tasks[i].scenario, names, column_of);
     point[i] = it->second;
   }
+  // warmup_ms "auto": each point's cut is chosen once, from its pilot replications, before any of
+  // its runs (warmup.hpp); every replication then runs with it.
+  std::vector<Scenario> chosen;
+  chosen.reserve(points.size());
+  std::vector<const Scenario*> scenario_of(points.size(), nullptr);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const Scenario*& sc = scenario_of[point[i]];
+    if (sc) continue;
+    sc = tasks[i].scenario;
+    if (sc->auto_warmup && !sc->auto_warmup->chosen) {
+      chosen.push_back(*sc);
+      choose_auto_warmup(chosen.back(), threads);
+      sc = &chosen.back();
+    }
+  }
 
   const auto work = [&] {
     for (;;) {
@@ -44,7 +59,7 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
       const std::size_t i = next.fetch_add(1);
       if (i >= tasks.size()) return;
       try {
-        Scenario s = *tasks[i].scenario;
+        Scenario s = *scenario_of[point[i]];
         s.replication = tasks[i].replication;
         const RunResult r = simulate_with_warmup(s);
         std::vector<double> values;

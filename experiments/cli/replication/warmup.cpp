@@ -1,37 +1,137 @@
 #include "experiments/cli/replication/warmup.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
 #include <vector>
 
+#include "experiments/cli/replication/statistics.hpp"
 #include "sim/mser.hpp"
 
 namespace brokersim {
 
-void choose_auto_warmup(Scenario& s) {
-  if (!s.auto_warmup || s.auto_warmup->chosen) return;
+namespace {
+
+// One pilot's job-level series: the jobs with an outcome (those still in the system at the end
+// have no value yet), in creation order.
+struct PilotSeries {
+  std::vector<double> value;
+  std::vector<Time> created;
+};
+
+PilotSeries pilot_series(const Scenario& s, std::uint64_t replication) {
   Scenario pilot = s;
   pilot.warmup = 0;
+  pilot.replication = replication;
   std::vector<JobSample> samples;
   RunOptions o;
   o.job_series = &samples;
   o.job_series_stale = s.auto_warmup->stale;
   simulate(pilot, o);
-  // Jobs still in the system at the end have no value yet: the series is the jobs with an outcome.
-  std::vector<double> series;
-  std::vector<Time> created;
+  PilotSeries out;
   for (const auto& js : samples)
     if (js.created >= 0) {
-      series.push_back(js.value);
-      created.push_back(js.created);
+      out.value.push_back(js.value);
+      out.created.push_back(js.created);
     }
-  const sim::MserResult m = sim::mser(series);
-  s.warmup = m.truncate > 0 && m.truncate < created.size() ? created[m.truncate] : 0;
+  return out;
+}
+
+// The mean of x[from, to).
+double mean_of(const std::vector<double>& x, std::size_t from, std::size_t to) {
+  double sum = 0;
+  for (std::size_t i = from; i < to; ++i) sum += x[i];
+  return sum / static_cast<double>(to - from);
+}
+
+}  // namespace
+
+void choose_auto_warmup(Scenario& s, unsigned threads) {
+  if (!s.auto_warmup || s.auto_warmup->chosen) return;
+  std::vector<PilotSeries> pilots(kWarmupPilots);
+  {
+    std::atomic<std::size_t> next{0};
+    std::mutex mu;
+    std::exception_ptr failure;
+    const auto work = [&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < pilots.size();) {
+        try {
+          pilots[i] = pilot_series(s, kWarmupPilotBase + i);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!failure) failure = std::current_exception();
+          next = pilots.size();
+        }
+      }
+    };
+    const unsigned n = std::min<unsigned>(std::max(1u, threads), static_cast<unsigned>(pilots.size()));
+    if (n <= 1) {
+      work();
+    } else {
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < n; ++t) pool.emplace_back(work);
+      for (auto& t : pool) t.join();
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+  // The average series, job by job, over the pilots (summed in pilot order), up to the shortest.
+  std::size_t m = std::numeric_limits<std::size_t>::max();
+  for (const auto& p : pilots) m = std::min(m, p.value.size());
+  std::vector<double> average(m, 0.0);
+  for (const auto& p : pilots)
+    for (std::size_t k = 0; k < m; ++k) average[k] += p.value[k];
+  for (double& v : average) v /= static_cast<double>(pilots.size());
+  const sim::MserResult r = sim::mser(average);
+  const std::size_t d = r.truncate < m ? r.truncate : 0;
+  Time warmup = 0;
+  if (d > 0) {
+    // The mean creation time of job d: a sum of integers, exact.
+    __int128 sum = 0;
+    for (const auto& p : pilots) sum += p.created[d];
+    warmup = static_cast<Time>(sum / static_cast<__int128>(pilots.size()));
+    if (s.stop_time && warmup >= *s.stop_time) warmup = 0;
+  }
+  // The bias check on the kept data [d, m): first half's mean less second half's, per pilot.
+  double trend_t = std::numeric_limits<double>::quiet_NaN();
+  bool trending = false;
+  if (m >= d + 4) {
+    const std::size_t half = d + (m - d) / 2;
+    std::vector<double> diff;
+    for (const auto& p : pilots) diff.push_back(mean_of(p.value, d, half) - mean_of(p.value, half, m));
+    const MeanInterval ci = student_t_interval_with(diff, 1.0);  // the standard error of the mean difference
+    if (ci.half_width > 0) {
+      trend_t = ci.mean / ci.half_width;
+      trending = std::fabs(trend_t) > student_t_quantile(diff.size() - 1, 0.99);
+    } else if (ci.mean == 0) {
+      trend_t = 0;
+    }
+  }
+  s.warmup = warmup;
+  s.auto_warmup->chosen = true;
+  s.auto_warmup->steady = r.steady;
+  s.auto_warmup->jobs_discarded = warmup > 0 ? d : 0;
+  s.auto_warmup->trend_t = trend_t;
+  s.auto_warmup->trending = trending;
+}
+
+void choose_auto_warmup_per_run(Scenario& s) {
+  if (!s.auto_warmup || s.auto_warmup->chosen) return;
+  const PilotSeries p = pilot_series(s, s.replication);
+  const sim::MserResult m = sim::mser(p.value);
+  s.warmup = m.truncate > 0 && m.truncate < p.created.size() ? p.created[m.truncate] : 0;
   s.auto_warmup->chosen = true;
   s.auto_warmup->steady = m.steady;
   s.auto_warmup->jobs_discarded = m.truncate;
+  s.auto_warmup->trend_t = std::numeric_limits<double>::quiet_NaN();
+  s.auto_warmup->trending = false;
 }
 
-RunResult simulate_with_warmup(Scenario& s, const RunOptions& options) {
-  choose_auto_warmup(s);
+RunResult simulate_with_warmup(Scenario& s, const RunOptions& options, unsigned threads) {
+  choose_auto_warmup(s, threads);
   return simulate(s, options);
 }
 
