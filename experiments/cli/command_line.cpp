@@ -36,7 +36,7 @@ constexpr const char* kUsage =
     "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
     "  brokersim analytic --validate [--replications R] [--jobs N]\n"
     "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
-    "  brokersim analytic --coverage SEEDS [--quantiles] [--jobs N] [--replications R | --precision REL ...]\n"
+    "  brokersim analytic --coverage SEEDS [--quantiles | --skew | --warmup] [--jobs N] [--replications R | --precision REL ...]\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
     "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--parameter-uncertainty]\n"
     "                [--check SCENARIO.json] [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"

@@ -9,11 +9,14 @@
 #include "experiments/cli/analytic/comparison.hpp"
 #include "experiments/cli/analytic/coverage.hpp"
 #include "experiments/cli/analytic/quantile_coverage.hpp"
+#include "experiments/cli/analytic/skew_coverage.hpp"
+#include "experiments/cli/analytic/warmup_coverage.hpp"
 #include "experiments/cli/analytic/fit.hpp"
 #include "experiments/cli/analytic/validation.hpp"
 #include "experiments/cli/analytic/values.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/commands/commands.hpp"
+#include "experiments/cli/replication/pool.hpp"
 #include "experiments/cli/replication/precision.hpp"
 #include "experiments/cli/text.hpp"
 
@@ -31,7 +34,7 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       "  brokersim analytic SCENARIO.json [--json] [--set PATH=VALUE ...]\n"
       "  brokersim analytic --validate [--replications R] [--jobs N]\n"
       "                [--precision REL] [--precision-abs A] [--max-replications N]\n"
-      "  brokersim analytic --coverage SEEDS [--quantiles] [--jobs N] [--replications R | --precision REL ...]\n\n"
+      "  brokersim analytic --coverage SEEDS [--quantiles | --skew | --warmup] [--jobs N] [--replications R | --precision REL ...]\n\n"
       "Names the exact queueing model the scenario fits (Erlang C, M/M/c+D, Erlang A, prefetch CTMC)\n"
       "and prints its values, or lists every assumption that fails (exit status 4). --validate runs the\n"
       "built-in validation design and prints model | point | exact | simulated (99.9% CI); with\n"
@@ -45,6 +48,8 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
       ("validate", "simulate the validation design against the exact values")
       ("coverage", po::value<std::string>(), "SEEDS: measure the coverage of the 95% intervals on exact models over this many seeds (10 to 100000)")
       ("quantiles", "with --coverage: the quantiles' table instead (p50, p95, p99 of the queue wait on M/M/1 and M/M/8+D at rho 0.95, fixed --replications, default 10)")
+      ("skew", "with --coverage: heavy-traffic means instead (M/M/1 and M/M/8+D at rho 0.95, M/M/3+D), Student t beside the skew-aware interval (--replications, default 10, or --precision)")
+      ("warmup", "with --coverage: warmup_ms \"auto\" instead (late consumers; M/M/1 at rho 0.95 from empty), the mean wait after a fixed warm-up, per-run MSER-5 and the pilots' MSER-5 (--replications, default 10)")
       ("replications", po::value<int>()->default_value(20), "--validate: replications per point")
       ("jobs", po::value<double>()->default_value(100000), "--validate: jobs per replication (1000 to 1e8)");
   add_precision_options(opts, false);
@@ -63,6 +68,20 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
                           ", got " + std::to_string(R));
     for (const char* o : {"validate", "scenario", "set", "json"})
       if (vm.count(o)) throw ScenarioError("analytic --coverage: expected no " + std::string(o) + " beside it (the design is built in), got one");
+    if (vm.count("quantiles") + vm.count("skew") + vm.count("warmup") > 1)
+      throw ScenarioError("analytic --coverage: expected at most one of --quantiles, --skew, --warmup, got more");
+    if (vm.count("warmup")) {
+      if (vm.count("precision")) throw ScenarioError("analytic --coverage --warmup: expected no --precision (fixed --replications), got one");
+      if (!vm["jobs"].defaulted()) throw ScenarioError("analytic --coverage --warmup: expected no --jobs (the runs' lengths are the design's), got one");
+      print_warmup_coverage(out, seeds, vm["replications"].defaulted() ? 10 : R, thread_count(std::nullopt));
+      return 0;
+    }
+    if (vm.count("skew")) {
+      const auto precision = read_precision_options(vm, vm["replications"].defaulted() ? 0 : static_cast<std::uint64_t>(R));
+      print_skew_coverage(out, seeds, jobs, vm["replications"].defaulted() ? 10 : R, precision ? &*precision : nullptr,
+                          thread_count(std::nullopt));
+      return 0;
+    }
     if (vm.count("quantiles")) {
       if (vm.count("precision")) throw ScenarioError("analytic --coverage --quantiles: expected no --precision (fixed --replications), got one");
       print_quantile_coverage(out, seeds, jobs, vm["replications"].defaulted() ? 10 : R);
@@ -72,7 +91,8 @@ int cmd_analytic(const std::vector<std::string>& args, std::ostream& out, std::o
     print_coverage(out, seeds, jobs, R, precision ? &*precision : nullptr);
     return 0;
   }
-  if (vm.count("quantiles")) throw ScenarioError("--quantiles: expected --coverage SEEDS beside it, got none");
+  for (const char* o : {"quantiles", "skew", "warmup"})
+    if (vm.count(o)) throw ScenarioError("--" + std::string(o) + ": expected --coverage SEEDS beside it, got none");
   if (vm.count("validate")) {
     const int R = vm["replications"].as<int>();
     const double jobs = vm["jobs"].as<double>();

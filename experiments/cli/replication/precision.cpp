@@ -10,6 +10,7 @@
 #include "experiments/cli/replication/count_bound.hpp"
 #include "experiments/cli/replication/sectioning.hpp"
 #include "experiments/cli/replication/statistics.hpp"
+#include "experiments/cli/replication/warmup.hpp"
 
 namespace po = boost::program_options;
 
@@ -60,7 +61,11 @@ Summary summarize_two_stage(const std::vector<const std::vector<double>*>& reps,
   // The count bounds come last, on all N replications' counts: the first stage's, rescaled by
   // sqrt(n0 / N) as Stein's spread is, would overstate them.
   Summary s = summarize(reps, ratios, false);
+  const auto pooled_rows = pool_ratios(reps, ratios);
+  std::vector<const std::vector<double>*> pooled;
+  for (const auto& r : pooled_rows) pooled.push_back(&r);
   if (n0 >= reps.size() || n0 < 2) {
+    apply_skew(s, pooled, ratios);
     apply_count_bounds(s, reps, ratios);
     apply_quantization(s, reps, ratios);
     return s;
@@ -72,6 +77,7 @@ Summary summarize_two_stage(const std::vector<const std::vector<double>*>& reps,
   // all-replication interval (see stein_half_width_of). A column equal in every replication keeps 0.
   for (std::size_t j = 0; j < s.ci95.size(); ++j)
     if (s.ci95[j] != 0 && !std::isnan(f.ci95[j])) s.ci95[j] = std::max(s.ci95[j], f.ci95[j] * root_n0 / root_n);
+  apply_skew(s, pooled, ratios);  // Johnson's over all N: the larger of it and the above
   apply_count_bounds(s, reps, ratios);
   apply_quantization(s, reps, ratios);
   return s;
@@ -191,6 +197,18 @@ std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, con
 std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,
                             const std::vector<std::string>& names, const PointNeeds& needs, const PointFinished& done,
                             TaskRunStats* stats, const PointNeeds& more, const TaskRunner& run) {
+  // warmup_ms "auto": each point's cut chosen once here, not again in every stage (warmup.hpp).
+  // Not with `run` (plan's task files): the process that runs the tasks chooses it, identically.
+  std::vector<const Scenario*> pts = points;
+  std::vector<Scenario> chosen;
+  chosen.reserve(points.size());
+  if (!run)
+    for (const Scenario*& p : pts)
+      if (p->auto_warmup && !p->auto_warmup->chosen) {
+        chosen.push_back(*p);
+        choose_auto_warmup(chosen.back(), threads);
+        p = &chosen.back();
+      }
   std::vector<std::vector<std::vector<double>>> rows(points.size());
   std::vector<std::size_t> incomplete(points.size(), 0);
   std::vector<std::uint64_t> total(points.size(), rule.first);
@@ -204,7 +222,7 @@ std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const Pr
     std::vector<std::size_t> owner;
     for (std::size_t i = 0; i < points.size(); ++i)
       for (std::uint64_t r = rows[i].size(); !finished[i] && r < total[i]; ++r) {
-        tasks.push_back({points[i], r});
+        tasks.push_back({pts[i], r});
         owner.push_back(i);
       }
     if (tasks.empty() && stage > 0) break;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include <boost/math/distributions/students_t.hpp>
 
@@ -34,6 +35,70 @@ MeanInterval student_t_interval_with(const std::vector<double>& x, double t) {
 
 MeanInterval student_t_interval(const std::vector<double>& x, double confidence) {
   return student_t_interval_with(x, x.size() > 1 ? student_t_quantile(x.size() - 1, confidence) : 0.0);
+}
+
+SkewInterval johnson_interval(const std::vector<double>& x, double confidence) {
+  return johnson_interval_with(x, x.size() > 1 ? student_t_quantile(x.size() - 1, confidence) : 0.0);
+}
+
+SkewInterval johnson_interval_with(const std::vector<double>& x, double t_quantile) {
+  const std::size_t n = x.size();
+  SkewInterval r;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (n < 3) {
+    r.mean = n ? std::accumulate(x.begin(), x.end(), 0.0) / static_cast<double>(n) : nan;
+    r.lo = r.hi = nan;
+    return r;
+  }
+  const double dn = static_cast<double>(n);
+  const MeanInterval t = student_t_interval_with(x, t_quantile);
+  r.mean = t.mean;
+  double m2 = 0, m3 = 0;
+  for (double v : x) {
+    const double d = v - r.mean;
+    m2 += d * d;
+    m3 += d * d * d;
+  }
+  const double s2 = m2 / (dn - 1), k3 = dn * m3 / ((dn - 1) * (dn - 2));
+  r.lo = r.mean - t.half_width;
+  r.hi = r.mean + t.half_width;
+  if (!(s2 > 0)) return r;
+  const double a = k3 / (3 * s2 * s2), b = k3 / (6 * s2 * dn);
+  // The root of a u^2 + u + b = c on the branch through u = c - b (a -> 0), in the form that
+  // stays exact as a -> 0; the vertex -1 / (2a) where that branch does not reach c.
+  const auto root = [&](double c) {
+    const double disc = 1 - 4 * a * (b - c);
+    if (disc < 0) return -1 / (2 * a);
+    return 2 * (c - b) / (1 + std::sqrt(disc));
+  };
+  r.lo = r.mean - root(t.half_width);
+  r.hi = r.mean - root(-t.half_width);
+  return r;
+}
+
+bool significantly_skewed(const std::vector<double>& x) {
+  const std::size_t n = x.size();
+  if (n < 3) return false;
+  const double dn = static_cast<double>(n);
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / dn;
+  double m2 = 0, m3 = 0;
+  for (double v : x) {
+    const double d = v - mean;
+    m2 += d * d;
+    m3 += d * d * d;
+  }
+  if (!(m2 > 0)) return false;
+  const double g1 = (m3 / dn) / std::pow(m2 / dn, 1.5);
+  const double G1 = std::sqrt(dn * (dn - 1)) / (dn - 2) * g1;
+  const double se = std::sqrt(6 * dn * (dn - 1) / ((dn - 2) * (dn + 1) * (dn + 3)));
+  return std::fabs(G1) > 1.96 * se;
+}
+
+double skew_aware_half_width(const std::vector<double>& x, double confidence) {
+  const MeanInterval t = student_t_interval(x, confidence);
+  if (x.size() < 3 || std::isnan(t.half_width) || !significantly_skewed(x)) return t.half_width;
+  const SkewInterval j = johnson_interval(x, confidence);
+  return std::max({t.half_width, j.hi - j.mean, j.mean - j.lo});
 }
 
 Summary summarize(const std::vector<const std::vector<double>*>& reps) {
@@ -118,14 +183,33 @@ std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector
   return rows;
 }
 
+void apply_skew(Summary& s, const std::vector<const std::vector<double>*>& pooled, const std::vector<RatioColumn>& ratios) {
+  if (pooled.size() < 3) return;
+  const double t = student_t_quantile(pooled.size() - 1, 0.95);
+  std::vector<double> x(pooled.size());
+  for (std::size_t j = 0; j < s.ci95.size(); ++j) {
+    if (std::isnan(s.ci95[j]) || s.ci95[j] == 0) continue;
+    if (std::any_of(ratios.begin(), ratios.end(), [&](const RatioColumn& c) { return c.quantile && c.column == j; })) continue;
+    for (std::size_t r = 0; r < pooled.size(); ++r) x[r] = (*pooled[r])[j];
+    if (!significantly_skewed(x)) continue;
+    const SkewInterval k = johnson_interval_with(x, t);
+    if (std::isfinite(k.lo) && std::isfinite(k.hi)) s.ci95[j] = std::max({s.ci95[j], k.hi - k.mean, k.mean - k.lo});
+  }
+}
+
 Summary summarize(const std::vector<const std::vector<double>*>& reps, const std::vector<RatioColumn>& ratios,
                   bool count_bounds) {
-  if (ratios.empty()) return summarize(reps);
+  if (ratios.empty()) {
+    Summary s = summarize(reps);
+    if (count_bounds) apply_skew(s, reps, ratios);
+    return s;
+  }
   const auto rows = pool_ratios(reps, ratios);
   std::vector<const std::vector<double>*> pooled;
   for (const auto& r : rows) pooled.push_back(&r);
   Summary s = summarize(pooled);
   if (count_bounds) {
+    apply_skew(s, pooled, ratios);
     apply_count_bounds(s, reps, ratios);
     apply_quantization(s, reps, ratios);
   }
