@@ -88,7 +88,10 @@ std::string grouped(std::uint64_t n) {
 std::string grouped(std::int64_t n) {
   // The magnitude through unsigned arithmetic: -INT64_MIN does not fit an int64.
   if (n >= 0) return grouped(static_cast<std::uint64_t>(n));
-  return "-" + grouped(std::uint64_t{0} - static_cast<std::uint64_t>(n));
+  // Built by appends: g++ 12 warned (-Wstringop-overflow, a known false positive) on "-" + string.
+  std::string out(1, '-');
+  out += grouped(std::uint64_t{0} - static_cast<std::uint64_t>(n));
+  return out;
 }
 
 }  // namespace brokersim

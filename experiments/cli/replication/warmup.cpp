@@ -90,9 +90,10 @@ void choose_auto_warmup(Scenario& s, unsigned threads) {
   Time warmup = 0;
   if (d > 0) {
     // The mean creation time of job d: a sum of integers, exact.
-    __int128 sum = 0;
+    __extension__ typedef __int128 Wide;  // ten times a horizon of int64 ns overflows int64
+    Wide sum = 0;
     for (const auto& p : pilots) sum += p.created[d];
-    warmup = static_cast<Time>(sum / static_cast<__int128>(pilots.size()));
+    warmup = static_cast<Time>(sum / static_cast<Wide>(pilots.size()));
     if (s.stop_time && warmup >= *s.stop_time) warmup = 0;
   }
   // The bias check on the kept data [d, m): first half's mean less second half's, per pilot.
