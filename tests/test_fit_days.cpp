@@ -135,6 +135,11 @@ TEST_CASE("fit --days writes one mean day with the days' spread - and refuses on
   REQUIRE(r.status == 0);
   CHECK(r.out.find("  --days: the fitted scenario is one mean day of these 4 (time 0 at midnight, stop at 24 h)") != std::string::npos);
   CHECK(r.out.find("To plan over days that differ like these") == std::string::npos);
+  // The Poisson verdict is the mean day's (the scenario written), and no whole-log trace is offered
+  // (a trace of every day is not a day, and a volume with it is refused).
+  CHECK(r.out.find("    the mean day (--days), counted per ") != std::string::npos);
+  CHECK(r.out.find("over the whole log (--days writes the mean day's, below): ") != std::string::npos);
+  CHECK(r.out.find("trace_csv") == std::string::npos);
   std::ifstream in(out);
   const auto j = nlohmann::json::parse(in);
   CHECK(j["stop"]["time_ms"] == 86400000.0);

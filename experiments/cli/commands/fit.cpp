@@ -436,7 +436,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << "\nQueue " << loader::quoted(q.name) << (q.name != q.log_name && log.has_queue() ? " (" + loader::quoted(q.log_name) + " in the log)" : "")
         << ": " << q.rows.size() << " jobs\n";
     print_fits(out, q);
-    print_arrivals(out, q, why_interval, q.trace_path, i);
+    print_arrivals(out, q, why_interval, q.trace_path, i, days_mode);
     print_days(out, q, log, i, span_ms / 3'600'000.0, days_mode);
     if (days_mode) print_mean_day(out, q, i);
     print_uncertainty(out, q, days_mode, uncertainty);

@@ -238,7 +238,7 @@ void print_fits(std::ostream& out, const QueueFit& q) {
 }
 
 void print_arrivals(std::ostream& out, const QueueFit& q, const std::string& why_interval, const std::string& trace_file,
-                    std::size_t producer_index) {
+                    std::size_t producer_index, bool days_mode) {
   const auto& a = q.arrivals;
   double lo = a.steps.front().rate_per_s, hi = lo, total = 0, exposure = 0;
   for (const auto& s : a.steps) {
@@ -249,11 +249,21 @@ void print_arrivals(std::ostream& out, const QueueFit& q, const std::string& why
   }
   out << "  Arrivals: " << a.n << " jobs, " << num(total / exposure) << " /s on average, from " << num(lo) << " to "
       << num(hi) << " /s in " << a.steps.size() << " intervals of " << fit::format_interval(a.interval) << " ("
-      << why_interval << ")\n    rate_schedule: " << a.segments.size()
+      << why_interval << ")\n    " << (days_mode ? "over the whole log (--days writes the mean day's, below): " : "rate_schedule: ")
+      << a.segments.size()
       << (a.segments.size() == 1 ? " step" : " steps") << " (adjacent intervals merged where their rates do not differ at the 0.1% level):";
   for (std::size_t i = 0; i < a.segments.size() && i < 6; ++i)
     out << (i ? ", " : " ") << num(a.segments[i].rate_per_s) << " /s from " << num(a.segments[i].from_ms / 1000, "%.6g") << " s";
   out << (a.segments.size() > 6 ? ", ..." : "") << '\n';
+  if (days_mode) {
+    // The fitted scenario is the mean day: its own counts judge whether a day's arrivals are
+    // Poisson (over the whole log, the day's own peaks make every long interval look bursty), and
+    // a trace of the whole log is not a day (days_csv is: print_mean_day says how).
+    out << "    the mean day (--days), counted per " << fit::format_interval(q.mean_day.interval) << ": " << q.mean_day.verdict << '\n';
+    if (!q.mean_day.poisson)
+      out << "    The mean day's rate_schedule will not reproduce a day's arrivals: replay whole days instead (days_csv, below)\n";
+    return;
+  }
   out << "    " << a.verdict << '\n';
   if (!a.poisson) {
     out << "    The rate_schedule will not reproduce these arrivals: replay the log's own arrival times as a trace";

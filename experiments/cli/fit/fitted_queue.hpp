@@ -78,7 +78,7 @@ ojson plot_data(const std::vector<QueueFit>& queues, const fit::JobLog& log, std
 void print_fits(std::ostream& out, const QueueFit& q);
 
 void print_arrivals(std::ostream& out, const QueueFit& q, const std::string& why_interval, const std::string& trace_file,
-                    std::size_t producer_index);
+                    std::size_t producer_index, bool days_mode);
 
 // The chosen service-time fit must be one brokersim draws from (the loader's checks on a
 // distribution): a parametric fit it refuses (a gamma or Weibull whose largest draw is beyond
