@@ -83,9 +83,9 @@ std::vector<std::vector<double>> pool_ratios(const std::vector<const std::vector
 Summary summarize(const std::vector<const std::vector<double>*>& replications);
 // Every column's ci95 but the per-run quantiles' (and those of width 0 or NaN), where the column is
 // significantly skewed, made at least the distance from the mean to the farther end of Johnson's
-// interval over `pooled` (the rows after
-// pool_ratios): the skew-aware half-width, never narrower than Student t's. For 3 or more
-// replications; called by summarize(..., count_bounds) and summarize_two_stage.
+// interval over `pooled` (the rows after pool_ratios): the skew-aware half-width, never narrower
+// than Student t's. For 3 or more replications; called by summarize(..., count_bounds) only:
+// summarize_two_stage keeps Stein's half-width, which its stopping rule judged against REL.
 void apply_skew(Summary& s, const std::vector<const std::vector<double>*>& pooled, const std::vector<RatioColumn>& ratios);
 // The same after pool_ratios, each column's ci95 skew-aware (apply_skew), each counted
 // fraction's at least its count bound (count_bound.hpp) and each quantile column's widened by
