@@ -7,8 +7,8 @@
 // fitted distribution would give. Exact for the exponential (the mean of n exponentials is
 // Gamma(n) distributed) and the lognormal (mean and variance of n normals: normal and chi-square);
 // for the gamma and Weibull, the MLE's asymptotic normal law (inverse Fisher information) on the log
-// scale, as fit's own intervals are; the empirical distribution is resampled (n values with
-// replacement from its values: the nonparametric bootstrap).
+// scale, as fit's own intervals are; the empirical distribution gets the Bayesian bootstrap's
+// weights (Rubin 1981), the nonparametric bootstrap of n values kept as weights on its values.
 //
 // Daily volume fitted from D days as lognormal: the posterior predictive of a new day (Jeffreys
 // prior): sigma^2 = s^2 (D - 1) / chi2(D - 1), the log-mean off the fitted one by sigma / sqrt(D),
@@ -21,10 +21,6 @@
 #include "sim/rng.hpp"
 
 namespace brokersim {
-
-// The largest resample of an empirical distribution: beyond it the bootstrap's spread (already
-// below 0.1% of the mean) is slightly overstated, and a run's setup stays within a few ms.
-inline constexpr std::uint64_t kMaxResample = 1'000'000;
 
 // Whether a service distribution of this kind can be redrawn (the families fit writes).
 bool redrawable(const sim::Distribution& d);

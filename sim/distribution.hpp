@@ -1,6 +1,7 @@
 // Distributions of durations and values, sampled from an Rng by our own code.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -40,6 +41,15 @@ class Distribution {
     d.values_ = std::move(xs);
     return d;
   }
+  // The values drawn with probabilities proportional to `weights` (>= 0, as many, some > 0): a
+  // resample of many values kept as weights on the distinct ones, in memory of their number.
+  static Distribution empirical_weighted(std::vector<double> xs, const std::vector<double>& weights) {
+    Distribution d = empirical(std::move(xs));
+    double sum = 0;
+    d.cumulative_.reserve(weights.size());
+    for (double w : weights) d.cumulative_.push_back(sum += w);
+    return d;
+  }
 
   Distribution() = default;
 
@@ -58,7 +68,9 @@ class Distribution {
         return x;
       }
       case Kind::Lognormal: return std::exp(mu_ + sigma_ * rng.standard_normal());
-      case Kind::Empirical: return values_[rng.below(values_.size())];
+      case Kind::Empirical:
+        if (!cumulative_.empty()) return weighted(rng);
+        return values_[rng.below(values_.size())];
       case Kind::Gamma: return b_ * standard_gamma(a_, rng);
       case Kind::Weibull: return b_ * std::pow(-std::log(rng.uniform_pos()), 1.0 / a_);
     }
@@ -108,6 +120,10 @@ class Distribution {
       case Kind::Uniform: return (a_ + b_) / 2.0;
       case Kind::Empirical: {
         double s = 0;
+        if (!cumulative_.empty()) {
+          for (std::size_t i = 0; i < values_.size(); ++i) s += values_[i] * (cumulative_[i] - (i ? cumulative_[i - 1] : 0.0));
+          return s / cumulative_.back();
+        }
         for (double v : values_) s += v;
         return values_.empty() ? 0.0 : s / static_cast<double>(values_.size());
       }
@@ -125,14 +141,23 @@ class Distribution {
   // Uniform: max; Normal: sd; Lognormal: cv; Gamma, Weibull: the scale.
   double param_b() const { return b_; }
   const std::vector<double>& values() const { return values_; }
+  // Empirical: the running sums of the weights (empty: every value equally likely).
+  const std::vector<double>& cumulative_weights() const { return cumulative_; }
 
  private:
+  double weighted(Rng& rng) const {
+    const double u = rng.uniform() * cumulative_.back();
+    const auto at = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
+    return values_[at == cumulative_.end() ? values_.size() - 1 : static_cast<std::size_t>(at - cumulative_.begin())];
+  }
+
   Distribution(Kind k, double a, double b) : kind_(k), a_(a), b_(b) {}
   Kind kind_ = Kind::Const;
   double a_ = 0, b_ = 0;
   double mu_ = 0, sigma_ = 0;
   bool truncate_ = false;
   std::vector<double> values_;
+  std::vector<double> cumulative_;
 };
 
 }  // namespace sim

@@ -116,13 +116,34 @@ TEST_CASE("parameter uncertainty: gamma and Weibull redraws spread as real refit
   }
 }
 
-TEST_CASE("parameter uncertainty: an empirical law is resampled with replacement") {
+TEST_CASE("parameter uncertainty: an empirical law gets the bootstrap's weights in memory of its values") {
+  // The mean of a bootstrap resample of n values from {1, 2, 3, 4}: mean 2.5 and variance
+  // 1.25 / n (the values' variance over n; the Bayesian bootstrap's is 1.25 / (n + 1)).
   sim::Rng rng(1, 0, "test");
-  const Distribution d = brokersim::redraw_fitted(Distribution::empirical({1, 2, 3, 4}), 10, rng);
-  REQUIRE(d.values().size() == 10);
-  for (double v : d.values()) CHECK((v == 1 || v == 2 || v == 3 || v == 4));
-  // A count beyond the cap resamples kMaxResample values.
-  CHECK(brokersim::redraw_fitted(Distribution::empirical({5}), 5'000'000, rng).values().size() == brokersim::kMaxResample);
+  const Distribution fitted = Distribution::empirical({1, 2, 3, 4});
+  for (std::uint64_t n : {std::uint64_t{20}, std::uint64_t{5'000'000}}) {
+    CAPTURE(n);
+    std::vector<double> means;
+    for (int i = 0; i < 4000; ++i) {
+      const Distribution d = brokersim::redraw_fitted(fitted, n, rng);
+      REQUIRE(d.values().size() == 4);  // four weights, however large n is
+      means.push_back(d.mean());
+    }
+    const PuMoments m = pu_moments(means);
+    const double v = 1.25 / static_cast<double>(n + 1);
+    CHECK(std::abs(m.mean - 2.5) < 3.3 * std::sqrt(v / 4000));
+    CHECK(m.var == doctest::Approx(v).epsilon(0.1));
+  }
+  // Drawing from the weights: only the four values, each as often as its weight says.
+  const Distribution w = Distribution::empirical_weighted({1, 2, 3, 4}, {0, 1, 0, 3});
+  int twos = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const double x = w.sample(rng);
+    CHECK((x == 2 || x == 4));
+    twos += x == 2;
+  }
+  CHECK(std::abs(twos - 1000) < 3.3 * std::sqrt(4000 * 0.25 * 0.75));
+  CHECK(w.mean() == doctest::Approx(3.5));
 }
 
 TEST_CASE("parameter uncertainty: a day's volume from D fitted days has the exact prediction interval") {
