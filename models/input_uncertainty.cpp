@@ -36,7 +36,9 @@ bool redrawable(const Distribution& d) {
   }
 }
 
-Distribution redraw_fitted(const Distribution& fitted, std::uint64_t n, sim::Rng& rng) {
+namespace {
+
+Distribution redraw(const Distribution& fitted, std::uint64_t n, sim::Rng& rng) {
   const double nd = static_cast<double>(n);
   switch (fitted.kind()) {
     case Distribution::Kind::Exp:
@@ -57,6 +59,7 @@ Distribution redraw_fitted(const Distribution& fitted, std::uint64_t n, sim::Rng
       const double k = fitted.param_a(), theta = fitted.param_b();
       const double tg = boost::math::trigamma(k);
       const double c = nd * (k * tg - 1);
+      if (!(c > 0)) return fitted;  // a shape so large that k trigamma(k) rounds to 1: known exactly
       const LogPair p = bivariate_log_normal(k, theta, 1 / (k * c), tg / c, -1 / (k * c), rng);
       return Distribution::gamma(p.a, p.b);
     }
@@ -86,6 +89,21 @@ Distribution redraw_fitted(const Distribution& fitted, std::uint64_t n, sim::Rng
   }
 }
 
+bool finite_positive(double x) { return std::isfinite(x) && x > 0; }
+
+}  // namespace
+
+Distribution redraw_fitted(const Distribution& fitted, std::uint64_t n, sim::Rng& rng) {
+  Distribution d = redraw(fitted, n, rng);
+  // A draw whose parameters do not make a law (an overflow far in a tail, for a law the loader
+  // accepted at its edge) keeps the fitted one: a run never samples from NaN.
+  const bool two_positive = d.kind() == Distribution::Kind::Gamma || d.kind() == Distribution::Kind::Weibull;
+  if (d.kind() != Distribution::Kind::Empirical &&
+      !(finite_positive(d.param_a()) && (two_positive ? finite_positive(d.param_b()) : std::isfinite(d.param_b()) && d.param_b() >= 0)))
+    return fitted;
+  return d;
+}
+
 double predictive_day_volume(double mean, double cv, int days, sim::Rng& day, sim::Rng& parameters) {
   const double d = static_cast<double>(days);
   const double s2 = std::log1p(cv * cv);
@@ -93,7 +111,9 @@ double predictive_day_volume(double mean, double cv, int days, sim::Rng& day, si
   const double z_day = day.standard_normal();
   const double sigma = std::sqrt(s2 * (d - 1) / chi_square(d - 1, parameters));
   const double mu = std::log(mean) - s2 / 2 + sigma / std::sqrt(d) * parameters.standard_normal();
-  return std::exp(mu + sigma * z_day);
+  const double v = std::exp(mu + sigma * z_day);
+  // Only a chi-square draw that underflowed to 0 (an infinite sigma) could make it NaN.
+  return std::isnan(v) ? mean : v;
 }
 
 }  // namespace brokersim

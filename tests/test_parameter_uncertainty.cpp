@@ -275,3 +275,18 @@ TEST_CASE("fit --parameter-uncertainty writes the sizes and the switch - and pla
   CHECK(point.out.find("with the fitted parameters at their point estimates") != std::string::npos);
   CHECK(brokersim::test::run_cli({"fit", log, "--parameter-uncertainty", "--check", log}).status == 2);
 }
+
+TEST_CASE("parameter uncertainty: a redraw that would not make a law keeps the fitted one") {
+  sim::Rng rng(9, 0, "edge");
+  // A gamma shape so large that k trigamma(k) - 1 rounds to 0: the information is infinite.
+  const Distribution g = brokersim::redraw_fitted(Distribution::gamma(1e17, 2.0), 100, rng);
+  CHECK(g.param_a() == 1e17);
+  CHECK(g.param_b() == 2.0);
+  // A Weibull shape so small that the scale's log-spread overflows to 0 or infinity: the fitted
+  // law is kept (a scale of 0 would draw 0 times infinity).
+  for (int i = 0; i < 50; ++i) {
+    const Distribution w = brokersim::redraw_fitted(Distribution::weibull(1e-300, 5.0), 2, rng);
+    CHECK(w.param_b() > 0);
+    CHECK(std::isfinite(w.param_b()));
+  }
+}
