@@ -46,21 +46,11 @@ struct PooledQuantile {
 };
 std::vector<PooledQuantile> pooled_quantiles(const std::vector<sim::Histogram>& pooled, const std::vector<std::string>& names,
                                              const std::vector<std::vector<double>>& rows) {
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& r : rows) reps.push_back(&r);
   std::vector<PooledQuantile> out;
-  for (std::size_t w = 0; w < pooled.size() && w < kWaitCount; ++w) {
-    if (pooled[w].count() == 0) continue;
-    for (const auto& [q, tag] : {std::pair{0.50, "p50"}, std::pair{0.95, "p95"}, std::pair{0.99, "p99"}}) {
-      const std::string name = "wait_ms." + std::string(kWaits[w].name) + "." + tag;
-      const auto it = std::find(names.begin(), names.end(), name);
-      if (it == names.end()) continue;
-      const auto c = static_cast<std::size_t>(it - names.begin());
-      std::vector<double> sections;
-      for (const auto& r : rows)
-        if (std::isfinite(r[c])) sections.push_back(r[c]);
-      out.push_back({name + "_pooled", sectioning_interval(pooled[w].quantile(q) / sim::kNsPerMsF, sections, 0.95,
-                                                           sim::kNsPerMsF)});
-    }
-  }
+  for (const auto& c : pooled_quantile_columns(names))
+    if (c.wait < pooled.size() && pooled[c.wait].count() > 0) out.push_back({c.name, pooled_quantile(c, pooled[c.wait], reps)});
   return out;
 }
 
@@ -75,7 +65,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   bool reached = false;
   std::size_t incomplete = 0;
   TaskRunStats stats;
-  std::vector<sim::Histogram> pooled(kWaitCount);
+  std::vector<std::vector<sim::Histogram>> pooled;  // one set: the scenario's
   stats.pooled_waits = &pooled;
   std::vector<PooledQuantile> steady;
   const std::vector<const Scenario*> points{&scenario};
@@ -89,7 +79,8 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
         std::vector<const std::vector<double>*> reps;
         for (const auto& r : rows) reps.push_back(&r);
         summary = summarize_two_stage(reps, rule.first, ratio_columns(names));
-        steady = pooled_quantiles(pooled, names, rows);
+        static const std::vector<sim::Histogram> none;
+        steady = pooled_quantiles(pooled.empty() ? none : pooled[0], names, rows);
         used = rows.size();
         incomplete = bad;
         reached = needed <= rule.max_replications;

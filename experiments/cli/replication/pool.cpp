@@ -12,6 +12,7 @@
 #include "experiments/cli/replication/metrics.hpp"
 #include "experiments/cli/replication/run_checks.hpp"
 #include "experiments/cli/replication/warmup.hpp"
+#include "models/metrics.hpp"
 
 namespace brokersim {
 
@@ -72,9 +73,13 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         else if (!why.empty())
           ++empty_runs;
         if (stats) stats->incomplete[i] = why;
-        if (stats && stats->pooled_waits)
-          for (std::size_t w = 0; w < stats->pooled_waits->size() && w < r.waits.size(); ++w)
-            (*stats->pooled_waits)[w].merge(r.waits[w]);
+        if (stats && stats->pooled_waits) {
+          auto& sets = *stats->pooled_waits;
+          if (sets.size() <= tasks[i].pool) sets.resize(tasks[i].pool + 1);
+          auto& set = sets[tasks[i].pool];
+          if (set.size() < kWaitCount) set.resize(kWaitCount);
+          for (std::size_t w = 0; w < kWaitCount && w < r.waits.size(); ++w) set[w].merge(r.waits[w]);
+        }
         if (on_done) on_done(i, rows);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);

@@ -18,6 +18,9 @@ namespace brokersim {
 struct RunTask {
   const Scenario* scenario;
   std::uint64_t replication;  // Scenario::replication for this run (the seed is kept)
+  // Which set of TaskRunStats::pooled_waits this run's wait histograms merge into (a sweep's or a
+  // plan's point; run --precision has one set).
+  std::size_t pool = 0;
 };
 
 using TaskDone = std::function<void(std::size_t, const std::vector<std::vector<double>>&)>;
@@ -28,10 +31,11 @@ struct TaskRunStats {
   // Per task of the last run_tasks call: incomplete_run() of its run ("" when it measured
   // normally); set before on_done(i, ...) is called for task i.
   std::vector<std::string> incomplete;
-  // When set (kWaitCount histograms): every run's wait histograms merged in, by kWaits index, for
-  // the steady-state quantiles of the pooled jobs (sectioning.hpp). Bucket counts add exactly, so
-  // the merged buckets are the same in any order: the same for any thread count.
-  std::vector<sim::Histogram>* pooled_waits = nullptr;
+  // When set: every run's wait histograms merged into set RunTask::pool (grown to hold it; each
+  // set kWaitCount histograms, by kWaits index), for the steady-state quantiles of the pooled
+  // jobs (sectioning.hpp). Bucket counts add exactly, so the merged buckets are the same in any
+  // order: the same for any thread count. A caller may clear a set it has read (its memory).
+  std::vector<std::vector<sim::Histogram>>* pooled_waits = nullptr;
 };
 
 // The stderr warning for runs counted in `stats`, and the exit status: 3 when a run stopped at a

@@ -219,7 +219,7 @@ std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const Pr
     std::vector<std::size_t> owner;
     for (std::size_t i = 0; i < points.size(); ++i)
       for (std::uint64_t r = rows[i].size(); !finished[i] && r < total[i]; ++r) {
-        tasks.push_back({pts[i], r});
+        tasks.push_back({pts[i], r, i});
         owner.push_back(i);
       }
     if (tasks.empty() && stage > 0) break;

@@ -105,7 +105,9 @@ std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, con
 // most max_replications; not more than it has: done): the count of a rare outcome's events and
 // the looks at a target over runs, which Stein's first stage cannot foresee. Stein's N is still
 // fixed by the first stage alone. `run`, when given, runs each stage's tasks instead of run_tasks
-// on `threads` (plan's executor). Returns the replications run in all.
+// on `threads` (plan's executor). Returns the replications run in all. Point i's tasks are
+// RunTask::pool i: with stats->pooled_waits set, set i holds the wait histograms of all of point
+// i's runs so far when needs, more and done are called (run_tasks only: `run` merges none).
 using PointNeeds = std::function<std::uint64_t(std::size_t, const std::vector<std::vector<double>>&)>;
 using PointFinished = std::function<void(std::size_t, const std::vector<std::vector<double>>&, std::size_t)>;
 std::uint64_t run_two_stage(const std::vector<const Scenario*>& points, const PrecisionRule& rule, unsigned threads,

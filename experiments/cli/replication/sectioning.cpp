@@ -1,10 +1,12 @@
 // Quantiles over replications (experiments/cli/replication/sectioning.hpp).
 #include "experiments/cli/replication/sectioning.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "experiments/cli/replication/statistics.hpp"
+#include "models/metrics.hpp"
 #include "sim/time.hpp"
 
 namespace brokersim {
@@ -45,6 +47,28 @@ QuantileFigures quantile_figures(const std::vector<const sim::Histogram*>& runs,
   f.per_run = {naive.mean, naive.half_width + quantization_half_width(xi)};
   f.pooled = sectioning_interval(pooled.quantile(q) / sim::kNsPerMsF, xi, confidence, sim::kNsPerMsF);
   return f;
+}
+
+std::vector<PooledQuantileColumn> pooled_quantile_columns(const std::vector<std::string>& names) {
+  std::vector<PooledQuantileColumn> out;
+  for (std::size_t w = 0; w < kWaitCount; ++w)
+    for (const auto& [q, tag] : {std::pair{0.50, "p50"}, std::pair{0.95, "p95"}, std::pair{0.99, "p99"}}) {
+      const std::string name = "wait_ms." + std::string(kWaits[w].name) + "." + tag;
+      const auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end()) continue;
+      out.push_back({name + "_pooled", w, q, static_cast<std::size_t>(it - names.begin())});
+    }
+  return out;
+}
+
+QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const sim::Histogram& pooled,
+                                 const std::vector<const std::vector<double>*>& rows) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  if (pooled.count() == 0) return {nan, nan};
+  std::vector<double> sections;
+  for (const auto* r : rows)
+    if (c.column < r->size() && std::isfinite((*r)[c.column])) sections.push_back((*r)[c.column]);
+  return sectioning_interval(pooled.quantile(c.q) / sim::kNsPerMsF, sections, 0.95, sim::kNsPerMsF);
 }
 
 }  // namespace brokersim

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "sim/stats.hpp"
@@ -51,5 +52,23 @@ struct QuantileFigures {
   QuantileInterval naive;    // what brokersim printed before: mean of per-run +- Student t only
 };
 QuantileFigures quantile_figures(const std::vector<const sim::Histogram*>& runs, double q, double confidence);
+
+// The steady-state quantiles a set of metric names gives (docs/outcomes.md, "Quantiles: per run
+// and steady state"): wait_ms.STAGE.pNN_pooled for every wait_ms.STAGE.pNN among `names` (p50,
+// p95, p99), in kWaits order, then p50, p95, p99. `wait` indexes kWaits (the pooled histograms,
+// TaskRunStats::pooled_waits); `column` is the runs' own quantile among `names` (the sections).
+struct PooledQuantileColumn {
+  std::string name;  // wait_ms.STAGE.pNN_pooled
+  std::size_t wait;
+  double q;
+  std::size_t column;
+};
+std::vector<PooledQuantileColumn> pooled_quantile_columns(const std::vector<std::string>& names);
+
+// One of them over a set of runs: the q-quantile of their merged histogram `pooled` (ms) with its
+// 95% sectioning interval over the runs' own quantiles (rows[r][c.column], NaN ones left out).
+// NaN estimate and half-width when `pooled` holds no job.
+QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const sim::Histogram& pooled,
+                                 const std::vector<const std::vector<double>*>& rows);
 
 }  // namespace brokersim
