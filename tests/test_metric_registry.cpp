@@ -127,6 +127,12 @@ TEST_CASE("metric registry: a sweep's columns are the registry's metrics in its 
     expected.push_back(name + "_mean");
     expected.push_back(name + "_ci95");
   }
+  // Then the steady-state quantiles of the pooled jobs: every wait's p50, p95, p99.
+  for (const char* wait : {"queue", "queue_expired", "transit", "local", "service", "sojourn"})
+    for (const char* q : {"p50", "p95", "p99"}) {
+      expected.push_back("wait_ms." + std::string(wait) + "." + q + "_pooled_mean");
+      expected.push_back("wait_ms." + std::string(wait) + "." + q + "_pooled_ci95");
+    }
   expected.push_back("incomplete_runs");
   CHECK(header == expected);
 }

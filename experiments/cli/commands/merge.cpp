@@ -68,28 +68,30 @@ std::optional<std::vector<std::string>> csv_cells(const std::string& line) {
 }
 
 // After the grid paths: replications, then per metric NAME_mean, NAME_ci95 (and, when the
-// metadata says spread, NAME_p05, NAME_p95), then incomplete_runs: a header that does not match
-// its metadata (a --spread CSV beside plain metadata, or the reverse) is refused naming the column.
+// metadata says spread, NAME_p05, NAME_p95), then the steady-state quantiles'
+// wait_ms.STAGE.pNN_pooled_mean, _ci95 (never a spread), then incomplete_runs: a header that does
+// not match its metadata (a --spread CSV beside plain metadata, or the reverse) is refused naming
+// the column.
 void check_metric_columns(const std::vector<std::string>& header, std::size_t axes, bool spread, const std::string& at) {
-  const std::vector<std::string> suffixes = spread ? std::vector<std::string>{"_mean", "_ci95", "_p05", "_p95"}
-                                                   : std::vector<std::string>{"_mean", "_ci95"};
   const auto fail = [&](std::size_t c, const std::string& expected) {
     throw ScenarioError(at + "column " + std::to_string(c + 1) + " is " + quote(header[c]) + ", expected " + expected +
                         (spread ? " (the metadata has spread)" : " (the metadata has no spread)"));
   };
+  const auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
   if (header[axes] != "replications") fail(axes, "replications");
   if (header.back() != "incomplete_runs") fail(header.size() - 1, "incomplete_runs");
-  std::string base;
-  for (std::size_t c = axes + 1; c + 1 < header.size(); ++c) {
-    const std::size_t k = (c - axes - 1) % suffixes.size();
-    const std::string& suffix = suffixes[k];
-    const std::string& cell = header[c];
-    const bool ends = cell.size() > suffix.size() && cell.compare(cell.size() - suffix.size(), suffix.size(), suffix) == 0;
-    if (!ends || (k > 0 && cell.substr(0, cell.size() - suffix.size()) != base))
-      fail(c, k == 0 ? "a NAME" + suffix + " column" : quote(base + suffix));
-    if (k == 0) base = cell.substr(0, cell.size() - suffix.size());
+  for (std::size_t c = axes + 1; c + 1 < header.size();) {
+    if (!ends_with(header[c], "_mean")) fail(c, "a NAME_mean column");
+    const std::string base = header[c].substr(0, header[c].size() - 5);
+    const std::vector<std::string> suffixes = spread && !ends_with(base, "_pooled")
+                                                  ? std::vector<std::string>{"_mean", "_ci95", "_p05", "_p95"}
+                                                  : std::vector<std::string>{"_mean", "_ci95"};
+    for (std::size_t k = 1; k < suffixes.size(); ++k)
+      if (c + k + 1 >= header.size() || header[c + k] != base + suffixes[k]) fail(std::min(c + k, header.size() - 2), quote(base + suffixes[k]));
+    c += suffixes.size();
   }
-  if ((header.size() - axes - 2) % suffixes.size() != 0) fail(header.size() - 2, quote(base + suffixes.back()));
 }
 
 }  // namespace

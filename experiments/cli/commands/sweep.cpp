@@ -23,6 +23,7 @@
 #include "experiments/cli/replication/pool.hpp"
 #include "experiments/cli/replication/precision.hpp"
 #include "experiments/cli/replication/progress.hpp"
+#include "experiments/cli/replication/sectioning.hpp"
 #include "experiments/cli/replication/shards.hpp"
 #include "experiments/cli/replication/statistics.hpp"
 #include "experiments/cli/text.hpp"
@@ -69,7 +70,8 @@ ojson sweep_identity(const SweepSpace& space, std::uint64_t replications, const 
   return m;
 }
 
-std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std::string>& names, bool spread) {
+std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std::string>& names, bool spread,
+                       const std::vector<PooledQuantileColumn>& steady) {
   std::string h;
   for (const auto& a : axes) {
     h += csv_cell(a.path);
@@ -87,6 +89,14 @@ std::string csv_header(const std::vector<SweepAxis>& axes, const std::vector<std
       h += ',';
       h += csv_cell(n + "_p95");
     }
+  }
+  // The steady-state quantiles of the point's pooled jobs: an estimate and its interval, no
+  // spread across replications (there is one pooled figure).
+  for (const auto& q : steady) {
+    h += ',';
+    h += csv_cell(q.name + "_mean");
+    h += ',';
+    h += csv_cell(q.name + "_ci95");
   }
   h += ",incomplete_runs\n";
   return h;
@@ -132,7 +142,9 @@ constexpr const char* kSweepHelp =
     "CSV row per point: the varied values, replications, then NAME_mean and NAME_ci95 for every\n"
     "numeric metric of `run --json` (--spread: also NAME_p05 and NAME_p95, the 5% and 95% quantiles\n"
     "across the point's replications, linearly interpolated; --window-columns: also windows.K.NAME for\n"
-    "every window of observe.window_ms, at most 100 windows). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
+    "every window of observe.window_ms, at most 100 windows), then wait_ms.STAGE.pNN_pooled_mean and _ci95: the\n"
+    "steady-state quantile of all the point's replications' jobs pooled, with its sectioning interval\n"
+    "(NAME.pNN_mean is the mean of the runs' own quantiles). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
     "With --precision REL each point runs Stein's two stages: a first stage of 10 replications (or\n"
     "--replications), then as many as that stage's spread says every --precision-metric needs for a 95%\n"
     "half-width within REL of its mean or within --precision-abs, at most --max-replications;\n"
@@ -243,6 +255,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       throw ScenarioError("--vary: expected every grid point to have the same queues (the CSV columns), got different ones");
   const std::vector<std::size_t> precision_columns =
       precision ? precision_metric_columns(*precision, names) : std::vector<std::size_t>{};
+  const std::vector<PooledQuantileColumn> steady = pooled_quantile_columns(names);
 
   if (out_path) {
     std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
@@ -278,6 +291,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (out_is_file) {
     std::string names_joined;
     for (const auto& n : names) names_joined += n + ",";
+    for (const auto& q : steady) names_joined += q.name + ",";
     names_joined += "incomplete_runs";
     // With --precision a point's row starts with the replications it used (a cell more).
     if (precision) names_joined = "replications," + names_joined;
@@ -286,7 +300,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                         std::to_string(shard.count) + "|" + names_joined) +
                                "\n";
     journal.emplace(*out_path + ".journal", header);
-    cells = journal->open(resume, (spread ? 4 : 2) * names.size() + 1 + (precision ? 1 : 0));
+    cells = journal->open(resume, (spread ? 4 : 2) * names.size() + 2 * steady.size() + 1 + (precision ? 1 : 0));
   }
   // Every output is checked before any point runs, not found unwritable after the whole sweep: a
   // regular file's partial file is created in its folder and removed again (nothing is left behind
@@ -332,9 +346,20 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::size_t points_done = mine.size() - todo.size();
   progress.update(points_done);
   TaskRunStats stats;
-  // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, then incomplete_runs.
+  // Each point's runs' wait histograms merged (RunTask::pool: its index in `todo`), cleared once
+  // its row is made: the points in flight hold one set each (with --precision, every point from
+  // its first stage to its last).
+  std::vector<std::vector<sim::Histogram>> pooled;
+  stats.pooled_waits = &pooled;
+  const auto pooled_set = [&](std::size_t k) -> const std::vector<sim::Histogram>& {
+    static const std::vector<sim::Histogram> none;
+    return k < pooled.size() ? pooled[k] : none;
+  };
+  // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, the pooled quantiles,
+  // then incomplete_runs.
   const std::vector<RatioColumn> ratios = ratio_columns(names);
-  const auto row_cells = [&](const std::vector<const std::vector<double>*>& reps, std::size_t incomplete) {
+  const auto row_cells = [&](const std::vector<const std::vector<double>*>& reps, std::size_t incomplete,
+                             const std::vector<sim::Histogram>& waits) {
     // With --precision the half-width is Stein's, from the first stage (precision.hpp).
     const Summary s = precision ? summarize_two_stage(reps, precision->first, ratios) : summarize(reps, ratios);
     std::string c;
@@ -350,6 +375,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
         c += ',';
         c += format_number(p95);
       }
+    }
+    for (const auto& q : steady) {
+      const QuantileInterval i =
+          q.wait < waits.size() ? pooled_quantile(q, waits[q.wait], reps) : QuantileInterval{NAN, NAN};
+      c += ',';
+      c += format_number(i.estimate);
+      c += ',';
+      c += format_number(i.half_width);
     }
     c += ',';
     c += std::to_string(incomplete);
@@ -369,7 +402,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           std::vector<const std::vector<double>*> reps;
           for (const auto& r : rows) reps.push_back(&r);
           // The replications used lead the cells, so that the journal keeps them too.
-          std::string c = std::to_string(rows.size()) + "," + row_cells(reps, incomplete);
+          std::string c = std::to_string(rows.size()) + "," + row_cells(reps, incomplete, pooled_set(k));
+          if (k < pooled.size()) pooled[k] = {};
           const std::size_t point = mine[todo[k]];
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
@@ -384,7 +418,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     std::vector<RunTask> tasks;
     tasks.reserve(todo.size() * replications);
     for (std::size_t i : todo)
-      for (std::uint64_t r = 0; r < replications; ++r) tasks.push_back({&scenarios[i], r});
+      for (std::uint64_t r = 0; r < replications; ++r) tasks.push_back({&scenarios[i], r, tasks.size() / replications});
     std::vector<std::size_t> remaining(todo.size(), replications);
     run_tasks(
         tasks, threads, names,
@@ -395,7 +429,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           for (std::uint64_t r = 0; r < replications; ++r) reps.push_back(&rows[k * replications + r]);
           std::size_t incomplete = 0;
           for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
-          std::string c = row_cells(reps, incomplete);
+          std::string c = row_cells(reps, incomplete, pooled_set(k));
+          if (k < pooled.size()) pooled[k] = {};  // under run_tasks' lock, as its merges are
           const std::size_t point = mine[todo[k]];
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
@@ -406,7 +441,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   progress.finish();
   warn_doubtful_warmups(err, space, mine, scenarios, names, cells, precision.has_value(), spread);
 
-  std::string csv = csv_header(space.axes, names, spread);
+  std::string csv = csv_header(space.axes, names, spread, steady);
   for (std::size_t p : mine) {
     const auto coords = grid_coords(space.axes, p);
     for (std::size_t a = 0; a < space.axes.size(); ++a) csv += csv_cell(space.axes[a].labels[coords[a]]) + ",";
