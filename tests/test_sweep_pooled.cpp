@@ -98,3 +98,30 @@ TEST_CASE("sweep pooled quantiles: the same bytes for any thread count and when 
   REQUIRE_MESSAGE(merged.status == 0, merged.err);
   CHECK(brokersim::test::read_file(d.path("all.csv")) == local);
 }
+
+TEST_CASE("sweep pooled quantiles: --precision-metric on a steady-state quantile stops on its sectioning interval") {
+  brokersim::test::ScratchDir d("brokersim-pooled");
+  const std::string f = d.write("s.json", kPooledMM2);
+  const auto r = brokersim::test::run_cli({"run", f, "--precision", "0.1", "--precision-metric", "wait_ms.queue.p99_pooled",
+                                           "--max-replications", "100", "--json"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["precision"]["metrics"] == nlohmann::json::array({"wait_ms.queue.p99_pooled"}));
+  const int used = j["replications"];
+  CHECK(used > 10);  // the first stage's sectioning spread asked for more
+  CHECK(used < 100);
+  const auto& q = j["steady_state_quantiles"]["wait_ms.queue.p99_pooled"];
+  const double est = q["estimate"], hw = q["ci95"];
+  CHECK(hw <= 0.1 * est * 1.25);  // re-estimated spread: about as asked
+  // sweep --precision on the same metric: the same runs, the same figure.
+  const auto s = brokersim::test::run_cli({"sweep", f, "--vary", "consumers.0.count=2", "--precision", "0.1",
+                                           "--precision-metric", "wait_ms.queue.p99_pooled", "--max-replications", "100"});
+  REQUIRE_MESSAGE(s.status == 0, s.err);
+  const auto row = pooled_test_row(s.out, 1);
+  CHECK(row.at("replications") == std::to_string(used));
+  CHECK(std::stod(row.at("wait_ms.queue.p99_pooled_mean")) == est);
+  CHECK(std::stod(row.at("wait_ms.queue.p99_pooled_ci95")) == hw);
+  // A name that is neither a metric nor a steady-state quantile is still refused.
+  const auto bad = brokersim::test::run_cli({"run", f, "--precision", "0.03", "--precision-metric", "wait_ms.queue.p98_pooled"});
+  CHECK(bad.status == 2);
+}

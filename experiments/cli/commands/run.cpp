@@ -60,6 +60,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
                        std::ostream& err) {
   const std::vector<std::string> names = metric_names(scenario);
   const std::vector<std::size_t> columns = precision_metric_columns(rule, names);
+  const std::vector<PooledQuantileColumn> steady_checked = pooled_precision_columns(rule, names);
   Summary summary;
   std::uint64_t used = 0;
   bool reached = false;
@@ -73,7 +74,9 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   run_two_stage(
       points, rule, 1, names,
       [&](std::size_t, const std::vector<std::vector<double>>& first) {
-        return needed = needed_for_columns(rule, first, columns, ratio_columns(names));
+        static const std::vector<sim::Histogram> none;
+        return needed = std::max(needed_for_columns(rule, first, columns, ratio_columns(names)),
+                                 needed_for_pooled(rule, first, steady_checked, pooled.empty() ? none : pooled[0]));
       },
       [&](std::size_t, const std::vector<std::vector<double>>& rows, std::size_t bad) {
         std::vector<const std::vector<double>*> reps;
@@ -94,6 +97,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
       });
   std::vector<std::string> checked;
   for (std::size_t c : columns) checked.push_back(names[c]);
+  for (const auto& q : steady_checked) checked.push_back(q.name);
   if (json) {
     nlohmann::ordered_json j;
     j["scenario"] = scenario.name;
@@ -124,7 +128,8 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
     char line[200];
     std::snprintf(line, sizeof line, "  %-40s %14s %14s\n", "metric", "mean", "ci95");
     out << line;
-    std::vector<std::string> shown = checked;
+    std::vector<std::string> shown;
+    for (std::size_t c : columns) shown.push_back(names[c]);
     for (const char* extra : {"throughput_per_s", "slot_utilization", "wait_ms.queue.mean", "wait_ms.local.mean",
                               "wait_ms.sojourn.mean", "wait_ms.sojourn.p99", "run.warmup_ms"})
       if (std::find(names.begin(), names.end(), extra) != names.end() &&
@@ -137,7 +142,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
       out << line;
     }
     for (const auto& p : steady)
-      if (p.name == "wait_ms.sojourn.p99_pooled") {
+      if (p.name == "wait_ms.sojourn.p99_pooled" || std::find(checked.begin(), checked.end(), p.name) != checked.end()) {
         std::snprintf(line, sizeof line, "  %-40s %14s %14s\n", p.name.c_str(), fmt(p.interval.estimate).c_str(),
                       ("± " + fmt(p.interval.half_width)).c_str());
         out << line;

@@ -256,6 +256,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   const std::vector<std::size_t> precision_columns =
       precision ? precision_metric_columns(*precision, names) : std::vector<std::size_t>{};
   const std::vector<PooledQuantileColumn> steady = pooled_quantile_columns(names);
+  const std::vector<PooledQuantileColumn> precision_steady =
+      precision ? pooled_precision_columns(*precision, names) : std::vector<PooledQuantileColumn>{};
 
   if (out_path) {
     std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
@@ -276,6 +278,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     // without --precision, so fixed-R metadata is as it was.
     std::vector<std::string> checked;
     for (std::size_t c : precision_columns) checked.push_back(names[c]);
+    for (const auto& q : precision_steady) checked.push_back(q.name);
     identity["precision"] = {{"rel", precision->rel}, {"abs", precision->abs},
                              {"first_stage", precision->first}, {"max_replications", precision->max_replications},
                              {"metrics", checked}};
@@ -395,8 +398,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
         points, *precision, threads, names,
         // A metric this point does not have (another broker kind's reason: every replication
         // NaN) needs nothing more (stein_replications).
-        [&](std::size_t, const std::vector<std::vector<double>>& first) {
-          return needed_for_columns(*precision, first, precision_columns, ratios);
+        [&](std::size_t k, const std::vector<std::vector<double>>& first) {
+          return std::max(needed_for_columns(*precision, first, precision_columns, ratios),
+                          needed_for_pooled(*precision, first, precision_steady, pooled_set(k)));
         },
         [&](std::size_t k, const std::vector<std::vector<double>>& rows, std::size_t incomplete) {
           std::vector<const std::vector<double>*> reps;

@@ -11,6 +11,7 @@
 #include "experiments/cli/replication/sectioning.hpp"
 #include "experiments/cli/replication/statistics.hpp"
 #include "experiments/cli/replication/warmup.hpp"
+#include "sim/time.hpp"
 
 namespace po = boost::program_options;
 
@@ -80,6 +81,22 @@ Summary summarize_two_stage(const std::vector<const std::vector<double>*>& reps,
   return s;
 }
 
+namespace {
+
+// stein_replications for an interval that is Stein's part plus `fixed`, a half-width more
+// replications do not shrink (a histogram's half-bucket): Stein's part gets what is left of the
+// precision asked, and none left (REL below about 0.4-0.8%) asks for the maximum.
+std::uint64_t stein_replications_beside(const PrecisionRule& rule, std::uint64_t n0, double mean0, double sd0, double fixed) {
+  const double h = std::max(rule.abs, rule.rel * std::fabs(mean0)) - fixed;
+  if (!(h > 0)) return rule.max_replications;
+  PrecisionRule rest = rule;
+  rest.rel = 0;
+  rest.abs = h;
+  return stein_replications(rest, n0, mean0, sd0);
+}
+
+}  // namespace
+
 std::uint64_t needed_for_columns(const PrecisionRule& rule, const std::vector<std::vector<double>>& first_stage,
                                  const std::vector<std::size_t>& columns, const std::vector<RatioColumn>& ratios) {
   const auto n0 = static_cast<std::uint64_t>(first_stage.size());
@@ -97,20 +114,41 @@ std::uint64_t needed_for_columns(const PrecisionRule& rule, const std::vector<st
       n = std::max(n, stein_replications(rule, n0, ci.mean, sd));
       continue;
     }
-    // A per-run quantile's interval is Stein's plus its quantization (apply_quantization), which
-    // more replications do not shrink: Stein's part gets what is left of the precision asked,
-    // and none left (REL below about 0.4-0.8%) asks for the maximum.
-    const double h = std::max(rule.abs, rule.rel * std::fabs(ci.mean)) - quantization_half_width(x);
-    if (!(h > 0)) {
-      n = std::max(n, rule.max_replications);
-      continue;
-    }
-    PrecisionRule rest = rule;
-    rest.rel = 0;
-    rest.abs = h;
-    n = std::max(n, stein_replications(rest, n0, ci.mean, sd));
+    // A per-run quantile's interval is Stein's plus its quantization (apply_quantization).
+    n = std::max(n, stein_replications_beside(rule, n0, ci.mean, sd, quantization_half_width(x)));
   }
   return std::max(n, count_needed_for_columns(rule, first_stage, columns, ratios));
+}
+
+std::vector<PooledQuantileColumn> pooled_precision_columns(const PrecisionRule& rule, const std::vector<std::string>& names) {
+  std::vector<PooledQuantileColumn> out;
+  for (const auto& q : pooled_quantile_columns(names))
+    if (std::find(rule.metrics.begin(), rule.metrics.end(), q.name) != rule.metrics.end()) out.push_back(q);
+  return out;
+}
+
+std::uint64_t needed_for_pooled(const PrecisionRule& rule, const std::vector<std::vector<double>>& first_stage,
+                                const std::vector<PooledQuantileColumn>& columns, const std::vector<sim::Histogram>& waits) {
+  const auto n0 = static_cast<std::uint64_t>(first_stage.size());
+  std::uint64_t n = n0;
+  std::vector<const std::vector<double>*> reps;
+  for (const auto& r : first_stage) reps.push_back(&r);
+  for (const auto& c : columns) {
+    if (c.wait >= waits.size() || waits[c.wait].count() == 0) continue;
+    const double xi = pooled_quantile(c, waits[c.wait], reps).estimate;
+    double ss = 0;
+    std::uint64_t k = 0;
+    for (const auto* r : reps)
+      if (std::isfinite((*r)[c.column])) {
+        ss += ((*r)[c.column] - xi) * ((*r)[c.column] - xi);
+        ++k;
+      }
+    if (k < 2) continue;
+    const double sd = std::sqrt(ss / static_cast<double>(k - 1));
+    // The interval adds half the pooled estimate's bucket, as a per-run quantile's its quantization.
+    n = std::max(n, stein_replications_beside(rule, k, xi, sd, sim::Histogram::half_bucket(xi * sim::kNsPerMsF) / sim::kNsPerMsF));
+  }
+  return n;
 }
 
 std::uint64_t count_needed_for_columns(const PrecisionRule& rule, const std::vector<std::vector<double>>& rows,
@@ -180,7 +218,10 @@ std::vector<std::string> default_precision_metrics() {
 std::vector<std::size_t> precision_metric_columns(const PrecisionRule& rule, const std::vector<std::string>& names) {
   const std::vector<std::string> wanted = rule.metrics.empty() ? default_precision_metrics() : rule.metrics;
   std::vector<std::size_t> columns;
+  const std::vector<PooledQuantileColumn> steady = pooled_quantile_columns(names);
   for (const auto& w : wanted) {
+    // A steady-state quantile (pooled_precision_columns) is no column of a run.
+    if (std::any_of(steady.begin(), steady.end(), [&](const PooledQuantileColumn& q) { return q.name == w; })) continue;
     const auto it = std::find(names.begin(), names.end(), w);
     if (it == names.end())
       throw ScenarioError("--precision-metric", "a metric name (`brokersim metrics SCENARIO.json` lists them)",
