@@ -125,3 +125,13 @@ TEST_CASE("sweep pooled quantiles: --precision-metric on a steady-state quantile
   const auto bad = brokersim::test::run_cli({"run", f, "--precision", "0.03", "--precision-metric", "wait_ms.queue.p98_pooled"});
   CHECK(bad.status == 2);
 }
+
+TEST_CASE("sweep pooled quantiles: a plan target on one is refused naming the per-run quantile") {
+  brokersim::test::ScratchDir d("brokersim-pooled");
+  const std::string f = d.write("s.json", kPooledMM2);
+  const auto r = brokersim::test::run_cli({"plan", f, "--vary", "consumers.0.count=2,3", "--target",
+                                           "wait_ms.queue.p99_pooled<=20", "--replications", "2"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("plan does not judge the steady-state quantiles yet; wait_ms.queue.p99 is the expected per-run quantile") !=
+        std::string::npos);
+}

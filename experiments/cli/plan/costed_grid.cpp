@@ -6,6 +6,7 @@
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/plan/window_names.hpp"
 #include "experiments/cli/replication/metrics.hpp"
+#include "experiments/cli/replication/sectioning.hpp"
 #include "experiments/cli/text.hpp"
 
 namespace brokersim {
@@ -48,10 +49,18 @@ void check_target_names(PlanGrid& grid, const std::vector<Target>& targets) {
         check_window_name(u, grid.scenarios);
         grid.metric_index[u] = grid.names.size();
         grid.names.push_back(u);
-      } else if (!grid.metric_index.count(u) && !grid.axis_index.count(u) && u != "slots_total")
+      } else if (!grid.metric_index.count(u) && !grid.axis_index.count(u) && u != "slots_total") {
+        // sweep's wait_ms.STAGE.pNN_pooled columns: figures of a point's pooled jobs, which plan's
+        // runs (in other processes under --stage-dir) do not bring back.
+        const auto steady = pooled_quantile_columns(grid.names);
+        if (std::any_of(steady.begin(), steady.end(), [&](const PooledQuantileColumn& q) { return q.name == u; }))
+          throw ScenarioError("--target", "a metric of a run (plan does not judge the steady-state quantiles yet; " +
+                                              u.substr(0, u.size() - 7) + " is the expected per-run quantile)",
+                              quote(u));
         throw ScenarioError("--target: expected metric names (as in sweep's CSV, without _mean: "
                             "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u) +
                             did_you_mean(u, target_names(grid)) + "; `brokersim metrics SCENARIO.json` lists them all");
+      }
   }
 }
 
