@@ -372,3 +372,18 @@ TEST_CASE("precision: run --precision 0.02 on M/M/4+D - intervals within 2% cove
   CAPTURE(exact);
   CHECK(covered >= 16);
 }
+
+TEST_CASE("precision: run --precision says NOT reached when --max-replications stops it short") {
+  // Stein's rule would need far more than 5 replications for 0.01% of the throughput: the count it
+  // needs is capped at the maximum, and the run must still say the precision was not reached.
+  ScratchDir d("brokersim-precision-short");
+  const std::string f = d.write("s.json", kMMcD);
+  const auto r = run_cli({"run", f, "--precision", "0.0001", "--max-replications", "5", "--precision-metric",
+                          "throughput_per_s", "--json"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["replications"] == 5);
+  CHECK(j["precision"]["reached"] == false);
+  CHECK(j["metrics"]["throughput_per_s"]["ci95"].get<double>() > 0.0001 * j["metrics"]["throughput_per_s"]["mean"].get<double>());
+  CHECK(r.err.find("warning: the precision asked was not reached") != std::string::npos);
+}

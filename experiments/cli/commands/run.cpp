@@ -86,7 +86,16 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
         steady = pooled_quantiles(pooled.empty() ? none : pooled[0], names, rows);
         used = rows.size();
         incomplete = bad;
+        // Reached: every checked interval printed is within what was asked. (Stein's N is capped
+        // at --max-replications, so the count needed alone never said "not reached".)
+        const auto within = [&](double mean, double half) {
+          return !(half > std::max(rule.abs, rule.rel * std::fabs(mean)) * (1 + 1e-12));
+        };
         reached = needed <= rule.max_replications;
+        for (std::size_t c : columns) reached = reached && within(summary.mean[c], summary.ci95[c]);
+        for (const auto& q : steady_checked)
+          for (const auto& p : steady)
+            if (p.name == q.name) reached = reached && within(p.interval.estimate, p.interval.half_width);
       },
       &stats,
       // Later stages: the rare fractions' events (Stein's N stays the first stage's).
