@@ -52,7 +52,10 @@ TEST_CASE("sweep pooled quantiles: the columns are run --precision's steady-stat
     const auto row = pooled_test_row(s.out, 1);
     CHECK(row.at("replications") == "4");
     std::size_t seen = 0;
-    for (const auto& [name, v] : sq.items()) {
+    for (const auto& item : sq.items()) {
+      // Named, not a structured binding: clang 14 does not let INFO's lambda capture one.
+      const std::string name = item.key();
+      const auto& v = item.value();
       INFO(name);
       REQUIRE(row.count(name + "_mean"));
       CHECK(std::stod(row.at(name + "_mean")) == v["estimate"].get<double>());
