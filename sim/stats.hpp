@@ -76,17 +76,36 @@ class Histogram {
   // reported as its bucket's midpoint (clamped to the observed range).
   double quantile(double q) const {
     if (n_ == 0) return 0.0;
+    const std::size_t i = quantile_bucket(q);
+    if (i == kBuckets) return static_cast<double>(max_);
+    const double mid = (static_cast<double>(lower(i)) + static_cast<double>(upper(i))) / 2.0;
+    return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
+  }
+  // The bucket quantile(q) reports (kBuckets when the histogram is empty): the values at most
+  // the quantile are those in buckets up to it, which is what a CDF at the quantile counts.
+  std::size_t quantile_bucket(double q) const {
     // The small slack keeps q = k/n at rank k despite rounding in q * n.
     const double target = std::max(1.0, std::ceil(q * static_cast<double>(n_) - 1e-9));
     std::uint64_t seen = 0;
     for (std::size_t i = 0; i < kBuckets; ++i) {
       seen += counts_[i];
-      if (static_cast<double>(seen) >= target) {
-        const double mid = (static_cast<double>(lower(i)) + static_cast<double>(upper(i))) / 2.0;
-        return std::clamp(mid, static_cast<double>(min_), static_cast<double>(max_));
-      }
+      if (static_cast<double>(seen) >= target) return i;
     }
-    return static_cast<double>(max_);
+    return kBuckets;
+  }
+  std::uint64_t bucket_count(std::size_t i) const { return counts_[i]; }
+  double sum() const { return sum_; }
+
+  // Merging a histogram kept elsewhere as its non-empty buckets: `count` more values in bucket i,
+  // and the kept one's range and sum (count() > 0 there), so that quantiles and mean are merge's.
+  void add_bucket(std::size_t i, std::uint64_t count) {
+    counts_[i] += count;
+    n_ += count;
+  }
+  void add_extent(std::uint64_t lo, std::uint64_t hi, double sum) {
+    min_ = std::min(min_, lo);
+    max_ = std::max(max_, hi);
+    sum_ += sum;
   }
 
   // Half the width of the bucket a value (ns) falls in: how far its reported midpoint may be

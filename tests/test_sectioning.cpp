@@ -52,11 +52,73 @@ TEST_CASE("sectioning: the pooled quantile is the merged histograms' with the se
   const brokersim::QuantileFigures f = brokersim::quantile_figures({&low, &high}, 0.5, 0.95);
   // Sections: 50 ns and bucket [150, 151]'s midpoint 150.5 ns; pooled rank 100 of 200: 100 ns.
   CHECK(f.naive.estimate == doctest::Approx(100.25e-6).epsilon(1e-12));
-  CHECK(f.pooled.estimate == doctest::Approx(100e-6).epsilon(1e-12));
+  CHECK(f.sectioning.estimate == doctest::Approx(100e-6).epsilon(1e-12));
+  CHECK(f.pooled.estimate == f.sectioning.estimate);
   const double spread = std::sqrt((50.0 * 50.0 + 50.5 * 50.5) / 2.0) * 1e-6;  // around the pooled 100
-  CHECK(f.pooled.half_width == doctest::Approx(kSectT1 * spread).epsilon(1e-9));
+  CHECK(f.sectioning.half_width == doctest::Approx(kSectT1 * spread).epsilon(1e-9));
   // The per-run figure adds the mean half-bucket (0 and 0.5 ns) to Student t's.
   CHECK(f.per_run.half_width - f.naive.half_width == doctest::Approx(0.25e-6).epsilon(1e-6));
+}
+
+namespace {
+
+// Runs of 100 values each, 1..100 shifted by `shift[r]` (below 128 ns every bucket holds one
+// value, so ranks are exact), and their figures at q.
+brokersim::QuantileFigures shifted_runs(const std::vector<int>& shift, double q) {
+  std::vector<sim::Histogram> runs(shift.size());
+  for (std::size_t r = 0; r < shift.size(); ++r)
+    for (int v = 1; v <= 100; ++v) runs[r].add(v + shift[r]);
+  std::vector<const sim::Histogram*> p;
+  for (const auto& h : runs) p.push_back(&h);
+  return brokersim::quantile_figures(p, q, 0.95);
+}
+
+}  // namespace
+
+TEST_CASE("CDF batching: the runs' fractions at the pooled median inverted through the pooled CDF") {
+  // t_{3, 0.975}.
+  const double t3 = 3.182446305284263;
+  // Shifts 0, 2, 4, 6: the pooled median (rank 200 of 400) is 53 ns; the runs hold 53, 51, 49 and
+  // 47 of their 100 values at most 53, so F = 0.5 +- t3 sd / 2 with sd = sqrt(0.002 / 3), no skew.
+  // Ranks ceil(400 (0.5 -+ 0.041085)) = 184 and 217 are the values 49 and 58: the farther end is 5 ns.
+  {
+    const double half_f = t3 * std::sqrt(0.002 / 3) / 2;
+    REQUIRE(half_f == doctest::Approx(0.0410852).epsilon(1e-6));
+    const auto f = shifted_runs({0, 2, 4, 6}, 0.5);
+    CHECK(f.pooled.estimate == doctest::Approx(53e-6).epsilon(1e-12));
+    CHECK(f.pooled.half_width == doctest::Approx(5e-6).epsilon(1e-9));
+  }
+  // Shifts 0, 10, 20, 30: median 65 ns, F = 0.65, 0.55, 0.45, 0.35 (half-width 0.2054): ranks 118
+  // and 283, the values 45 and 86: 21 ns above.
+  {
+    const auto f = shifted_runs({0, 10, 20, 30}, 0.5);
+    CHECK(f.pooled.estimate == doctest::Approx(65e-6).epsilon(1e-12));
+    CHECK(f.pooled.half_width == doctest::Approx(21e-6).epsilon(1e-9));
+  }
+  // Identical runs: every F is the same, so only the pooled estimate's bucket is left (0 here,
+  // where buckets are exact), as a deterministic quantity should have.
+  CHECK(shifted_runs({7, 7, 7}, 0.5).pooled.half_width == 0.0);
+  // One run has no interval.
+  CHECK(std::isnan(shifted_runs({0}, 0.5).pooled.half_width));
+}
+
+TEST_CASE("CDF batching: a run's compact counts give its CDF at any bucket exactly") {
+  sim::Histogram h;
+  for (int v : {3, 3, 70, 200, 201, 5000, 5000, 5001}) h.add(v);
+  const brokersim::RunCounts c(h);
+  CHECK(c.count() == 8);
+  CHECK(c.nonempty() == 4);  // 3, 70, [200, 201] and [4992, 5055] (5000 and 5001 share it)
+  CHECK(c.at_most(0) == 0);
+  CHECK(c.at_most(sim::Histogram::index(3)) == 2);
+  CHECK(c.at_most(sim::Histogram::index(69)) == 2);
+  CHECK(c.at_most(sim::Histogram::index(70)) == 3);
+  CHECK(c.at_most(sim::Histogram::index(201)) == 5);
+  CHECK(c.at_most(sim::Histogram::index(4999)) == 8);
+  CHECK(c.at_most(sim::Histogram::kBuckets - 1) == 8);
+  // The pooled estimate's bucket is the one its quantile is reported from.
+  CHECK(h.quantile_bucket(0.375) == sim::Histogram::index(70));
+  CHECK(h.quantile_bucket(0.5) == sim::Histogram::index(200));
+  CHECK(sim::Histogram().quantile_bucket(0.5) == sim::Histogram::kBuckets);
 }
 
 TEST_CASE("sectioning: one section has no interval") {

@@ -38,19 +38,16 @@ namespace {
 
 // The steady-state quantiles of the pooled jobs (docs/outcomes.md, "Quantiles: per run and
 // steady state"): for each wait with samples and each of p50, p95, p99, the merged histogram's
-// quantile with its sectioning interval over the replications' own quantiles (their
-// wait_ms.STAGE.pNN column), named wait_ms.STAGE.pNN_pooled.
+// quantile with its interval by CDF batching over the replications' own histograms, named
+// wait_ms.STAGE.pNN_pooled.
 struct PooledQuantile {
   std::string name;
   QuantileInterval interval;
 };
-std::vector<PooledQuantile> pooled_quantiles(const std::vector<sim::Histogram>& pooled, const std::vector<std::string>& names,
-                                             const std::vector<std::vector<double>>& rows) {
-  std::vector<const std::vector<double>*> reps;
-  for (const auto& r : rows) reps.push_back(&r);
+std::vector<PooledQuantile> pooled_quantiles(const PooledWaits& pooled, const std::vector<std::string>& names) {
   std::vector<PooledQuantile> out;
   for (const auto& c : pooled_quantile_columns(names))
-    if (c.wait < pooled.size() && pooled[c.wait].count() > 0) out.push_back({c.name, pooled_quantile(c, pooled[c.wait], reps)});
+    if (const QuantileInterval i = pooled_quantile(c, pooled); !std::isnan(i.estimate)) out.push_back({c.name, i});
   return out;
 }
 
@@ -66,7 +63,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   bool reached = false;
   std::size_t incomplete = 0;
   TaskRunStats stats;
-  std::vector<std::vector<sim::Histogram>> pooled;  // one set: the scenario's
+  std::vector<PooledWaits> pooled;  // one set: the scenario's
   stats.pooled_waits = &pooled;
   std::vector<PooledQuantile> steady;
   const std::vector<const Scenario*> points{&scenario};
@@ -74,7 +71,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   run_two_stage(
       points, rule, 1, names,
       [&](std::size_t, const std::vector<std::vector<double>>& first) {
-        static const std::vector<sim::Histogram> none;
+        static const PooledWaits none;
         return needed = std::max(needed_for_columns(rule, first, columns, ratio_columns(names)),
                                  needed_for_pooled(rule, first, steady_checked, pooled.empty() ? none : pooled[0]));
       },
@@ -82,8 +79,8 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
         std::vector<const std::vector<double>*> reps;
         for (const auto& r : rows) reps.push_back(&r);
         summary = summarize_two_stage(reps, rule.first, ratio_columns(names));
-        static const std::vector<sim::Histogram> none;
-        steady = pooled_quantiles(pooled.empty() ? none : pooled[0], names, rows);
+        static const PooledWaits none;
+        steady = pooled_quantiles(pooled.empty() ? none : pooled[0], names);
         used = rows.size();
         incomplete = bad;
         // Reached: every checked interval printed is within what was asked. (Stein's N is capped
@@ -157,7 +154,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
         out << line;
       }
     out << "(wait_ms.STAGE.pNN: the expected per-run quantile, its ci95 including the histogram's buckets;\n"
-           " pNN_pooled: the steady-state quantile of all replications' jobs, by sectioning: docs/outcomes.md)\n";
+           " pNN_pooled: the steady-state quantile of all replications' jobs, its ci95 from the runs' CDFs: docs/outcomes.md)\n";
     out << "(every metric, with its ci95: --json; a fraction of jobs' ci95 is at least the exact binomial\n"
            " (Clopper-Pearson) half-width of the events counted in all the replications' jobs: no event in n\n"
            " jobs is 1 - 0.025^(1/n), about 3.7/n, never 0)\n";

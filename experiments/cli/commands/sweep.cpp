@@ -143,7 +143,7 @@ constexpr const char* kSweepHelp =
     "numeric metric of `run --json` (--spread: also NAME_p05 and NAME_p95, the 5% and 95% quantiles\n"
     "across the point's replications, linearly interpolated; --window-columns: also windows.K.NAME for\n"
     "every window of observe.window_ms, at most 100 windows), then wait_ms.STAGE.pNN_pooled_mean and _ci95: the\n"
-    "steady-state quantile of all the point's replications' jobs pooled, with its sectioning interval\n"
+    "steady-state quantile of all the point's replications' jobs pooled, its interval from the runs' CDFs\n"
     "(NAME.pNN_mean is the mean of the runs' own quantiles). LIST: 1,2,4,8 | start:stop:step (inclusive) | [JSON values].\n"
     "With --precision REL each point runs Stein's two stages: a first stage of 10 replications (or\n"
     "--replications), then as many as that stage's spread says every --precision-metric needs for a 95%\n"
@@ -349,20 +349,20 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::size_t points_done = mine.size() - todo.size();
   progress.update(points_done);
   TaskRunStats stats;
-  // Each point's runs' wait histograms merged (RunTask::pool: its index in `todo`), cleared once
-  // its row is made: the points in flight hold one set each (with --precision, every point from
-  // its first stage to its last).
-  std::vector<std::vector<sim::Histogram>> pooled;
+  // Each point's runs' wait histograms, kept compact (RunTask::pool: its index in `todo`), cleared
+  // once its row is made: the points in flight hold one set each (with --precision, every point
+  // from its first stage to its last).
+  std::vector<PooledWaits> pooled;
   stats.pooled_waits = &pooled;
-  const auto pooled_set = [&](std::size_t k) -> const std::vector<sim::Histogram>& {
-    static const std::vector<sim::Histogram> none;
+  const auto pooled_set = [&](std::size_t k) -> const PooledWaits& {
+    static const PooledWaits none;
     return k < pooled.size() ? pooled[k] : none;
   };
   // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, the pooled quantiles,
   // then incomplete_runs.
   const std::vector<RatioColumn> ratios = ratio_columns(names);
   const auto row_cells = [&](const std::vector<const std::vector<double>*>& reps, std::size_t incomplete,
-                             const std::vector<sim::Histogram>& waits) {
+                             const PooledWaits& waits) {
     // With --precision the half-width is Stein's, from the first stage (precision.hpp).
     const Summary s = precision ? summarize_two_stage(reps, precision->first, ratios) : summarize(reps, ratios);
     std::string c;
@@ -380,8 +380,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       }
     }
     for (const auto& q : steady) {
-      const QuantileInterval i =
-          q.wait < waits.size() ? pooled_quantile(q, waits[q.wait], reps) : QuantileInterval{NAN, NAN};
+      const QuantileInterval i = pooled_quantile(q, waits);
       c += ',';
       c += format_number(i.estimate);
       c += ',';

@@ -76,9 +76,7 @@ std::vector<std::vector<double>> run_tasks(const std::vector<RunTask>& tasks, un
         if (stats && stats->pooled_waits) {
           auto& sets = *stats->pooled_waits;
           if (sets.size() <= tasks[i].pool) sets.resize(tasks[i].pool + 1);
-          auto& set = sets[tasks[i].pool];
-          if (set.size() < kWaitCount) set.resize(kWaitCount);
-          for (std::size_t w = 0; w < kWaitCount && w < r.waits.size(); ++w) set[w].merge(r.waits[w]);
+          sets[tasks[i].pool].add(tasks[i].replication, r.waits);
         }
         if (on_done) on_done(i, rows);
       } catch (...) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/cli/replication/sectioning.hpp"
 #include "models/scenario.hpp"
 #include "sim/stats.hpp"
 
@@ -31,11 +32,12 @@ struct TaskRunStats {
   // Per task of the last run_tasks call: incomplete_run() of its run ("" when it measured
   // normally); set before on_done(i, ...) is called for task i.
   std::vector<std::string> incomplete;
-  // When set: every run's wait histograms merged into set RunTask::pool (grown to hold it; each
-  // set kWaitCount histograms, by kWaits index), for the steady-state quantiles of the pooled
-  // jobs (sectioning.hpp). Bucket counts add exactly, so the merged buckets are the same in any
-  // order: the same for any thread count. A caller may clear a set it has read (its memory).
-  std::vector<std::vector<sim::Histogram>>* pooled_waits = nullptr;
+  // When set: every run's wait histograms added to set RunTask::pool (grown to hold it), merged
+  // and each kept compact by its replication, for the steady-state quantiles of the pooled jobs
+  // and their intervals (sectioning.hpp). Bucket counts add exactly and runs are kept by
+  // replication, so a set is the same in any order: the same for any thread count. A caller may
+  // clear a set it has read (its memory).
+  std::vector<PooledWaits>* pooled_waits = nullptr;
 };
 
 // The stderr warning for runs counted in `stats`, and the exit status: 3 when a run stopped at a

@@ -128,25 +128,14 @@ std::vector<PooledQuantileColumn> pooled_precision_columns(const PrecisionRule& 
 }
 
 std::uint64_t needed_for_pooled(const PrecisionRule& rule, const std::vector<std::vector<double>>& first_stage,
-                                const std::vector<PooledQuantileColumn>& columns, const std::vector<sim::Histogram>& waits) {
-  const auto n0 = static_cast<std::uint64_t>(first_stage.size());
-  std::uint64_t n = n0;
-  std::vector<const std::vector<double>*> reps;
-  for (const auto& r : first_stage) reps.push_back(&r);
+                                const std::vector<PooledQuantileColumn>& columns, const PooledWaits& waits) {
+  std::uint64_t n = static_cast<std::uint64_t>(first_stage.size());
   for (const auto& c : columns) {
-    if (c.wait >= waits.size() || waits[c.wait].count() == 0) continue;
-    const double xi = pooled_quantile(c, waits[c.wait], reps).estimate;
-    double ss = 0;
-    std::uint64_t k = 0;
-    for (const auto* r : reps)
-      if (std::isfinite((*r)[c.column])) {
-        ss += ((*r)[c.column] - xi) * ((*r)[c.column] - xi);
-        ++k;
-      }
-    if (k < 2) continue;
-    const double sd = std::sqrt(ss / static_cast<double>(k - 1));
+    const PooledSpread s = pooled_spread(c, waits, 0.95);
+    if (s.runs < 2 || !(s.sd > 0)) continue;
     // The interval adds half the pooled estimate's bucket, as a per-run quantile's its quantization.
-    n = std::max(n, stein_replications_beside(rule, k, xi, sd, sim::Histogram::half_bucket(xi * sim::kNsPerMsF) / sim::kNsPerMsF));
+    n = std::max(n, stein_replications_beside(rule, s.runs, s.estimate, s.sd,
+                                              sim::Histogram::half_bucket(s.estimate * sim::kNsPerMsF) / sim::kNsPerMsF));
   }
   return n;
 }

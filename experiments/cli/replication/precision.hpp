@@ -124,14 +124,14 @@ std::uint64_t needed_for_columns(const PrecisionRule& rule, const std::vector<st
 // (precision_metric_columns leaves them out: they are no column of a run).
 std::vector<PooledQuantileColumn> pooled_precision_columns(const PrecisionRule& rule, const std::vector<std::string>& names);
 
-// What `needs` adds for them (run and sweep): Stein's N from the first stage's sectioning spread,
-// sqrt(sum_r (xi_r - xi_pooled)^2 / (n0 - 1)) around the quantile of its pooled jobs (`waits`:
-// the point's merged histograms), for a t half-width within max(REL x xi_pooled, ABS) less the
-// half-bucket the interval adds (none left: the maximum). The interval reported after N runs is
-// sectioning over all N (sectioning.hpp), not Stein's: its spread is re-estimated, so it is
-// within the precision asked only approximately, as the spread of the first stage foretold.
+// What `needs` adds for them (run and sweep): Stein's N for a t half-width within max(REL x
+// xi_pooled, ABS) less the half-bucket the interval adds (none left: the maximum), from the first
+// stage's interval read as a spread in ms (pooled_spread, sectioning.hpp: the runs' CDFs at the
+// pooled estimate, inverted through the pooled CDF, its farther side, Johnson's stretch included).
+// The interval reported after N runs is CDF batching over all N, its spread re-estimated, so it is
+// within the precision asked only approximately; `run --precision` says whether it is.
 std::uint64_t needed_for_pooled(const PrecisionRule& rule, const std::vector<std::vector<double>>& first_stage,
-                                const std::vector<PooledQuantileColumn>& columns, const std::vector<sim::Histogram>& waits);
+                                const std::vector<PooledQuantileColumn>& columns, const PooledWaits& waits);
 
 // What `more` is for run and sweep (and part of `needs`): the replications in all that the
 // counted fractions among `columns` need for their count bound (count_bound.hpp) to be within

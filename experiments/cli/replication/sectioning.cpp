@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "experiments/cli/replication/statistics.hpp"
@@ -34,18 +35,90 @@ QuantileInterval sectioning_interval(double pooled, const std::vector<double>& s
   return r;
 }
 
+RunCounts::RunCounts(const sim::Histogram& h)
+    : n_(h.count()), min_(static_cast<std::uint64_t>(h.min())), max_(static_cast<std::uint64_t>(h.max())), sum_(h.sum()) {
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < sim::Histogram::kBuckets && seen < n_; ++i) {
+    const std::uint64_t k = h.bucket_count(i);
+    if (k == 0) continue;
+    seen += k;
+    cumulative_.push_back(static_cast<std::uint64_t>(i) << 52 | seen);
+  }
+}
+
+std::uint64_t RunCounts::at_most(std::size_t bucket) const {
+  constexpr std::uint64_t kCount = (std::uint64_t{1} << 52) - 1;
+  // The last non-empty bucket at or below `bucket`: the first entry of a higher bucket, less one.
+  const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), (static_cast<std::uint64_t>(bucket) << 52) | kCount);
+  return it == cumulative_.begin() ? 0 : (*std::prev(it) & kCount);
+}
+
+void RunCounts::merge_into(sim::Histogram& h) const {
+  if (n_ == 0) return;
+  constexpr std::uint64_t kCount = (std::uint64_t{1} << 52) - 1;
+  std::uint64_t before = 0;
+  for (std::uint64_t e : cumulative_) {
+    h.add_bucket(static_cast<std::size_t>(e >> 52), (e & kCount) - before);
+    before = e & kCount;
+  }
+  h.add_extent(min_, max_, sum_);
+}
+
+void PooledWaits::add(std::uint64_t replication, std::span<const sim::Histogram> waits) {
+  std::vector<RunCounts> own;
+  own.reserve(waits.size());
+  for (const sim::Histogram& h : waits) own.emplace_back(h);
+  runs[replication] = std::move(own);
+}
+
+sim::Histogram PooledWaits::merged(std::size_t w) const {
+  sim::Histogram h;
+  for (const auto& [replication, own] : runs)
+    if (w < own.size()) own[w].merge_into(h);
+  return h;
+}
+
+QuantileInterval cdf_batching_interval(const sim::Histogram& pooled, const std::vector<const RunCounts*>& runs, double q,
+                                       double confidence, double to_ns) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  if (pooled.count() == 0) return {nan, nan};
+  const double xi = pooled.quantile(q) / to_ns;
+  const std::size_t bucket = pooled.quantile_bucket(q);
+  std::vector<double> f;
+  for (const RunCounts* r : runs)
+    if (r->count() > 0) f.push_back(static_cast<double>(r->at_most(bucket)) / static_cast<double>(r->count()));
+  if (f.size() < 2) return {xi, nan};
+  // The mean F's interval [F - a, F + b]: Student t's, stretched on either side to Johnson's.
+  const MeanInterval t = student_t_interval(f, confidence);
+  double a = t.half_width, b = t.half_width;
+  const SkewInterval j = johnson_interval(f, confidence);
+  if (std::isfinite(j.lo) && std::isfinite(j.hi)) {
+    a = std::max(a, j.mean - j.lo);
+    b = std::max(b, j.hi - j.mean);
+  }
+  // F(x) within [F^(x) - a, F^(x) + b] holds q for x in [Q(q - b), Q(q + a)].
+  const double lo = pooled.quantile(std::max(1e-12, q - b)) / to_ns, hi = pooled.quantile(std::min(1.0, q + a)) / to_ns;
+  return {xi, std::max(hi - xi, xi - lo) + sim::Histogram::half_bucket(xi * to_ns) / to_ns};
+}
+
 QuantileFigures quantile_figures(const std::vector<const sim::Histogram*>& runs, double q, double confidence) {
   QuantileFigures f;
   sim::Histogram pooled;
   std::vector<double> xi;
+  std::vector<RunCounts> own;
+  own.reserve(runs.size());
   for (const sim::Histogram* h : runs) {
     pooled.merge(*h);
     xi.push_back(h->quantile(q) / sim::kNsPerMsF);
+    own.emplace_back(*h);
   }
+  std::vector<const RunCounts*> counts;
+  for (const RunCounts& r : own) counts.push_back(&r);
   const MeanInterval naive = student_t_interval(xi, confidence);
   f.naive = {naive.mean, naive.half_width};
   f.per_run = {naive.mean, naive.half_width + quantization_half_width(xi)};
-  f.pooled = sectioning_interval(pooled.quantile(q) / sim::kNsPerMsF, xi, confidence, sim::kNsPerMsF);
+  f.sectioning = sectioning_interval(pooled.quantile(q) / sim::kNsPerMsF, xi, confidence, sim::kNsPerMsF);
+  f.pooled = cdf_batching_interval(pooled, counts, q, confidence, sim::kNsPerMsF);
   return f;
 }
 
@@ -61,14 +134,38 @@ std::vector<PooledQuantileColumn> pooled_quantile_columns(const std::vector<std:
   return out;
 }
 
-QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const sim::Histogram& pooled,
-                                 const std::vector<const std::vector<double>*>& rows) {
+namespace {
+
+std::vector<const RunCounts*> runs_of(const PooledWaits& waits, std::size_t w) {
+  std::vector<const RunCounts*> out;
+  for (const auto& [replication, own] : waits.runs)
+    if (w < own.size()) out.push_back(&own[w]);
+  return out;
+}
+
+}  // namespace
+
+QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const PooledWaits& waits) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  const sim::Histogram pooled = waits.merged(c.wait);
   if (pooled.count() == 0) return {nan, nan};
-  std::vector<double> sections;
-  for (const auto* r : rows)
-    if (c.column < r->size() && std::isfinite((*r)[c.column])) sections.push_back((*r)[c.column]);
-  return sectioning_interval(pooled.quantile(c.q) / sim::kNsPerMsF, sections, 0.95, sim::kNsPerMsF);
+  return cdf_batching_interval(pooled, runs_of(waits, c.wait), c.q, 0.95, sim::kNsPerMsF);
+}
+
+PooledSpread pooled_spread(const PooledQuantileColumn& c, const PooledWaits& waits, double confidence) {
+  PooledSpread s{std::numeric_limits<double>::quiet_NaN(), 0, 0};
+  const sim::Histogram pooled = waits.merged(c.wait);
+  if (pooled.count() == 0) return s;
+  const std::vector<const RunCounts*> runs = runs_of(waits, c.wait);
+  for (const RunCounts* r : runs) s.runs += r->count() > 0;
+  const QuantileInterval i = cdf_batching_interval(pooled, runs, c.q, confidence, sim::kNsPerMsF);
+  s.estimate = i.estimate;
+  if (s.runs < 2 || !std::isfinite(i.half_width)) return s;
+  // The half-width printed now, less its bucket, read back as a Student-t spread: it holds the
+  // farther side of the inversion and Johnson's stretch, which a symmetric slope would not.
+  const double half = i.half_width - sim::Histogram::half_bucket(i.estimate * sim::kNsPerMsF) / sim::kNsPerMsF;
+  s.sd = std::max(0.0, half) * std::sqrt(static_cast<double>(s.runs)) / student_t_quantile(s.runs - 1, confidence);
+  return s;
 }
 
 }  // namespace brokersim
