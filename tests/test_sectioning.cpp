@@ -3,6 +3,7 @@
 // is the merged histogram's, with a sectioning interval. Exact arithmetic on hand-made values.
 #include <cmath>
 #include <numbers>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -148,4 +149,69 @@ TEST_CASE("sectioning: run --precision prints the pooled steady-state quantiles 
   CHECK(j["metrics"]["wait_ms.sojourn.p99"]["ci95"].get<double>() > 0);
   // Same seed, same bytes.
   CHECK(brokersim::test::run_cli(args).out == r.out);
+}
+
+TEST_CASE("correlation times: the runs' own variance over the variance of their mean waits") {
+  // Runs 1..100 shifted by 0, 2, 4, 6 (exact buckets below 128 ns): each run's variance is
+  // 100 x 101 / 12 = 841.67, the means 50.5 .. 56.5 have variance 20 / 3: 126.25.
+  brokersim::PooledWaits kept;
+  for (int r = 0; r < 4; ++r) {
+    sim::Histogram h;
+    for (int v = 1; v <= 100; ++v) h.add(v + 2 * r);
+    kept.add(static_cast<std::uint64_t>(r), std::span<const sim::Histogram>(&h, 1));
+  }
+  CHECK(brokersim::correlation_times(kept, 0) == doctest::Approx(126.25).epsilon(1e-12));
+  // The merged histogram is merge's: 400 values, the range of all four.
+  const sim::Histogram all = kept.merged(0);
+  CHECK(all.count() == 400);
+  CHECK(all.min() == 1);
+  CHECK(all.max() == 106);
+  CHECK(all.quantile(0.5) == 53.0);
+  // One run, or runs whose means agree: no finite figure.
+  brokersim::PooledWaits one;
+  sim::Histogram h;
+  for (int v = 1; v <= 10; ++v) h.add(v);
+  one.add(0, std::span<const sim::Histogram>(&h, 1));
+  CHECK(std::isnan(brokersim::correlation_times(one, 0)));
+  one.add(1, std::span<const sim::Histogram>(&h, 1));
+  CHECK(std::isinf(brokersim::correlation_times(one, 0)));
+}
+
+namespace {
+
+// An M/M/c queue: Poisson arrivals, exponential service, c consumers of prefetch 1.
+std::string mmc_scenario(const char* name, int seed, double stop_ms, double warmup_ms, double rate_per_s, double mean_ms, int c) {
+  const nlohmann::json s = {
+      {"name", name},
+      {"seed", seed},
+      {"stop", {{"time_ms", stop_ms}}},
+      {"warmup_ms", warmup_ms},
+      {"broker", {{"queues", {{"work", nlohmann::json::object()}}}}},
+      {"producers", {{{"queue", "work"}, {"arrivals", {{"poisson", {{"rate_per_s", rate_per_s}}}}}, {"service_ms", {{"exp", {{"mean", mean_ms}}}}}}}},
+      {"consumers", {{{"queue", "work"}, {"count", c}, {"prefetch", 1}, {"slots", 1}, {"admission", "none"}}}},
+  };
+  return s.dump();
+}
+
+}  // namespace
+
+TEST_CASE("correlation times: sweep and run warn of a steady-state p99 from runs short beside a heavy queue's relaxation") {
+  brokersim::test::ScratchDir d("brokersim-corr");
+  // M/M/1 at rho 0.95 (relaxation time about 156 s) in runs of 200 s after a 2,000 s warm-up.
+  const std::string heavy = d.write("heavy.json", mmc_scenario("mm1", 3, 2200000, 2000000, 9.5, 100, 1));
+  const auto s = brokersim::test::run_cli({"sweep", heavy, "--vary", "consumers.0.count=1", "--replications", "10"});
+  REQUIRE_MESSAGE(s.status == 0, s.err);
+  CHECK(s.err.find("consumers.0.count=1: wait_ms.queue.p99_pooled: its runs hold about ") != std::string::npos);
+  CHECK(s.err.find("its interval may be too narrow; make the runs longer") != std::string::npos);
+  const auto r = brokersim::test::run_cli({"run", heavy, "--precision", "0.5", "--max-replications", "10", "--json"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  const double k = j["steady_state_quantiles"]["wait_ms.queue.p99_pooled"]["correlation_times"];
+  CHECK(k < brokersim::kTailCorrelationTimes);
+  CHECK(r.err.find("wait_ms.queue.p99_pooled: its runs hold about") != std::string::npos);
+  // Two fast servers at rho 0.8 in runs of 2.7 s (about 70 relaxation times): no warning.
+  const std::string light = d.write("light.json", mmc_scenario("mm2", 7, 3000, 300, 1600, 1, 2));
+  const auto l = brokersim::test::run_cli({"sweep", light, "--vary", "consumers.0.count=2", "--replications", "10"});
+  REQUIRE_MESSAGE(l.status == 0, l.err);
+  CHECK(l.err.find("correlation times") == std::string::npos);
 }

@@ -1,9 +1,11 @@
 // `analytic --coverage SEEDS --quantiles` (experiments/cli/analytic/quantile_coverage.hpp).
 #include "experiments/cli/analytic/quantile_coverage.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -111,8 +113,10 @@ double print_quantile_coverage(std::ostream& out, std::uint64_t seeds, double jo
       << "|" << std::string(24, '-') << "|" << std::string(24, '-') << "|" << std::string(24, '-') << "|" << std::string(16, '-') << "|"
       << std::string(16, '-') << "|" << std::string(10, '-') << "|\n";
   double lowest = 1;
+  std::string notes;
   for (const QuantileModel& m : design) {
     std::vector<Coverage> before(3), per_run(3), sectioning(3), pooled(3);
+    std::vector<double> lengths;  // correlation_times of each seed's runs
     for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
       Scenario s = load_scenario(model_scenario(m, jobs, seed), ".");
       std::vector<sim::Histogram> waits;
@@ -123,6 +127,9 @@ double print_quantile_coverage(std::ostream& out, std::uint64_t seeds, double jo
       }
       std::vector<const sim::Histogram*> runs;
       for (const auto& h : waits) runs.push_back(&h);
+      PooledWaits kept;
+      for (std::size_t r = 0; r < waits.size(); ++r) kept.add(r, std::span<const sim::Histogram>(&waits[r], 1));
+      lengths.push_back(correlation_times(kept, 0));
       for (std::size_t k = 0; k < 3; ++k) {
         const QuantileFigures f = quantile_figures(runs, qs[k], 0.95);
         const double exact = exact_wait_quantile(m, qs[k]);
@@ -132,6 +139,11 @@ double print_quantile_coverage(std::ostream& out, std::uint64_t seeds, double jo
         pooled[k].add(f.pooled, exact);
       }
     }
+    std::sort(lengths.begin(), lengths.end());
+    const auto flagged = std::count_if(lengths.begin(), lengths.end(), [](double k) { return k < kTailCorrelationTimes; });
+    notes += "  " + m.label + ": the runs hold " + fmt("%.1f", lengths[lengths.size() / 2]) + " correlation times of the wait (median; 10%: " +
+             fmt("%.1f", lengths[lengths.size() / 10]) + "), below " + fmt(kTailCorrelationTimes) + " (run and sweep warn of the p99) in " +
+             std::to_string(flagged) + " of " + std::to_string(seeds) + " seeds\n";
     for (std::size_t k = 0; k < 3; ++k) {
       const double exact = exact_wait_quantile(m, qs[k]), n = static_cast<double>(seeds);
       const auto cell = [&](const Coverage& t) {
@@ -147,6 +159,8 @@ double print_quantile_coverage(std::ostream& out, std::uint64_t seeds, double jo
       out << line;
     }
   }
+  out << "\nRun length beside the wait's correlation (correlation_times: the runs' mean within-run variance over\n"
+         "the variance of their mean waits; docs/outcomes.md):\n" << notes;
   out << "\nlowest measured coverage of the pooled interval (CDF batching, as printed): " << fmt("%.3f", lowest) << '\n';
   return lowest;
 }

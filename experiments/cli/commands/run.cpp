@@ -40,14 +40,17 @@ namespace {
 // steady state"): for each wait with samples and each of p50, p95, p99, the merged histogram's
 // quantile with its interval by CDF batching over the replications' own histograms, named
 // wait_ms.STAGE.pNN_pooled.
+// With each, how many correlation times of its wait the runs hold (correlation_times).
 struct PooledQuantile {
   std::string name;
   QuantileInterval interval;
+  double q, correlation_times;
 };
 std::vector<PooledQuantile> pooled_quantiles(const PooledWaits& pooled, const std::vector<std::string>& names) {
   std::vector<PooledQuantile> out;
   for (const auto& c : pooled_quantile_columns(names))
-    if (const QuantileInterval i = pooled_quantile(c, pooled); !std::isnan(i.estimate)) out.push_back({c.name, i});
+    if (const QuantileInterval i = pooled_quantile(c, pooled); !std::isnan(i.estimate))
+      out.push_back({c.name, i, c.q, correlation_times(pooled, c.wait)});
   return out;
 }
 
@@ -121,7 +124,11 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
     // Not metrics of a run: figures of the pooled jobs, beside them.
     auto& sq = j["steady_state_quantiles"];
     sq = nlohmann::ordered_json::object();
-    for (const auto& p : steady) sq[p.name] = {{"estimate", p.interval.estimate}, {"ci95", p.interval.half_width}};
+    for (const auto& p : steady) {
+      sq[p.name] = {{"estimate", p.interval.estimate}, {"ci95", p.interval.half_width}};
+      // null where it is not a number: one run, or runs whose mean waits agree exactly.
+      sq[p.name]["correlation_times"] = std::isfinite(p.correlation_times) ? nlohmann::ordered_json(p.correlation_times) : nullptr;
+    }
     out << j.dump(2) << '\n';
   } else {
     out << "brokersim " << BROKERSIM_VERSION << ": scenario \"" << scenario.name << "\", seed " << scenario.seed << ", "
@@ -162,6 +169,11 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   if (!reached)
     err << "brokersim: warning: the precision asked was not reached in " << used
         << " replications (--max-replications): the intervals above are wider than asked\n";
+  for (const auto& p : steady)
+    if (p.q >= 0.99 && std::isfinite(p.correlation_times) && p.correlation_times < kTailCorrelationTimes)
+      err << "brokersim: warning: " << p.name << ": its runs hold about " << fmt(p.correlation_times, 2)
+          << " correlation times of the wait, fewer than " << fmt(kTailCorrelationTimes)
+          << ": its interval may be too narrow; make the runs longer (docs/outcomes.md)\n";
   return warn_incomplete_runs(err, stats);
 }
 

@@ -358,6 +358,16 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
     static const PooledWaits none;
     return k < pooled.size() ? pooled[k] : none;
   };
+  // Points whose steady-state p99 comes from runs short beside their wait's correlation
+  // (correlation_times, sectioning.hpp): its interval may be too narrow. By point, in grid order.
+  std::map<std::size_t, std::vector<std::pair<std::string, double>>> short_tails;
+  const auto check_tails = [&](std::size_t point, const PooledWaits& waits) {
+    for (const auto& q : steady) {
+      if (q.q < 0.99) continue;
+      const double k = correlation_times(waits, q.wait);
+      if (std::isfinite(k) && k < kTailCorrelationTimes) short_tails[point].emplace_back(q.name, k);
+    }
+  };
   // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, the pooled quantiles,
   // then incomplete_runs.
   const std::vector<RatioColumn> ratios = ratio_columns(names);
@@ -406,8 +416,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           for (const auto& r : rows) reps.push_back(&r);
           // The replications used lead the cells, so that the journal keeps them too.
           std::string c = std::to_string(rows.size()) + "," + row_cells(reps, incomplete, pooled_set(k));
-          if (k < pooled.size()) pooled[k] = {};
           const std::size_t point = mine[todo[k]];
+          check_tails(point, pooled_set(k));
+          if (k < pooled.size()) pooled[k] = {};
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
           progress.update(++points_done);
@@ -433,8 +444,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           std::size_t incomplete = 0;
           for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
           std::string c = row_cells(reps, incomplete, pooled_set(k));
-          if (k < pooled.size()) pooled[k] = {};  // under run_tasks' lock, as its merges are
           const std::size_t point = mine[todo[k]];
+          check_tails(point, pooled_set(k));
+          if (k < pooled.size()) pooled[k] = {};  // under run_tasks' lock, as its merges are
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
           progress.update(++points_done);
@@ -443,6 +455,13 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   progress.finish();
   warn_doubtful_warmups(err, space, mine, scenarios, names, cells, precision.has_value(), spread);
+  for (const auto& [point, tails] : short_tails) {
+    const std::string label = space.point_label(point);
+    for (const auto& [name, k] : tails)
+      err << "brokersim: warning: sweep: " << (label.empty() ? std::string("the scenario's setting") : label) << ": " << name
+          << ": its runs hold about " << fmt(k, 2) << " correlation times of the wait, fewer than "
+          << fmt(kTailCorrelationTimes) << ": its interval may be too narrow; make the runs longer (docs/outcomes.md)\n";
+  }
 
   std::string csv = csv_header(space.axes, names, spread, steady);
   for (std::size_t p : mine) {

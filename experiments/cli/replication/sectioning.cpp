@@ -64,6 +64,19 @@ void RunCounts::merge_into(sim::Histogram& h) const {
   h.add_extent(min_, max_, sum_);
 }
 
+double RunCounts::squared_deviations(double mean) const {
+  constexpr std::uint64_t kCount = (std::uint64_t{1} << 52) - 1;
+  double ss = 0;
+  std::uint64_t before = 0;
+  for (std::uint64_t e : cumulative_) {
+    const std::size_t i = static_cast<std::size_t>(e >> 52);
+    const double mid = (static_cast<double>(sim::Histogram::lower(i)) + static_cast<double>(sim::Histogram::upper(i))) / 2 - mean;
+    ss += static_cast<double>((e & kCount) - before) * mid * mid;
+    before = e & kCount;
+  }
+  return ss;
+}
+
 void PooledWaits::add(std::uint64_t replication, std::span<const sim::Histogram> waits) {
   std::vector<RunCounts> own;
   own.reserve(waits.size());
@@ -150,6 +163,22 @@ QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const PooledWait
   const sim::Histogram pooled = waits.merged(c.wait);
   if (pooled.count() == 0) return {nan, nan};
   return cdf_batching_interval(pooled, runs_of(waits, c.wait), c.q, 0.95, sim::kNsPerMsF);
+}
+
+double correlation_times(const PooledWaits& waits, std::size_t w) {
+  std::vector<double> means;
+  double within = 0;
+  for (const RunCounts* r : runs_of(waits, w)) {
+    if (r->count() < 2) continue;
+    const double n = static_cast<double>(r->count()), mean = r->sum() / n;
+    within += r->squared_deviations(mean) / (n - 1);
+    means.push_back(mean);
+  }
+  if (means.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  within /= static_cast<double>(means.size());
+  const MeanInterval m = student_t_interval_with(means, 1.0);  // half-width = sd / sqrt(R)
+  const double var_means = m.half_width * m.half_width * static_cast<double>(means.size());
+  return var_means > 0 ? within / var_means : std::numeric_limits<double>::infinity();
 }
 
 PooledSpread pooled_spread(const PooledQuantileColumn& c, const PooledWaits& waits, double confidence) {
