@@ -201,14 +201,15 @@ TEST_CASE("correlation times: sweep and run warn of a steady-state p99 from runs
   const std::string heavy = d.write("heavy.json", mmc_scenario("mm1", 3, 2200000, 2000000, 9.5, 100, 1));
   const auto s = brokersim::test::run_cli({"sweep", heavy, "--vary", "consumers.0.count=1", "--replications", "10"});
   REQUIRE_MESSAGE(s.status == 0, s.err);
-  CHECK(s.err.find("consumers.0.count=1: wait_ms.queue.p99_pooled: its runs hold about ") != std::string::npos);
-  CHECK(s.err.find("its interval may be too narrow; make the runs longer") != std::string::npos);
+  CHECK(s.err.find("consumers.0.count=1: steady-state p99 from runs that hold few correlation times of the wait "
+                   "(wait_ms.queue.p99_pooled ") != std::string::npos);
+  CHECK(s.err.find("may be too narrow; make the runs longer") != std::string::npos);
   const auto r = brokersim::test::run_cli({"run", heavy, "--precision", "0.5", "--max-replications", "10", "--json"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
   const auto j = nlohmann::json::parse(r.out);
   const double k = j["steady_state_quantiles"]["wait_ms.queue.p99_pooled"]["correlation_times"];
   CHECK(k < brokersim::kTailCorrelationTimes);
-  CHECK(r.err.find("wait_ms.queue.p99_pooled: its runs hold about") != std::string::npos);
+  CHECK(r.err.find("few correlation times of the wait (wait_ms.queue.p99_pooled ") != std::string::npos);
   // Two fast servers at rho 0.8 in runs of 2.7 s (about 70 relaxation times): no warning.
   const std::string light = d.write("light.json", mmc_scenario("mm2", 7, 3000, 300, 1600, 1, 2));
   const auto l = brokersim::test::run_cli({"sweep", light, "--vary", "consumers.0.count=2", "--replications", "10"});

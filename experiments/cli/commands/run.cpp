@@ -169,11 +169,11 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   if (!reached)
     err << "brokersim: warning: the precision asked was not reached in " << used
         << " replications (--max-replications): the intervals above are wider than asked\n";
+  std::vector<std::pair<std::string, double>> tails;
   for (const auto& p : steady)
     if (p.q >= 0.99 && std::isfinite(p.correlation_times) && p.correlation_times < kTailCorrelationTimes)
-      err << "brokersim: warning: " << p.name << ": its runs hold about " << fmt(p.correlation_times, 2)
-          << " correlation times of the wait, fewer than " << fmt(kTailCorrelationTimes)
-          << ": its interval may be too narrow; make the runs longer (docs/outcomes.md)\n";
+      tails.emplace_back(p.name, p.correlation_times);
+  if (!tails.empty()) err << "brokersim: warning: " << short_tails_warning(tails);
   return warn_incomplete_runs(err, stats);
 }
 

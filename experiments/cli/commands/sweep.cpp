@@ -457,10 +457,8 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   warn_doubtful_warmups(err, space, mine, scenarios, names, cells, precision.has_value(), spread);
   for (const auto& [point, tails] : short_tails) {
     const std::string label = space.point_label(point);
-    for (const auto& [name, k] : tails)
-      err << "brokersim: warning: sweep: " << (label.empty() ? std::string("the scenario's setting") : label) << ": " << name
-          << ": its runs hold about " << fmt(k, 2) << " correlation times of the wait, fewer than "
-          << fmt(kTailCorrelationTimes) << ": its interval may be too narrow; make the runs longer (docs/outcomes.md)\n";
+    err << "brokersim: warning: sweep: " << (label.empty() ? std::string("the scenario's setting") : label) << ": "
+        << short_tails_warning(tails);
   }
 
   std::string csv = csv_header(space.axes, names, spread, steady);

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "experiments/cli/replication/statistics.hpp"
+#include "experiments/cli/text.hpp"
 #include "models/metrics.hpp"
 #include "sim/time.hpp"
 
@@ -179,6 +180,14 @@ double correlation_times(const PooledWaits& waits, std::size_t w) {
   const MeanInterval m = student_t_interval_with(means, 1.0);  // half-width = sd / sqrt(R)
   const double var_means = m.half_width * m.half_width * static_cast<double>(means.size());
   return var_means > 0 ? within / var_means : std::numeric_limits<double>::infinity();
+}
+
+std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails) {
+  std::string names;
+  for (const auto& [name, k] : tails) names += (names.empty() ? "" : ", ") + name + " " + fmt(k, 2);
+  return "steady-state p99 from runs that hold few correlation times of the wait (" + names + "; fewer than " +
+         fmt(kTailCorrelationTimes) + "): " + (tails.size() > 1 ? "their intervals" : "its interval") +
+         " may be too narrow; make the runs longer (docs/outcomes.md)\n";
 }
 
 PooledSpread pooled_spread(const PooledQuantileColumn& c, const PooledWaits& waits, double confidence) {

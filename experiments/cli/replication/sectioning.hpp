@@ -38,6 +38,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/stats.hpp"
@@ -140,6 +141,9 @@ double correlation_times(const PooledWaits& waits, std::size_t w);
 // 20,000 (0.97), 1 of 400 M/M/8+D points. The figure is itself an estimate from R runs: a set of
 // short runs that happened to miss the long busy periods can show a large one.
 inline constexpr double kTailCorrelationTimes = 10;
+// The warning run and sweep print for one setting's steady-state p99s (name, correlation times)
+// below it, after "brokersim: warning: " and the setting: one line.
+std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails);
 
 // The same column's spread in ms, for Stein's rule (precision.cpp): the half-width
 // pooled_quantile prints over these runs, less its bucket, as the standard deviation a Student-t
