@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <set>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "sim/event_queue.hpp"
@@ -42,9 +43,15 @@ struct Driver {
 
 using Key = std::tuple<sim::Time, int, std::uint32_t>;  // (time, priority class, id = insertion)
 
+// The fast set with small bounds between its heap and its radix buckets: every case moves it
+// from one to the other and back many times.
+struct SwitchingEventQueue : sim::EventQueue {
+  SwitchingEventQueue() : sim::EventQueue(64, 16) {}
+};
+
 }  // namespace test_event_sets
 
-#define BROKERSIM_EVENT_SETS sim::EventQueue, sim::ReferenceEventSet
+#define BROKERSIM_EVENT_SETS sim::EventQueue, test_event_sets::SwitchingEventQueue, sim::ReferenceEventSet
 
 // =============================================================================================
 TEST_SUITE("event_sets") {
@@ -182,6 +189,28 @@ TEST_SUITE("event_sets") {
     CHECK(max_size > 1000);
   }
 
+  TEST_CASE_TEMPLATE("a crowd of events at one instant pops in insertion order without quadratic cost", Set,
+                     BROKERSIM_EVENT_SETS) {
+    // A fleet attaching at once: 200,000 events at one time, in two priority classes. The radix
+    // buckets keep the ties of their current time in one sorted run: appending in insertion order
+    // must not shift the run (200,000 shifting inserts would take minutes).
+    test_event_sets::Driver<Set> q;
+    for (std::uint32_t i = 0; i < 200'000; ++i) q.push(1000, static_cast<std::uint8_t>(i % 3 == 0 ? 2 : 1), 0, i);
+    q.push(999, 5, 0, 200'000);
+    REQUIRE(q.pop().target == 200'000);
+    std::uint32_t expect = 1;  // class 1 first (every i not divisible by 3), then class 2
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::uint32_t i = 0; i < 200'000; ++i) {
+        if ((i % 3 == 0) != (pass == 1)) continue;
+        const sim::Event e = q.pop();
+        REQUIRE(e.target == i);
+        REQUIRE(e.priority() == expect);
+      }
+      expect = 2;
+    }
+    CHECK(q.empty());
+  }
+
   TEST_CASE_TEMPLATE("lazy cancellation: stale generations are skipped and live timers fire once", Set,
                      BROKERSIM_EVENT_SETS) {
     // A model with K timers, each with a generation counter. (Re)scheduling or cancelling a
@@ -236,12 +265,13 @@ TEST_SUITE("event_sets") {
     CHECK(stale > 1000);  // cancellation really was exercised
   }
 
-  TEST_CASE("the fast set and the plain heap pop the same events pop for pop") {
+  TEST_CASE_TEMPLATE("the fast set and the plain heap pop the same events pop for pop", Fast, sim::EventQueue,
+                     test_event_sets::SwitchingEventQueue) {
     // Both sets driven by one random simulation-like process (pushes at now and later, a few in
     // the past, looks at the top, timers cancelled and rescheduled): every pop of the fast set
     // equals the plain heap's, and both equal the sorted model's, live or stale alike.
     sim::Rng rng(2024, 0, "event-sets-pop-for-pop");
-    test_event_sets::Driver<sim::EventQueue> fast;
+    test_event_sets::Driver<Fast> fast;
     test_event_sets::Driver<sim::ReferenceEventSet> plain;
     std::set<test_event_sets::Key> model;
     constexpr std::uint32_t K = 256;
@@ -249,6 +279,8 @@ TEST_SUITE("event_sets") {
     std::uint32_t next_id = 0;
     std::uint64_t compared = 0, stale = 0;
     std::vector<std::uint32_t> timer_of;  // id -> timer
+    bool in_buckets = false;
+    int moves = 0;  // between the heap and the buckets
     auto push = [&](sim::Time t, std::uint8_t prio, std::uint32_t timer) {
       const std::uint32_t id = next_id++;
       timer_of.push_back(timer);
@@ -288,6 +320,8 @@ TEST_SUITE("event_sets") {
       }
       REQUIRE(fast.size() == plain.size());
       REQUIRE(fast.size() == model.size());
+      moves += fast.set.in_buckets() != in_buckets;
+      in_buckets = fast.set.in_buckets();
     }
     while (!model.empty()) {
       model.erase(model.begin());
@@ -298,5 +332,7 @@ TEST_SUITE("event_sets") {
     CHECK(plain.empty());
     CHECK(compared == next_id);
     CHECK(stale > 1000);
+    // The small bounds move the events between heap and buckets at every swing of the size.
+    if (std::is_same_v<Fast, test_event_sets::SwitchingEventQueue>) CHECK(moves > 10);
   }
 }
