@@ -240,13 +240,13 @@ class EventBucket {
 // bucket 0.
 class RadixBuckets {
  public:
+  RadixBuckets() { mins_.fill(kNone); }
 
   std::size_t size() const { return size_; }
   // A time before the last taken is accepted (every event is placed again); the kernel never
   // schedules one (nothing before its clock), a set used on its own may.
   [[gnu::always_inline]] void push(const Event& e) {
     const std::uint64_t k = key(e.time);
-    found_ = false;
     ++size_;
     if (k <= last_) [[unlikely]] {
       push_at_or_before_last(e, k);
@@ -255,22 +255,47 @@ class RadixBuckets {
     const std::size_t b = 64 - static_cast<std::size_t>(__builtin_clzll(k ^ last_));
     buckets_[b].push_back(e);
     mask_ |= std::uint64_t{1} << (b - 1);
+    mins_[b] = std::min(mins_[b], k);
   }
-  // The least event (not empty), found without moving the last time: while the lane holds the
-  // clock's instant the last time must not pass it.
-  const Event& least() {
-    if (head_ != buckets_[0].size()) return buckets_[0][head_];
-    if (!found_) find_least();
-    return buckets_[found_bucket_][found_pos_];
-  }
+  // Whether the events due at the last time are all taken (the next is in a higher bucket).
+  bool current_used_up() const { return head_ == buckets_[0].size(); }
+  // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
+  // bucket is searched.
+  Time least_time() const { return time_of(mins_[static_cast<std::size_t>(__builtin_ctzll(mask_)) + 1]); }
+  // The least event (not current_used_up).
+  const Event& current() const { return buckets_[0][head_]; }
   const Event& top() {
-    if (head_ == buckets_[0].size()) settle_least();
-    return buckets_[0][head_];
+    if (current_used_up()) settle_least();
+    return current();
   }
   Event take() {
-    if (head_ == buckets_[0].size()) settle_least();
+    if (current_used_up()) settle_least();
     --size_;
     return buckets_[0][head_++];
+  }
+  // Bucket 0 used up (not empty): the last time moves to the least event's, whose bucket is
+  // spread over the lower ones (bucket 0 among them: that event and any tied with it).
+  [[gnu::noinline]] void settle_least() {
+    buckets_[0].clear();
+    head_ = 0;
+    const std::size_t from_index = static_cast<std::size_t>(__builtin_ctzll(mask_)) + 1;
+    EventBucket& from = buckets_[from_index];
+    const std::uint64_t last = mins_[from_index];
+    last_ = last;
+    mins_[from_index] = kNone;
+    std::uint64_t mask = mask_ & ~(std::uint64_t{1} << (from_index - 1));
+    EventBucket* const buckets = buckets_.data();
+    std::uint64_t* const mins = mins_.data();
+    for (const Event& e : from) {
+      const std::uint64_t k = key(e.time);
+      const std::size_t b = bucket_of(k, last);
+      buckets[b].push_back(e);
+      mask |= (std::uint64_t{1} << b) >> 1;
+      mins[b] = std::min(mins[b], k);
+    }
+    mask_ = mask;
+    from.clear();
+    sort_current();
   }
   void drain(std::vector<Event>& out) {
     out.insert(out.end(), buckets_[0].begin() + head_, buckets_[0].end());
@@ -278,20 +303,21 @@ class RadixBuckets {
       if (&b != &buckets_[0]) out.insert(out.end(), b.begin(), b.end());
       b.clear();
     }
+    mins_.fill(kNone);
     head_ = 0;
     mask_ = 0;
     size_ = 0;
-    found_ = false;
   }
   // Takes the events of `in` (the buckets empty), every one at or after `from`.
   void fill(const std::vector<Event>& in, Time from) {
     last_ = key(from);
-    found_ = false;
     size_ = in.size();
     for (const Event& e : in) {
-      const std::size_t b = bucket_of(key(e.time), last_);
+      const std::uint64_t k = key(e.time);
+      const std::size_t b = bucket_of(k, last_);
       buckets_[b].push_back(e);
       mask_ |= (std::uint64_t{1} << b) >> 1;
+      mins_[b] = std::min(mins_[b], k);
     }
     sort_current();
   }
@@ -303,8 +329,11 @@ class RadixBuckets {
 
  private:
   // Times as unsigned keys in the same order (the sign bit flipped).
-  static std::uint64_t key(Time t) { return static_cast<std::uint64_t>(t) ^ (std::uint64_t{1} << 63); }
+  static constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
+  static std::uint64_t key(Time t) { return static_cast<std::uint64_t>(t) ^ kSign; }
+  static Time time_of(std::uint64_t k) { return static_cast<Time>(k ^ kSign); }
   static constexpr std::size_t kBuckets = 65;
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
   // Bucket 0 holds the events due at the last time, from head_ on in ascending order (a run of
   // ties, each appended in insertion order, costs no shifting); bucket b >= 1 those whose key
   // first differs from the last one's in bit b - 1.
@@ -329,37 +358,7 @@ class RadixBuckets {
     }
     buckets_[b].push_back(e);
     mask_ |= std::uint64_t{1} << (b - 1);
-  }
-  void find_least() {
-    found_bucket_ = static_cast<std::size_t>(__builtin_ctzll(mask_)) + 1;
-    const EventBucket& b = buckets_[found_bucket_];
-    std::size_t pos = 0;
-    for (std::size_t i = 1; i < b.size(); ++i)
-      if (before(b[i], b[pos])) pos = i;
-    found_pos_ = pos;
-    found_ = true;
-  }
-  // Bucket 0 empty: the last time moves to the least event's, whose bucket is spread over the
-  // lower ones (bucket 0 among them: that event and any tied with it).
-  [[gnu::noinline]] void settle_least() {
-    buckets_[0].clear();
-    head_ = 0;
-    if (!found_) find_least();
-    found_ = false;
-    const std::size_t from_index = found_bucket_;
-    EventBucket& from = buckets_[from_index];
-    const std::uint64_t last = key(from[found_pos_].time);
-    last_ = last;
-    std::uint64_t mask = mask_ & ~(std::uint64_t{1} << (from_index - 1));
-    EventBucket* const buckets = buckets_.data();
-    for (const Event& e : from) {
-      const std::size_t b = bucket_of(key(e.time), last);
-      buckets[b].push_back(e);
-      mask |= (std::uint64_t{1} << b) >> 1;
-    }
-    mask_ = mask;
-    from.clear();
-    sort_current();
+    mins_[b] = std::min(mins_[b], k);
   }
   [[gnu::noinline]] void push_at_or_before_last(const Event& e, std::uint64_t k) {
     if (k < last_) rebase(k);
@@ -376,13 +375,11 @@ class RadixBuckets {
   }
 
   std::array<EventBucket, kBuckets> buckets_;
+  std::array<std::uint64_t, kBuckets> mins_;  // each bucket's least key (kNone: empty; not kept for bucket 0)
   std::size_t head_ = 0;    // bucket 0's events before head_ are taken
   std::uint64_t mask_ = 0;  // bit b - 1 set: bucket b >= 1 is not empty
   std::uint64_t last_ = 0;  // the key of the last time taken (none yet: the least key)
   std::size_t size_ = 0;
-  bool found_ = false;  // found_bucket_ and found_pos_ name the least event (bucket 0 used up)
-  std::size_t found_bucket_ = 0;
-  std::size_t found_pos_ = 0;
 };
 
 class EventQueue {
@@ -418,7 +415,7 @@ class EventQueue {
       if (lane_size_ != 0 && lane_first(heap_.least())) return lane_[lane_min_];
       return heap_.top();
     }
-    if (lane_size_ != 0 && lane_first(buckets_.size() ? &buckets_.least() : nullptr)) return lane_[lane_min_];
+    if (lane_size_ != 0 && lane_before_buckets()) return lane_[lane_min_];
     return buckets_.top();
   }
 
@@ -455,10 +452,22 @@ class EventQueue {
   // Out of line: the model's scheduling inlines the heap's path only.
   [[gnu::noinline]] void push_buckets(const Event& e) { buckets_.push(e); }
   [[gnu::always_inline]] Event pop_buckets() {
-    if (lane_size_ != 0 && lane_first(buckets_.size() ? &buckets_.least() : nullptr)) return pop_lane();
+    if (lane_size_ != 0 && lane_before_buckets()) return pop_lane();
     const Event e = buckets_.take();
     if (buckets_.size() < to_heap_) [[unlikely]] to_heap();
     return e;
+  }
+  // Whether the lane's least event comes before the buckets' (the lane not empty). The lane's
+  // events are due at the clock's instant and the buckets' at or after it: the buckets move their
+  // last time only to a least time at the lane's, never past it (a push before the last time
+  // would make them place every event again).
+  bool lane_before_buckets() {
+    if (buckets_.size() == 0) return true;
+    if (buckets_.current_used_up()) {
+      if (lane_[lane_min_].time < buckets_.least_time()) return true;
+      buckets_.settle_least();
+    }
+    return before(lane_[lane_min_], buckets_.current());
   }
   [[gnu::noinline]] void to_buckets(Time now) {
     std::vector<Event> all;
