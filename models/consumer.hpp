@@ -37,43 +37,49 @@ struct ConnectionCut {
 };
 
 // A consumer's state in two plain parts, hot first. ConsumerHot holds the fields every job
-// touches, together (a few cache lines: with a fleet of 10,000 consumers each delivery finds its
+// touches, together (three cache lines: with a fleet of 10,000 consumers each delivery finds its
 // consumer cold in the cache); ConsumerCold what most jobs never touch: the lost connections,
-// the kept jobs, the buffer's time average and the random streams, which a run with constant
-// latencies and no failures never draws from. A name ending in `_` is the Consumer's own; the
-// others are public through Consumer's using-declarations.
+// the kept jobs and the random streams, which a run with constant latencies and no failures
+// never draws from. A name ending in `_` is the Consumer's own; the others are public through
+// Consumer's using-declarations.
 struct ConsumerHot {
+  // Lines 0 and 1: what a delivery, a receipt, a start and an execution's end read and write.
   const ConsumerSpec* spec_;
   int index_;
   int group_;
   int book_;  // the ledger's slot book of its slots (ConsumerSpec::book)
-  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
-  std::uint64_t started_ = 0;  // executions started, warm-up included
   bool attached = false;
   bool replica = false;   // counted in its group's replicas (models/fleet.cpp)
   bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
   bool retired = false;   // left: connects no more until revived
   int busy = 0;
-  sim::Fifo<std::uint32_t> local{};  // received, not started, in arrival order
-  Time stalled_until = 0;
-  LocalClock clock{};
   std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
   std::uint32_t connections_lost_ = 0;  // cuts_.size(): every start reads it
-  std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
-  std::uint64_t billed_ms_ = 0;         // ... their durations, each rounded up to a whole ms
+  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
+  Time stalled_until = 0;
+  LocalClock clock{};
+  sim::Fifo<std::uint32_t> local{};  // received, not started, in arrival order
   sim::TimeWeighted busy_tw{};
+  // Line 2.
+  std::uint64_t started_ = 0;  // executions started, warm-up included
+  sim::TimeWeighted local_tw{};
 };
 
 struct ConsumerCold {
+  // The two streams every job draws from where latencies are random (the capacity baseline),
+  // each on a line of its own: straddling two lines, a draw met two misses in a large fleet.
+  alignas(64) sim::Rng delivery_rng;
+  std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
+  std::uint64_t billed_ms_ = 0;         // ... their durations, each rounded up to a whole ms
+  alignas(64) sim::Rng ack_rng;
+  bool woken_ = false;                   // in try_start from an Ev::StallEnd
   std::vector<ConnectionCut> cuts_{};  // one per connection lost, in order
   std::vector<std::uint32_t> kept_{};  // see Consumer::keep; each job's Job::unacked_pos is its position here
-  sim::TimeWeighted local_tw{};
-  sim::Rng delivery_rng, ack_rng, failure_rng, timeout_rng;
+  sim::Rng failure_rng, timeout_rng;
   // A batch handler's failure draws (per execution, or per message with item failures): a
   // stream of its own, made only for batch handlers.
   std::optional<sim::Rng> batch_rng{};
   std::vector<std::uint32_t> batch_{};  // the batch being started (scratch)
-  bool woken_ = false;                   // in try_start from an Ev::StallEnd
 };
 
 class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
@@ -151,7 +157,7 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   using ConsumerCold::ack_rng;
   using ConsumerCold::delivery_rng;
   using ConsumerCold::failure_rng;
-  using ConsumerCold::local_tw;
+  using ConsumerHot::local_tw;
   using ConsumerCold::timeout_rng;
 
  private:
