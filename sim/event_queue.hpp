@@ -290,7 +290,7 @@ class RadixBuckets {
       const std::uint64_t k = key(e.time);
       const std::size_t b = bucket_of(k, last);
       buckets[b].push_back(e);
-      mask |= (std::uint64_t{1} << b) >> 1;
+      mask |= bit_of(b);
       mins[b] = std::min(mins[b], k);
     }
     mask_ = mask;
@@ -316,7 +316,7 @@ class RadixBuckets {
       const std::uint64_t k = key(e.time);
       const std::size_t b = bucket_of(k, last_);
       buckets_[b].push_back(e);
-      mask_ |= (std::uint64_t{1} << b) >> 1;
+      mask_ |= bit_of(b);
       mins_[b] = std::min(mins_[b], k);
     }
     sort_current();
@@ -340,6 +340,9 @@ class RadixBuckets {
   static std::size_t bucket_of(std::uint64_t k, std::uint64_t last) {
     return k == last ? 0 : 64 - static_cast<std::size_t>(__builtin_clzll(k ^ last));
   }
+  // Bucket b's bit in the mask, none for bucket 0 (without a branch, and without shifting by 64
+  // for bucket 64: times of both signs).
+  static std::uint64_t bit_of(std::size_t b) { return std::uint64_t{b != 0} << ((b - 1) & 63); }
   static bool earlier_order(const Event& x, const Event& y) { return x.order < y.order; }
   void sort_current() {
     EventBucket& c = buckets_[0];

@@ -211,6 +211,29 @@ TEST_SUITE("event_sets") {
     CHECK(q.empty());
   }
 
+  TEST_CASE_TEMPLATE("times of both signs and far apart pop in order", Set, BROKERSIM_EVENT_SETS) {
+    // Negative and positive times differ in the top bit of the buckets' keys (bucket 64), and
+    // times near both ends of the range in every bit below.
+    sim::Rng rng(45, 0, "event-sets-signs");
+    test_event_sets::Driver<Set> q;
+    q.now = -(sim::Time{1} << 62);
+    std::set<test_event_sets::Key> model;
+    for (std::uint32_t i = 0; i < 3000; ++i) {
+      const sim::Time t = rng.bernoulli(0.1) ? static_cast<sim::Time>(rng.below(std::uint64_t{1} << 61)) * 3 - (sim::Time{1} << 62)
+                                             : static_cast<sim::Time>(rng.below(2000)) - 1000;
+      q.push(t, 0, 0, i);
+      model.emplace(t, 0, i);
+    }
+    while (!model.empty()) {
+      const test_event_sets::Key want = *model.begin();
+      model.erase(model.begin());
+      const sim::Event e = q.pop();
+      REQUIRE(e.time == std::get<0>(want));
+      REQUIRE(e.target == std::get<2>(want));
+    }
+    CHECK(q.empty());
+  }
+
   TEST_CASE_TEMPLATE("lazy cancellation: stale generations are skipped and live timers fire once", Set,
                      BROKERSIM_EVENT_SETS) {
     // A model with K timers, each with a generation counter. (Re)scheduling or cancelling a
