@@ -280,20 +280,9 @@ class RadixBuckets {
     head_ = 0;
     const std::size_t from_index = static_cast<std::size_t>(__builtin_ctzll(mask_)) + 1;
     EventBucket& from = buckets_[from_index];
-    const std::uint64_t last = mins_[from_index];
-    last_ = last;
+    last_ = mins_[from_index];
     mins_[from_index] = kNone;
-    std::uint64_t mask = mask_ & ~(std::uint64_t{1} << (from_index - 1));
-    EventBucket* const buckets = buckets_.data();
-    std::uint64_t* const mins = mins_.data();
-    for (const Event& e : from) {
-      const std::uint64_t k = key(e.time);
-      const std::size_t b = bucket_of(k, last);
-      buckets[b].push_back(e);
-      mask |= bit_of(b);
-      mins[b] = std::min(mins[b], k);
-    }
-    mask_ = mask;
+    mask_ = spread(from.begin(), from.end(), mask_ & ~(std::uint64_t{1} << (from_index - 1)));
     from.clear();
     sort_current();
   }
@@ -312,13 +301,7 @@ class RadixBuckets {
   void fill(const std::vector<Event>& in, Time from) {
     last_ = key(from);
     size_ = in.size();
-    for (const Event& e : in) {
-      const std::uint64_t k = key(e.time);
-      const std::size_t b = bucket_of(k, last_);
-      buckets_[b].push_back(e);
-      mask_ |= bit_of(b);
-      mins_[b] = std::min(mins_[b], k);
-    }
+    mask_ = spread(in.data(), in.data() + in.size(), mask_);
     sort_current();
   }
   void clear() {
@@ -344,6 +327,22 @@ class RadixBuckets {
   // for bucket 64: times of both signs).
   static std::uint64_t bit_of(std::size_t b) { return std::uint64_t{b != 0} << ((b - 1) & 63); }
   static bool earlier_order(const Event& x, const Event& y) { return x.order < y.order; }
+  // Places [first, end) (none before last_) into the buckets by last_, bucket 0 left unsorted, and
+  // returns `mask` with their buckets' bits. The mask and the arrays are held in locals: the
+  // appends would otherwise reload them for every event.
+  [[gnu::always_inline]] std::uint64_t spread(const Event* first, const Event* end, std::uint64_t mask) {
+    const std::uint64_t last = last_;
+    EventBucket* const buckets = buckets_.data();
+    std::uint64_t* const mins = mins_.data();
+    for (const Event* e = first; e != end; ++e) {
+      const std::uint64_t k = key(e->time);
+      const std::size_t b = bucket_of(k, last);
+      buckets[b].push_back(*e);
+      mask |= bit_of(b);
+      mins[b] = std::min(mins[b], k);
+    }
+    return mask;
+  }
   void sort_current() {
     EventBucket& c = buckets_[0];
     if (c.size() - head_ > 1) std::sort(c.begin() + head_, c.end(), earlier_order);

@@ -47,10 +47,16 @@ struct PooledQuantile {
   double q, correlation_times;
 };
 std::vector<PooledQuantile> pooled_quantiles(const PooledWaits& pooled, const std::vector<std::string>& names) {
+  const std::vector<PooledQuantileColumn> columns = pooled_quantile_columns(names);
+  const std::vector<QuantileInterval> intervals = pooled_quantiles(columns, pooled);
   std::vector<PooledQuantile> out;
-  for (const auto& c : pooled_quantile_columns(names))
-    if (const QuantileInterval i = pooled_quantile(c, pooled); !std::isnan(i.estimate))
-      out.push_back({c.name, i, c.q, correlation_times(pooled, c.wait)});
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    if (std::isnan(intervals[k].estimate)) continue;
+    // One figure per wait, whichever of its quantiles comes first.
+    const bool same_wait = !out.empty() && k > 0 && columns[k - 1].wait == columns[k].wait && !std::isnan(intervals[k - 1].estimate);
+    const double times = same_wait ? out.back().correlation_times : correlation_times(pooled, columns[k].wait);
+    out.push_back({columns[k].name, intervals[k], columns[k].q, times});
+  }
   return out;
 }
 

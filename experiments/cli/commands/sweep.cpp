@@ -389,8 +389,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
         c += format_number(p95);
       }
     }
-    for (const auto& q : steady) {
-      const QuantileInterval i = pooled_quantile(q, waits);
+    for (const QuantileInterval& i : pooled_quantiles(steady, waits)) {
       c += ',';
       c += format_number(i.estimate);
       c += ',';

@@ -43,38 +43,28 @@ RunCounts::RunCounts(const sim::Histogram& h)
     const std::uint64_t k = h.bucket_count(i);
     if (k == 0) continue;
     seen += k;
-    cumulative_.push_back(static_cast<std::uint64_t>(i) << 52 | seen);
+    cumulative_.push_back(static_cast<std::uint64_t>(i) << kCountBits | seen);
   }
 }
 
 std::uint64_t RunCounts::at_most(std::size_t bucket) const {
-  constexpr std::uint64_t kCount = (std::uint64_t{1} << 52) - 1;
   // The last non-empty bucket at or below `bucket`: the first entry of a higher bucket, less one.
-  const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), (static_cast<std::uint64_t>(bucket) << 52) | kCount);
-  return it == cumulative_.begin() ? 0 : (*std::prev(it) & kCount);
+  const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), (static_cast<std::uint64_t>(bucket) << kCountBits) | kCountMask);
+  return it == cumulative_.begin() ? 0 : (*std::prev(it) & kCountMask);
 }
 
 void RunCounts::merge_into(sim::Histogram& h) const {
   if (n_ == 0) return;
-  constexpr std::uint64_t kCount = (std::uint64_t{1} << 52) - 1;
-  std::uint64_t before = 0;
-  for (std::uint64_t e : cumulative_) {
-    h.add_bucket(static_cast<std::size_t>(e >> 52), (e & kCount) - before);
-    before = e & kCount;
-  }
+  for_each_bucket([&](std::size_t i, std::uint64_t k) { h.add_bucket(i, k); });
   h.add_extent(min_, max_, sum_);
 }
 
 double RunCounts::squared_deviations(double mean) const {
-  constexpr std::uint64_t kCount = (std::uint64_t{1} << 52) - 1;
   double ss = 0;
-  std::uint64_t before = 0;
-  for (std::uint64_t e : cumulative_) {
-    const std::size_t i = static_cast<std::size_t>(e >> 52);
-    const double mid = (static_cast<double>(sim::Histogram::lower(i)) + static_cast<double>(sim::Histogram::upper(i))) / 2 - mean;
-    ss += static_cast<double>((e & kCount) - before) * mid * mid;
-    before = e & kCount;
-  }
+  for_each_bucket([&](std::size_t i, std::uint64_t k) {
+    const double d = (static_cast<double>(sim::Histogram::lower(i)) + static_cast<double>(sim::Histogram::upper(i))) / 2 - mean;
+    ss += static_cast<double>(k) * d * d;
+  });
   return ss;
 }
 
@@ -159,27 +149,34 @@ std::vector<const RunCounts*> runs_of(const PooledWaits& waits, std::size_t w) {
 
 }  // namespace
 
-QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const PooledWaits& waits) {
+std::vector<QuantileInterval> pooled_quantiles(const std::vector<PooledQuantileColumn>& columns, const PooledWaits& waits) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  const sim::Histogram pooled = waits.merged(c.wait);
-  if (pooled.count() == 0) return {nan, nan};
-  return cdf_batching_interval(pooled, runs_of(waits, c.wait), c.q, 0.95, sim::kNsPerMsF);
+  std::vector<QuantileInterval> out;
+  std::size_t wait = kWaitCount;  // the wait `pooled` holds: pooled_quantile_columns groups by wait
+  sim::Histogram pooled;
+  for (const auto& c : columns) {
+    if (c.wait != wait) {
+      pooled = waits.merged(c.wait);
+      wait = c.wait;
+    }
+    out.push_back(pooled.count() == 0 ? QuantileInterval{nan, nan}
+                                      : cdf_batching_interval(pooled, runs_of(waits, c.wait), c.q, 0.95, sim::kNsPerMsF));
+  }
+  return out;
 }
 
 double correlation_times(const PooledWaits& waits, std::size_t w) {
-  std::vector<double> means;
+  sim::Welford means;
   double within = 0;
   for (const RunCounts* r : runs_of(waits, w)) {
     if (r->count() < 2) continue;
     const double n = static_cast<double>(r->count()), mean = r->sum() / n;
     within += r->squared_deviations(mean) / (n - 1);
-    means.push_back(mean);
+    means.add(mean);
   }
-  if (means.size() < 2) return std::numeric_limits<double>::quiet_NaN();
-  within /= static_cast<double>(means.size());
-  const MeanInterval m = student_t_interval_with(means, 1.0);  // half-width = sd / sqrt(R)
-  const double var_means = m.half_width * m.half_width * static_cast<double>(means.size());
-  return var_means > 0 ? within / var_means : std::numeric_limits<double>::infinity();
+  if (means.count() < 2) return std::numeric_limits<double>::quiet_NaN();
+  within /= static_cast<double>(means.count());
+  return means.variance() > 0 ? within / means.variance() : std::numeric_limits<double>::infinity();
 }
 
 std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails) {

@@ -79,6 +79,17 @@ class RunCounts {
   double squared_deviations(double mean) const;
 
  private:
+  static constexpr int kCountBits = 52;
+  static constexpr std::uint64_t kCountMask = (std::uint64_t{1} << kCountBits) - 1;
+  // f(bucket, count) for each non-empty bucket, in bucket order.
+  template <class F>
+  void for_each_bucket(F f) const {
+    std::uint64_t before = 0;
+    for (std::uint64_t e : cumulative_) {
+      f(static_cast<std::size_t>(e >> kCountBits), (e & kCountMask) - before);
+      before = e & kCountMask;
+    }
+  }
   std::vector<std::uint64_t> cumulative_;
   std::uint64_t n_ = 0, min_ = 0, max_ = 0;
   double sum_ = 0;
@@ -123,10 +134,10 @@ struct PooledQuantileColumn {
 };
 std::vector<PooledQuantileColumn> pooled_quantile_columns(const std::vector<std::string>& names);
 
-// One of them over a set of runs: the q-quantile of their merged histogram (ms) with its 95%
-// interval by CDF batching over the runs' own histograms. NaN estimate and half-width when the
-// runs hold no such job.
-QuantileInterval pooled_quantile(const PooledQuantileColumn& c, const PooledWaits& waits);
+// Each of `columns` over a set of runs, in their order: the q-quantile of the runs' merged
+// histogram (ms) with its 95% interval by CDF batching over the runs' own histograms (each wait
+// merged once for all its quantiles). NaN estimate and half-width where the runs hold no such job.
+std::vector<QuantileInterval> pooled_quantiles(const std::vector<PooledQuantileColumn>& columns, const PooledWaits& waits);
 
 // How long the runs are beside the wait's own correlation: the mean within-run variance of wait w
 // (from the buckets' midpoints) over the variance of the runs' mean waits. For i.i.d. waits it is
@@ -146,7 +157,7 @@ inline constexpr double kTailCorrelationTimes = 10;
 std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails);
 
 // The same column's spread in ms, for Stein's rule (precision.cpp): the half-width
-// pooled_quantile prints over these runs, less its bucket, as the standard deviation a Student-t
+// pooled_quantiles prints over these runs, less its bucket, as the standard deviation a Student-t
 // interval of that width over as many runs would have; and the number of runs it is from.
 struct PooledSpread {
   double estimate = 0, sd = 0;
