@@ -16,7 +16,6 @@ namespace brokersim {
 
 namespace {
 
-double per_s(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
 // n as a percentage of the jobs generated in the measured span (0 when there were none): every
 // share the summary prints.

@@ -11,8 +11,6 @@ namespace brokersim {
 
 namespace {
 
-nlohmann::ordered_json num(double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
-
 // The models give the steady state; a single run is a sample path from an empty system. With no
 // warm-up its averages include the fill-up, and at rho >= 1 the fill-up lasts long (the queue
 // grows until abandonment balances it): a comparison can then show a transient, not a bias.
@@ -51,7 +49,7 @@ nlohmann::ordered_json compare_analytic_json(const Scenario& s, const RunResult&
   if (f.model == AnalyticModel::None) return j;
   const AnalyticValues sim = simulated_values(f, r);
   nlohmann::ordered_json sj;
-  for (const auto& m : analytic_metrics()) sj[m.name] = num(sim.*m.member * m.scale);
+  for (const auto& m : analytic_metrics()) sj[m.name] = nan_as_null(sim.*m.member * m.scale);
   j["simulated"] = sj;
   j["warnings"] = transient_warnings(s, f);
   return j;

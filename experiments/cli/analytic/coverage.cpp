@@ -23,11 +23,11 @@ using J = nlohmann::json;
 // How a point's jobs abandon: not at all, by the broker's TTL, or by the consumer's deadline
 // check before start (times in nanoseconds: no whole-millisecond rounding between the model and
 // the broker's timers, which the validation table allows for separately).
-enum class Patience { None, QueueTtl, DeadlineCheck };
+enum class PatienceRule { None, QueueTtl, DeadlineCheck };
 
 // One exact point: lambda, c servers of exponential service (mean_ms), prefetch 1.
 ValidationPoint exact_point(const std::string& label, double lambda, int c, double mean_ms, double patience_ms,
-                            Patience how, double jobs) {
+                            PatienceRule how, double jobs) {
   const double warm_s = 500 * mean_ms / 1000, run_s = std::ceil(jobs / lambda);
   ValidationPoint v;
   v.label = label;
@@ -42,8 +42,8 @@ ValidationPoint exact_point(const std::string& label, double lambda, int c, doub
                                {"service_ms", {{"exp", {{"mean", mean_ms}}}}}}})},
       {"consumers", J::array({{{"queue", "work"}, {"count", c}, {"prefetch", 1}, {"slots", 1}, {"admission", "none"}}})},
   };
-  if (how == Patience::QueueTtl) v.scenario["broker"]["queues"]["work"]["message_ttl_ms"] = patience_ms;
-  if (how == Patience::DeadlineCheck) {
+  if (how == PatienceRule::QueueTtl) v.scenario["broker"]["queues"]["work"]["message_ttl_ms"] = patience_ms;
+  if (how == PatienceRule::DeadlineCheck) {
     v.scenario["producers"][0]["deadline_ms"] = patience_ms;
     v.scenario["consumers"][0]["admission"] = "check-before-start";
   }
@@ -62,10 +62,10 @@ std::pair<double, double> clopper_pearson(std::uint64_t k, std::uint64_t n) {
 double print_coverage(std::ostream& out, std::uint64_t seeds, double jobs, int replications, const PrecisionRule* precision) {
   const std::vector<ValidationPoint> design{
       // The point: rho 1.5, deterministic patience of a tenth of a service time.
-      exact_point("M/M/4+D lambda=6/s mu=1/s TTL=100 ms", 6, 4, 1000, 100, Patience::QueueTtl, jobs),
-      exact_point("M/M/2+D rho=1.1 deadline=0.5/mu", 22, 2, 100, 50, Patience::DeadlineCheck, jobs),
-      exact_point("Erlang C c=10 rho=0.8", 80, 10, 100, 0, Patience::None, jobs),
-      exact_point("M/M/1 rho=0.8", 8, 1, 100, 0, Patience::None, jobs),
+      exact_point("M/M/4+D lambda=6/s mu=1/s TTL=100 ms", 6, 4, 1000, 100, PatienceRule::QueueTtl, jobs),
+      exact_point("M/M/2+D rho=1.1 deadline=0.5/mu", 22, 2, 100, 50, PatienceRule::DeadlineCheck, jobs),
+      exact_point("Erlang C c=10 rho=0.8", 80, 10, 100, 0, PatienceRule::None, jobs),
+      exact_point("M/M/1 rho=0.8", 8, 1, 100, 0, PatienceRule::None, jobs),
   };
   out << "Coverage of brokersim's 95% intervals on exact models: " << seeds << " seeds per point, runs of ~" << fmt(jobs)
       << " jobs after a warm-up of 500 mean service times;\n";

@@ -58,7 +58,7 @@ std::pair<double, double> skew_clopper_pearson(std::uint64_t k, std::uint64_t n)
   return {lo, hi};
 }
 
-struct Tally {
+struct MissTally {
   std::uint64_t covered = 0, low = 0, high = 0;
   double width = 0;  // sum of half-widths
   void add(double mean, double hw, double exact) {
@@ -111,7 +111,7 @@ double print_skew_coverage(std::ostream& out, std::uint64_t seeds, double jobs, 
     for (auto& t : pool) t.join();
     const std::size_t metrics = got[0].metrics.size();
     for (std::size_t i = 0; i < metrics; ++i) {
-      Tally t, k, a;
+      MissTally t, k, a;
       double reps = 0;
       bool spread = false;
       for (const ValidationResult& v : got) {
@@ -128,11 +128,11 @@ double print_skew_coverage(std::ostream& out, std::uint64_t seeds, double jobs, 
       if (!spread) continue;
       const double n = static_cast<double>(seeds);
       lowest = std::min(lowest, static_cast<double>(k.covered) / n);
-      const auto cell = [&](const Tally& x) {
+      const auto cell = [&](const MissTally& x) {
         const auto [lo, hi] = skew_clopper_pearson(x.covered, seeds);
         return fmt("%.3f", static_cast<double>(x.covered) / n) + " (" + fmt("%.3f", lo) + "-" + fmt("%.3f", hi) + ")";
       };
-      const auto misses = [](const Tally& x) { return std::to_string(x.low) + " / " + std::to_string(x.high); };
+      const auto misses = [](const MissTally& x) { return std::to_string(x.low) + " / " + std::to_string(x.high); };
       std::snprintf(line, sizeof line, "| %-36s | %-19s | %-22s | %-9s | %-22s | %-9s | %6s | %-22s | %-9s | %6s | %7s |\n",
                     m.label.c_str(), got[0].metrics[i].name.c_str(), cell(t).c_str(), misses(t).c_str(), cell(k).c_str(),
                     misses(k).c_str(), fmt("%.3f", k.width / t.width).c_str(), cell(a).c_str(), misses(a).c_str(),

@@ -7,13 +7,7 @@
 
 namespace brokersim {
 
-namespace {
-
-constexpr double kNs = sim::kNsPerSF;
-
-nlohmann::ordered_json num(double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
-
-}  // namespace
+nlohmann::ordered_json nan_as_null(double v) { return std::isnan(v) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(v); }
 
 AnalyticValues analytic_values(const AnalyticFit& f, bool uniform_dispatch) {
   using namespace analytic;
@@ -105,8 +99,8 @@ AnalyticValues simulated_values(const AnalyticFit& f, const RunResult& r) {
       !f.at_dispatch && (f.model == AnalyticModel::MMcD || f.model == AnalyticModel::ErlangA ||
                          f.model == AnalyticModel::ErlangC);
   if (served_wait_measured) {
-    v.mean_wait_served_s = r.wait(Wait::Queue).mean() / kNs;
-    if (f.prefetch != 1) v.mean_wait_served_s += r.wait(Wait::Local).mean() / kNs;  // Erlang C, c = 1
+    v.mean_wait_served_s = r.wait(Wait::Queue).mean() / sim::kNsPerSF;
+    if (f.prefetch != 1) v.mean_wait_served_s += r.wait(Wait::Local).mean() / sim::kNsPerSF;  // Erlang C, c = 1
   }
   v.throughput_per_s = r.measured_s > 0 ? static_cast<double>(r.span_completed) / r.measured_s : NAN;
   const QueueResult& q = r.queues.at(static_cast<std::size_t>(f.queue));
@@ -156,13 +150,13 @@ nlohmann::ordered_json analytic_json(const AnalyticFit& f, const AnalyticValues&
     par["patience_mean_ms"] = 1000 / f.theta;
     if (f.model == AnalyticModel::ErlangA) par["abandon_at_dispatch"] = f.at_dispatch;
   }
-  for (const auto& m : analytic_metrics()) j[m.name] = num(v.*m.member * m.scale);
-  j["mean_wait_ms"] = num(v.mean_wait_s * 1000);
-  j["mean_queue_live"] = num(v.mean_queue_live);
+  for (const auto& m : analytic_metrics()) j[m.name] = nan_as_null(v.*m.member * m.scale);
+  j["mean_wait_ms"] = nan_as_null(v.mean_wait_s * 1000);
+  j["mean_queue_live"] = nan_as_null(v.mean_queue_live);
   if (!f.exact && f.model == AnalyticModel::PrefetchChain) {
     const AnalyticValues u = analytic_values(f, true);
     auto& uj = j["uniform_with_credit"];
-    for (const auto& m : analytic_metrics()) uj[m.name] = num(u.*m.member * m.scale);
+    for (const auto& m : analytic_metrics()) uj[m.name] = nan_as_null(u.*m.member * m.scale);
   }
   return j;
 }

@@ -37,6 +37,9 @@ struct AnalyticValues {
 AnalyticValues analytic_values(const AnalyticFit& fit, bool uniform_dispatch = false);
 AnalyticValues simulated_values(const AnalyticFit& fit, const RunResult& r);
 
+// A value as JSON, null where it is NaN (a value the model does not give).
+nlohmann::ordered_json nan_as_null(double v);
+
 // The model, its parameters and values as JSON (`analytic --json`; values in the table's units).
 nlohmann::ordered_json analytic_json(const AnalyticFit& fit, const AnalyticValues& v);
 

@@ -258,7 +258,7 @@ json arm_value(const json& v, ArmState& state, const std::string& path) {
 
 // ---- the properties of one queue
 
-const std::set<std::string> kReadOnly{"messageCount", "countDetails", "sizeInBytes", "createdAt", "updatedAt",
+const std::set<std::string> kServiceBusReadOnly{"messageCount", "countDetails", "sizeInBytes", "createdAt", "updatedAt",
                                       "accessedAt",   "id",           "name",        "type",      "resourceGroup",
                                       "location",     "systemData",   "etag"};
 
@@ -276,7 +276,7 @@ void map_queue(const SbQueue& q, const Evaluate& eval, const std::vector<SbQueue
   for (auto it = q.properties.begin(); it != q.properties.end(); ++it) {
     const std::string& key = it.key();
     const std::string path = at(q.path, key);
-    if (kReadOnly.count(key)) {
+    if (kServiceBusReadOnly.count(key)) {
       read_only.push_back(key);
       continue;
     }

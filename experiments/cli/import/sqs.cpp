@@ -104,7 +104,7 @@ std::string target_queue(const json& given, const std::string& path, Context& c,
   return c.added[raw];
 }
 
-const std::set<std::string> kReadOnly{"ApproximateNumberOfMessages",
+const std::set<std::string> kSqsReadOnly{"ApproximateNumberOfMessages",
                                       "ApproximateNumberOfMessagesNotVisible",
                                       "ApproximateNumberOfMessagesDelayed",
                                       "CreatedTimestamp",
@@ -134,7 +134,7 @@ void map_queue(const SqsQueue& q, Context& c, Imported& out) {
   for (auto it = q.attributes.begin(); it != q.attributes.end(); ++it) {
     const std::string& key = it.key();
     const std::string path = at(q.path, key);
-    if (kReadOnly.count(key)) {
+    if (kSqsReadOnly.count(key)) {
       read_only.push_back(key);
       continue;
     }

@@ -41,7 +41,6 @@ void add_field(Entries<Ctx>& out, std::vector<std::string> path, std::function<n
   out.push_back(std::move(e));
 }
 
-double per_s(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
 template <class T>
 double fraction_of(const T& t, Outcome o) {

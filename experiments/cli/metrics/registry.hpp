@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -18,6 +19,9 @@
 #include "models/scenario.hpp"
 
 namespace brokersim {
+
+// n events over a span of `seconds`, per second; 0 for an empty span.
+inline double per_s(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
 // How a number is written in run --json: a count as an integer; a real as nlohmann writes a
 // double; a figure that may be missing (a window's percentile on too few samples) is NaN in sweep
