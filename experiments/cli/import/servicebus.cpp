@@ -421,7 +421,8 @@ Imported import_az_cli(const json& doc) {
                       q.contains("properties") && q["properties"].is_object() ? q["properties"] : q});
   };
   if (doc.is_array()) {
-    for (std::size_t i = 0; i < doc.size(); ++i) add(doc[i], "[" + std::to_string(i) + "]");
+    // Appended, not "[" + ...: g++ 12 inlines that into a false -Wstringop-overflow (GCC bug 105329).
+    for (std::size_t i = 0; i < doc.size(); ++i) add(doc[i], std::string("[").append(std::to_string(i)).append("]"));
   } else {
     add(doc, "");
   }
