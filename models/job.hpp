@@ -149,6 +149,9 @@ struct Job {
   // broker.
   Time stage_held = 0;
   Time back = -1;
+  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
+  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue.
+  Time queue_expiry_wait = -1;
 };
 
 class JobPool {

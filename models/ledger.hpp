@@ -10,7 +10,6 @@
 
 #include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "models/death_reason.hpp"
@@ -45,10 +44,10 @@ class Ledger {
   // included). The job's figure, its queue wait until this expiry, is kept only if this expiry
   // can still decide its outcome (not a job decided for good, below) and is counted once the
   // outcome is final and is expired_in_queue (count_outcome): one sample per such job.
-  void expired_in_queue(const Job& job, Time now) {
+  void expired_in_queue(Job& job, Time now) {
     if (!job.counted) return;
     ++queues_[static_cast<std::size_t>(job.queue)].expired;
-    if (!decided_for_good(job)) expiry_wait_[job.id] = now - job.ready_since;
+    if (!decided_for_good(job)) job.queue_expiry_wait = now - job.ready_since;
   }
   // A job decided and resting in a queue no consumer reads (a dead-letter queue) has its outcome
   // for good: what happens to its message there (a second expiry, a drop, the queue's deletion)
@@ -105,7 +104,7 @@ class Ledger {
     }
     outcomes_.job_created(job);
   }
-  void count_outcome(const Job& job, Outcome o);
+  void count_outcome(Job& job, Outcome o);
   // A decided job resting in a queue no consumer reads is settled.
   void update_resting(Job& job) { outcomes_.update_resting(job, queues_[job.queue].read); }
   bool settled() const { return outcomes_.settled(); }
@@ -186,13 +185,10 @@ class Ledger {
   WindowResult& by_queue_of(const Job& job) {
     return by_queue_[static_cast<std::size_t>(s_.producers[static_cast<std::size_t>(job.producer)].queue)];
   }
-  // Counted jobs whose outcome an expiry decided, until it is final: the queue wait to that
-  // expiry (by job id), counted if the outcome stays expired_in_queue.
-  std::unordered_map<std::uint64_t, Time> expiry_wait_;
 };
 
 // Inline: called for every job from the brokers' and clients' translation units.
-inline void Ledger::count_outcome(const Job& job, Outcome o) {
+inline void Ledger::count_outcome(Job& job, Outcome o) {
   if (observer_) observer_->job_ended(job, o, account(job, o));
   outcomes_.interval(o);
   // Rates count the completions inside the measured span, whichever job they are: in steady
@@ -204,12 +200,10 @@ inline void Ledger::count_outcome(const Job& job, Outcome o) {
     r.span_completed_on_time += o == Outcome::CompletedOnTime;
     r.span_completed_without_deadline += o == Outcome::CompletedOnTime && job.deadline == sim::kNever;
   }
-  if (!expiry_wait_.empty()) [[unlikely]] {
+  if (job.queue_expiry_wait >= 0) [[unlikely]] {
     // The queue wait of the expiry that decided it, only if that is its outcome.
-    if (auto it = expiry_wait_.find(job.id); it != expiry_wait_.end()) {
-      if (o == Outcome::ExpiredInQueue) add_wait(Wait::QueueExpired, job, it->second);
-      expiry_wait_.erase(it);
-    }
+    if (o == Outcome::ExpiredInQueue) add_wait(Wait::QueueExpired, job, job.queue_expiry_wait);
+    job.queue_expiry_wait = -1;
   }
   if (!job.counted) return;
   outcomes_.count(r, job, o);

@@ -138,7 +138,10 @@ void AmazonSqs::settle_early(std::uint32_t j) {
   }
   gone(live);
   if (live != j) {
-    w_.drop_ghost(live);  // the broker's copy: nobody received it, the message is gone
+    // The broker's copy: nobody received it, the message is gone. What it carried for the job's
+    // outcome (an expiry's queue wait) is now the client's copy's.
+    job.queue_expiry_wait = w_.jobs[live].queue_expiry_wait;
+    w_.drop_ghost(live);
     job.ghost = false;
     messages_[j].live = kNoIndex;
   }
