@@ -442,6 +442,11 @@ class EventQueue {
   // Whether the lane's least event comes before `other` (nullptr: the lane's is the only one).
   bool lane_first(const Event* other) const { return other == nullptr || before(lane_[lane_min_], *other); }
   Event pop_lane() {
+    // Mostly one: the hop just scheduled (a delivery received "now", an ack arriving "now").
+    if (lane_size_ == 1) {
+      lane_size_ = 0;
+      return lane_[0];
+    }
     Event e = lane_[lane_min_];
     lane_[lane_min_] = lane_[--lane_size_];
     lane_min_ = 0;
