@@ -100,6 +100,14 @@ void Consumer::start_buffered(World& w) {
   if (took) local_tw.set(w.now, static_cast<double>(local.size()));
 }
 
+inline void Consumer::busy_changed(World& w, int delta) {
+  busy += delta;
+  busy_tw.set(w.now, busy);
+  w.ledger.busy_changed(book_, index_, w.now, delta);
+}
+
+void Consumer::busy_changed_in_batch(World& w, int delta) { busy_changed(w, delta); }
+
 inline void Consumer::begin(World& w, std::uint32_t j) {
   Job& job = w.jobs[j];
   RunResult& r = w.ledger.r;
@@ -147,6 +155,16 @@ void Consumer::start(World& w, std::uint32_t j) {
   if (w.broker_hears_starts) w.broker->execution_started(j);  // last: it may move the pool
 }
 
+
+inline Time Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
+  Job& job = w.jobs[j];
+  job.where = Where::Settling;
+  job.ack = what;
+  const Time arrives = w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng);
+  last_ack_arrival_ = std::max(last_ack_arrival_, arrives);
+  w.at(arrives, Ev::AckArrive, j, job.gen);
+  return arrives;
+}
 
 void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot) {
   Job& job = w.jobs[j];
@@ -217,16 +235,6 @@ void Consumer::reject_locally(World& w, std::uint32_t j) {
   }
 }
 
-Time Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
-  Job& job = w.jobs[j];
-  job.where = Where::Settling;
-  job.ack = what;
-  const Time arrives = w.now + World::sample_ns(w.s.broker.ack_latency, ack_rng);
-  last_ack_arrival_ = std::max(last_ack_arrival_, arrives);
-  w.at(arrives, Ev::AckArrive, j, job.gen);
-  return arrives;
-}
-
 // consumers[].ack before-start: the ack a settlement would carry, sent now, paying ack_latency;
 // the job goes on executing (Job::Early).
 void Consumer::ack_early(World& w, std::uint32_t j) {
@@ -253,12 +261,6 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
   kept_.pop_back();
   w.jobs[j].unacked_pos = kNoIndex;
   w.leave(j);
-}
-
-void Consumer::busy_changed(World& w, int delta) {
-  busy += delta;
-  busy_tw.set(w.now, busy);
-  w.ledger.busy_changed(book_, index_, w.now, delta);
 }
 
 ConsumerResult Consumer::result(Time now) const {

@@ -87,7 +87,7 @@ void Consumer::start_batch(World& w) {
     batch_.push_back(j);
   }
   if (batch_.empty()) return;
-  busy_changed(w, +1);
+  busy_changed_in_batch(w, +1);
   Time run = 0;
   Time limit = sim::kNever;
   for (const std::uint32_t j : batch_) {
