@@ -129,6 +129,10 @@ struct Job {
   bool persistent = false;               // survives a broker restart
 
   Time created = 0;
+  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
+  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue. Beside
+  // `created` and `deadline`, which the outcome's count reads too (one line fewer to touch).
+  Time queue_expiry_wait = -1;
   Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)
   Time expires_at = sim::kNever; // absolute, producer's clock: what the job carries
   Time service = 0;              // work it needs, drawn at creation
@@ -149,9 +153,6 @@ struct Job {
   // broker.
   Time stage_held = 0;
   Time back = -1;
-  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
-  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue.
-  Time queue_expiry_wait = -1;
 };
 
 class JobPool {
