@@ -69,7 +69,6 @@ Simulation::Simulation(const Scenario& s, const RunOptions& o)
   for (std::size_t g = 0; g < s.consumers.size(); ++g)
     for (int m = 0; m < s.consumers[g].members(); ++m)
       w_.consumers.emplace_back(s.consumers[g], index++, static_cast<int>(g), m, s.seed, s.replication);
-  w_.events.reserve(1024);
   broker_ = make_broker(w_);
   w_.broker = broker_.get();
 }

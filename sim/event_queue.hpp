@@ -436,7 +436,6 @@ class EventQueue {
     radix_ = false;
     lane_size_ = 0;
   }
-  void reserve(std::size_t) {}
 
  private:
   // Whether the lane's least event comes before `other` (nullptr: the lane's is the only one).

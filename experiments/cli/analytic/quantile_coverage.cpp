@@ -140,7 +140,7 @@ double print_quantile_coverage(std::ostream& out, std::uint64_t seeds, double jo
       }
     }
     std::sort(lengths.begin(), lengths.end());
-    const auto flagged = std::count_if(lengths.begin(), lengths.end(), [](double k) { return k < kTailCorrelationTimes; });
+    const auto flagged = std::count_if(lengths.begin(), lengths.end(), [](double k) { return warns_of_short_runs(kTailQuantile, k); });
     notes += "  " + m.label + ": the runs hold " + fmt("%.1f", lengths[lengths.size() / 2]) + " correlation times of the wait (median; 10%: " +
              fmt("%.1f", lengths[lengths.size() / 10]) + "), below " + fmt(kTailCorrelationTimes) + " (run and sweep warn of the p99) in " +
              std::to_string(flagged) + " of " + std::to_string(seeds) + " seeds\n";

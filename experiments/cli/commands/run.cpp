@@ -50,11 +50,15 @@ std::vector<PooledQuantile> pooled_quantiles(const PooledWaits& pooled, const st
   const std::vector<PooledQuantileColumn> columns = pooled_quantile_columns(names);
   const std::vector<QuantileInterval> intervals = pooled_quantiles(columns, pooled);
   std::vector<PooledQuantile> out;
+  // One figure per wait: pooled_quantile_columns groups the columns by wait.
+  std::size_t wait = kWaitCount;
+  double times = 0;
   for (std::size_t k = 0; k < columns.size(); ++k) {
     if (std::isnan(intervals[k].estimate)) continue;
-    // One figure per wait, whichever of its quantiles comes first.
-    const bool same_wait = !out.empty() && k > 0 && columns[k - 1].wait == columns[k].wait && !std::isnan(intervals[k - 1].estimate);
-    const double times = same_wait ? out.back().correlation_times : correlation_times(pooled, columns[k].wait);
+    if (columns[k].wait != wait) {
+      wait = columns[k].wait;
+      times = correlation_times(pooled, wait);
+    }
     out.push_back({columns[k].name, intervals[k], columns[k].q, times});
   }
   return out;
@@ -177,7 +181,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
         << " replications (--max-replications): the intervals above are wider than asked\n";
   std::vector<std::pair<std::string, double>> tails;
   for (const auto& p : steady)
-    if (p.q >= 0.99 && std::isfinite(p.correlation_times) && p.correlation_times < kTailCorrelationTimes)
+    if (warns_of_short_runs(p.q, p.correlation_times))
       tails.emplace_back(p.name, p.correlation_times);
   if (!tails.empty()) err << "brokersim: warning: " << short_tails_warning(tails);
   return warn_incomplete_runs(err, stats);

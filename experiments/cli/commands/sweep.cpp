@@ -363,9 +363,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::map<std::size_t, std::vector<std::pair<std::string, double>>> short_tails;
   const auto check_tails = [&](std::size_t point, const PooledWaits& waits) {
     for (const auto& q : steady) {
-      if (q.q < 0.99) continue;
+      if (q.q < kTailQuantile) continue;  // no warning of it: its figure is not needed
       const double k = correlation_times(waits, q.wait);
-      if (std::isfinite(k) && k < kTailCorrelationTimes) short_tails[point].emplace_back(q.name, k);
+      if (warns_of_short_runs(q.q, k)) short_tails[point].emplace_back(q.name, k);
     }
   };
   // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, the pooled quantiles,

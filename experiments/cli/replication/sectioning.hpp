@@ -152,6 +152,12 @@ double correlation_times(const PooledWaits& waits, std::size_t w);
 // 20,000 (0.97), 1 of 400 M/M/8+D points. The figure is itself an estimate from R runs: a set of
 // short runs that happened to miss the long busy periods can show a large one.
 inline constexpr double kTailCorrelationTimes = 10;
+// Whether run and sweep warn of a steady-state q-quantile whose runs hold `correlation_times`:
+// a p99 (q >= kTailQuantile) below kTailCorrelationTimes (not NaN: fewer than 2 runs).
+inline constexpr double kTailQuantile = 0.99;
+inline bool warns_of_short_runs(double q, double correlation_times) {
+  return q >= kTailQuantile && correlation_times < kTailCorrelationTimes;
+}
 // The warning run and sweep print for one setting's steady-state p99s (name, correlation times)
 // below it, after "brokersim: warning: " and the setting: one line.
 std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails);
