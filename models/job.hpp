@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -85,24 +86,36 @@ enum class Where : std::uint8_t {
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
 
-struct Job {
-  std::uint64_t id = 0;          // creation order, from 0
+// Laid out by when the fields are touched, so that a job costs few cache lines in a large fleet
+// (issue 45). Between its delivery and its start a job waits in a prefetch buffer, and between
+// its start and its execution's end it runs: with thousands of consumers the record has left
+// the cache by each of those two moments. The first line holds what a start and an execution's
+// end read besides the times (the event's gen check, where it is, the admission and outcome
+// inputs), the second line the execution's times; the lines after it are touched only while
+// the job is at the broker and on its way to a consumer (creation, publish, delivery and
+// receipt follow one another closely) and at its settlement, which follows the execution's end
+// by an ack latency. Aligned so that each group is one line (cachegrind, the capacity baseline at
+// 4,000 consumers: docs/performance.md).
+struct alignas(64) Job {
+  // --- line 0: read at every event about the job, at its start and at its execution's end
   std::uint32_t gen = 0;         // see the file comment
-  std::int32_t producer = -1;
   std::int32_t queue = -1;       // the queue it is in, or was last delivered from
   std::int32_t consumer = -1;    // the consumer it was last delivered to
-  std::uint32_t bytes = 0;       // message body size
+  // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; what to
+  // blame if the message comes back with no cut (set when the execution ends: a lapse, or a
+  // failed job's retry); its last start, on which consumer's which connection (-1: none), and
+  // when that run's settlement reaches the broker (a cut before then returns the run).
+  std::int32_t ran_at = -1;
+  std::uint32_t ran_connection = 0;
   Where where = Where::Created;
   Outcome decision = Outcome::None;
   bool counted = false;          // created after warm-up: enters the statistics
-  bool redelivered = false;      // RabbitMQ's flag: it was delivered before
   bool settled_resting = false;  // resting, decided, in a queue no consumer reads
-  // Deferred (Azure Service Bus) by a client that will receive it back by its sequence number
-  // (receive_deferred_after_ms): not resting, it comes back.
-  bool deferred_back = false;
   // A stale copy a client still holds after the broker took the message back (World::take_back):
   // it runs and settles like a delivery, but has no outcome and no trace row of its own.
   bool ghost = false;
+  bool ran_here = false;
+  DuplicateCause unsettled = DuplicateCause::None;
   enum class Ack : std::uint8_t { Ack, Reject, Requeue, Defer } ack = Ack::Ack;  // what the consumer sent
   // An ack ahead of the outcome (consumers[].ack before-start / on-receipt), this delivery's:
   // OnTheWire, sent as the job started and not yet at the broker; Released, the broker is done
@@ -112,30 +125,36 @@ struct Job {
   // message comes back when its visibility lapses. World::sent clears it.
   enum class Early : std::uint8_t { None, OnTheWire, Released, Failed } early = Early::None;
   std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
-  // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; what to
-  // blame if the message comes back with no cut (set when the execution ends: a lapse, or a
-  // failed job's retry); its last start, on which consumer's which connection (-1: none), and
-  // when that run's settlement reaches the broker (a cut before then returns the run).
-  bool ran_here = false;
-  DuplicateCause unsettled = DuplicateCause::None;
-  std::int32_t ran_at = -1;
-  std::uint32_t ran_connection = 0;
-  Time ran_settles = sim::kNever;
-  PendingCauses again;           // why it may start again (while it has no ghost: JobCopies then)
-  std::uint32_t redeliveries = 0;
-  std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
-  bool stale_on_receipt = false;         // expired_before_start with no local wait
-  std::uint16_t deaths = 0;
-  bool persistent = false;               // survives a broker restart
-
+  bool stale_on_receipt = false; // expired_before_start with no local wait
   Time created = 0;
-  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
-  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue. Beside
-  // `created` and `deadline`, which the outcome's count reads too (one line fewer to touch).
-  Time queue_expiry_wait = -1;
   Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)
   Time expires_at = sim::kNever; // absolute, producer's clock: what the job carries
   Time service = 0;              // work it needs, drawn at creation
+
+  // --- line 1: its last delivery's execution. Lifecycle times for the trace, -1 = did not
+  // happen. received, started and finished belong to the last delivery (World::sent clears
+  // them), so they never precede `delivered`.
+  Time received = -1, started = -1, finished = -1, ended = -1;
+  Time first_started = -1;       // its first start, by any copy it descends from
+  Time ran_settles = sim::kNever;
+  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
+  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue. Read
+  // by the outcome's count with `created`, `deadline` and `ended`.
+  Time queue_expiry_wait = -1;
+  std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
+  std::uint16_t deaths = 0;
+  bool persistent = false;               // survives a broker restart
+  bool redelivered = false;      // RabbitMQ's flag: it was delivered before
+
+  // --- lines 2 and 3: at the broker, on its way, and at its settlement
+  std::uint64_t id = 0;          // creation order, from 0
+  std::int32_t producer = -1;
+  std::uint32_t bytes = 0;       // message body size
+  // Deferred (Azure Service Bus) by a client that will receive it back by its sequence number
+  // (receive_deferred_after_ms): not resting, it comes back.
+  bool deferred_back = false;
+  PendingCauses again;           // why it may start again (while it has no ghost: JobCopies then)
+  std::uint32_t redeliveries = 0;
   Time message_ttl = -1;         // per-message TTL, -1 = none (stripped when dead-lettered)
 
   // Broker-side state in its current queue.
@@ -143,10 +162,7 @@ struct Job {
   Time queue_expiry = sim::kNever;
   Time ready_since = 0;          // entered (or re-entered) the ready list
 
-  // Lifecycle times for the trace, -1 = did not happen. received, started and finished belong
-  // to the last delivery (World::sent clears them), so they never precede `delivered`.
-  Time published = -1, delivered = -1, received = -1, started = -1, finished = -1, ended = -1;
-  Time first_started = -1;       // its first start, by any copy it descends from
+  Time published = -1, delivered = -1;
   // Its time in earlier deliveries (docs/outcomes.md, the trace's stage_* columns): from each
   // delivery before the last to the broker having the message back (`back`, stamped by the
   // ledger when it leaves the unacked count). The rest of publish -> last delivery was at the
@@ -154,6 +170,10 @@ struct Job {
   Time stage_held = 0;
   Time back = -1;
 };
+static_assert(sizeof(Job) == 256, "a job is four cache lines; see the layout comment");
+static_assert(offsetof(Job, service) + sizeof(Time) <= 64 && offsetof(Job, received) == 64 &&
+                  offsetof(Job, redelivered) < 128 && offsetof(Job, id) == 128,
+              "the job's first two lines hold what its start and its execution's end touch");
 
 class JobPool {
  public:
