@@ -232,12 +232,16 @@ class EventBucket {
   Event* cap_ = nullptr;
 };
 
-// The radix heap of the set while it is large (Ahuja, Mehlhorn, Orlin and Tarjan, J. ACM 1990):
-// pending times never precede the last one taken, so each event waits in the bucket named by the
-// highest bit in which its time differs from that last time, and moves only to lower buckets as
-// the last time advances: a few moves in its life (about 5 in a fleet of 8,000 pending executions)
-// instead of a heap's walk over every level at each pop. Ties in time are ordered by `order` in
-// bucket 0.
+// The radix heap of the set while it is large (Ahuja, Mehlhorn, Orlin and Tarjan, J. ACM 1990),
+// with 4-bit digits: pending times never precede the last one taken (`last_`), so each event waits
+// in the bucket named by the highest digit in which its time differs from that last time and by
+// its own value of that digit, and moves only to lower buckets as the last time advances. The
+// buckets in index order hold ever later times, so the least event is in the first non-empty one;
+// when that one is taken, the last time becomes its least and its events spread to lower buckets
+// (they agree with the new last time down to a lower digit). Each move takes an event down at
+// least one digit, four bits: fewer moves in its life than one bit per move (the textbook's binary
+// buckets: about 5 in a fleet of 8,000 pending executions), so fewer lines written and read again
+// (docs/performance.md). Ties in time are ordered by `order` in bucket 0, the current one.
 class RadixBuckets {
  public:
   RadixBuckets() { mins_.fill(kNone); }
@@ -252,17 +256,15 @@ class RadixBuckets {
       push_at_or_before_last(e, k);
       return;
     }
-    const std::size_t b = 64 - static_cast<std::size_t>(__builtin_clzll(k ^ last_));
+    const std::size_t b = bucket_above(k, last_);
     buckets_[b].push_back(e);
-    mask_ |= std::uint64_t{1} << (b - 1);
+    mark(b);
     mins_[b] = std::min(mins_[b], k);
   }
-  // Whether the events due at the last time are all taken (the next is in a higher bucket).
+  // Whether the current bucket (the events at the last time) has been taken whole.
   bool current_used_up() const { return head_ == buckets_[0].size(); }
-  // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
-  // bucket is searched.
-  Time least_time() const { return time_of(mins_[static_cast<std::size_t>(__builtin_ctzll(mask_)) + 1]); }
-  // The least event (not current_used_up).
+  // The least time in the other buckets (not all empty; the current used up).
+  Time least_time() const { return time_of(mins_[first_marked()]); }
   const Event& current() const { return buckets_[0][head_]; }
   const Event& top() {
     if (current_used_up()) settle_least();
@@ -273,16 +275,17 @@ class RadixBuckets {
     --size_;
     return buckets_[0][head_++];
   }
-  // Bucket 0 used up (not empty): the last time moves to the least event's, whose bucket is
-  // spread over the lower ones (bucket 0 among them: that event and any tied with it).
+  // Makes the least non-empty bucket's least time the last one, spreading that bucket's events
+  // below it: those at that time into the current bucket (sorted by order), the rest lower.
   [[gnu::noinline]] void settle_least() {
     buckets_[0].clear();
     head_ = 0;
-    const std::size_t from_index = static_cast<std::size_t>(__builtin_ctzll(mask_)) + 1;
+    const std::size_t from_index = first_marked();
     EventBucket& from = buckets_[from_index];
     last_ = mins_[from_index];
     mins_[from_index] = kNone;
-    mask_ = spread(from.begin(), from.end(), mask_ & ~(std::uint64_t{1} << (from_index - 1)));
+    unmark(from_index);
+    spread(from.begin(), from.end());
     from.clear();
     sort_current();
   }
@@ -293,15 +296,16 @@ class RadixBuckets {
       b.clear();
     }
     mins_.fill(kNone);
+    marks_.fill(0);
+    levels_ = 0;
     head_ = 0;
-    mask_ = 0;
     size_ = 0;
   }
-  // Takes the events of `in` (the buckets empty), every one at or after `from`.
+  // Places `in` (empty buckets), the last time `from` (at or before every event in `in`).
   void fill(const std::vector<Event>& in, Time from) {
     last_ = key(from);
     size_ = in.size();
-    mask_ = spread(in.data(), in.data() + in.size(), mask_);
+    spread(in.data(), in.data() + in.size());
     sort_current();
   }
   void clear() {
@@ -311,43 +315,64 @@ class RadixBuckets {
   }
 
  private:
-  // Times as unsigned keys in the same order (the sign bit flipped).
+  // Keys order as times: the sign bit flipped, so negative times come first.
   static constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
   static std::uint64_t key(Time t) { return static_cast<std::uint64_t>(t) ^ kSign; }
   static Time time_of(std::uint64_t k) { return static_cast<Time>(k ^ kSign); }
-  static constexpr std::size_t kBuckets = 65;
+  static constexpr unsigned kDigitBits = 4;
+  static constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;  // buckets per level
+  static constexpr std::size_t kLevels = 64 / kDigitBits;
+  // Bucket 0: the current time; then level by level, digit by digit: 1 + level * 16 + digit.
+  static constexpr std::size_t kBuckets = 1 + kLevels * kDigits;
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  // Bucket 0 holds the events due at the last time, from head_ on in ascending order (a run of
-  // ties, each appended in insertion order, costs no shifting); bucket b >= 1 those whose key
-  // first differs from the last one's in bit b - 1.
-  static std::size_t bucket_of(std::uint64_t k, std::uint64_t last) {
-    return k == last ? 0 : 64 - static_cast<std::size_t>(__builtin_clzll(k ^ last));
+  // The bucket of a key after `last` (k > last): the highest digit in which they differ, and
+  // k's value of it.
+  [[gnu::always_inline]] static std::size_t bucket_above(std::uint64_t k, std::uint64_t last) {
+    const unsigned level = (63u - static_cast<unsigned>(__builtin_clzll(k ^ last))) / kDigitBits;
+    return 1 + level * kDigits + static_cast<std::size_t>((k >> (level * kDigitBits)) & (kDigits - 1));
   }
-  // Bucket b's bit in the mask, none for bucket 0 (without a branch, and without shifting by 64
-  // for bucket 64: times of both signs).
-  static std::uint64_t bit_of(std::size_t b) { return std::uint64_t{b != 0} << ((b - 1) & 63); }
+  static std::size_t bucket_of(std::uint64_t k, std::uint64_t last) { return k == last ? 0 : bucket_above(k, last); }
   static bool earlier_order(const Event& x, const Event& y) { return x.order < y.order; }
-  // Places [first, end) (none before last_) into the buckets by last_, bucket 0 left unsorted, and
-  // returns `mask` with their buckets' bits. The mask and the arrays are held in locals: the
-  // appends would otherwise reload them for every event.
-  [[gnu::always_inline]] std::uint64_t spread(const Event* first, const Event* end, std::uint64_t mask) {
+
+  // Which buckets (beyond the current) hold events: a bit per bucket, 16 to a level, and a bit
+  // per level for the levels with any.
+  void mark(std::size_t b) {
+    const std::size_t level = (b - 1) / kDigits;
+    marks_[level] = static_cast<std::uint16_t>(marks_[level] | (1u << ((b - 1) % kDigits)));
+    levels_ |= 1u << level;
+  }
+  void unmark(std::size_t b) {
+    const std::size_t level = (b - 1) / kDigits;
+    marks_[level] = static_cast<std::uint16_t>(marks_[level] & ~(1u << ((b - 1) % kDigits)));
+    if (marks_[level] == 0) levels_ &= ~(1u << level);
+  }
+  std::size_t first_marked() const {
+    const std::size_t level = static_cast<std::size_t>(__builtin_ctz(levels_));
+    return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctz(marks_[level]));
+  }
+
+  [[gnu::always_inline]] void spread(const Event* first, const Event* end) {
     const std::uint64_t last = last_;
     EventBucket* const buckets = buckets_.data();
     std::uint64_t* const mins = mins_.data();
     for (const Event* e = first; e != end; ++e) {
       const std::uint64_t k = key(e->time);
-      const std::size_t b = bucket_of(k, last);
+      if (k == last) {
+        buckets[0].push_back(*e);
+        continue;
+      }
+      const std::size_t b = bucket_above(k, last);
       buckets[b].push_back(*e);
-      mask |= bit_of(b);
+      mark(b);
       mins[b] = std::min(mins[b], k);
     }
-    return mask;
   }
   void sort_current() {
     EventBucket& c = buckets_[0];
     if (c.size() - head_ > 1) std::sort(c.begin() + head_, c.end(), earlier_order);
   }
 
+  // One event, at any time at or after the last (the current bucket kept sorted from head_).
   void place(const Event& e, std::uint64_t k) {
     const std::size_t b = bucket_of(k, last_);
     if (b == 0) [[unlikely]] {
@@ -359,13 +384,14 @@ class RadixBuckets {
       return;
     }
     buckets_[b].push_back(e);
-    mask_ |= std::uint64_t{1} << (b - 1);
+    mark(b);
     mins_[b] = std::min(mins_[b], k);
   }
   [[gnu::noinline]] void push_at_or_before_last(const Event& e, std::uint64_t k) {
     if (k < last_) rebase(k);
     place(e, k);
   }
+  // A push before the last time: every event is placed again from the new one.
   void rebase(std::uint64_t k) {
     std::vector<Event> all;
     all.reserve(size_);
@@ -377,10 +403,11 @@ class RadixBuckets {
   }
 
   std::array<EventBucket, kBuckets> buckets_;
-  std::array<std::uint64_t, kBuckets> mins_;  // each bucket's least key (kNone: empty; not kept for bucket 0)
-  std::size_t head_ = 0;    // bucket 0's events before head_ are taken
-  std::uint64_t mask_ = 0;  // bit b - 1 set: bucket b >= 1 is not empty
-  std::uint64_t last_ = 0;  // the key of the last time taken (none yet: the least key)
+  std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
+  std::array<std::uint16_t, kLevels> marks_{};
+  std::uint32_t levels_ = 0;
+  std::uint64_t last_ = 0;  // key of the last time taken
+  std::size_t head_ = 0;    // the next event of the current bucket
   std::size_t size_ = 0;
 };
 
