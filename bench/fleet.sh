@@ -7,9 +7,11 @@
 #
 # Per fleet size, three figures, each per job and reported, never asserted:
 #   - instructions: callgrind, marginal between 100,000 and 200,000 jobs (start-up cancels);
-#   - cache misses: cachegrind's simulation of a 32 KB first level and a 512 KB last level
-#     (--LL=524288,8,64: a machine's share of a shared last level, deterministic whatever else
-#     runs), data read + write misses, marginal between 150,000 and 300,000 jobs;
+#   - cache misses: cachegrind's simulation of a 32 KB first level and a 512 KB last level, both
+#     8-way (--D1=32768,8,64 --LL=524288,8,64: a core's own first and second levels on the
+#     development machine, deterministic whatever else runs and whatever host runs it; without
+#     --D1 cachegrind takes the host's first level, and a 48 KB one counts far fewer misses),
+#     data read + write misses, marginal between 150,000 and 300,000 jobs;
 #   - CPU: user seconds of `run` over 2,000,000 jobs, the median of 3, sizes interleaved (each
 #     round runs every size once), so a neighbour's load falls on all sizes alike.
 # Needs valgrind.
@@ -38,7 +40,7 @@ instructions() {  # callgrind total of C consumers, N jobs
 
 misses() {  # cachegrind "D1 LL" data misses (read + write) of C consumers, N jobs
   # shellcheck disable=SC2046
-  valgrind --tool=cachegrind --cache-sim=yes --LL=524288,8,64 --cachegrind-out-file="$tmp/cc" "$cli" run "$scenario" \
+  valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=524288,8,64 --cachegrind-out-file="$tmp/cc" "$cli" run "$scenario" \
     $(sets "$1" "$2") > /dev/null 2>&1
   awk '/^events:/ { for (i = 2; i <= NF; ++i) col[$i] = i }
        /^summary:/ { print $col["D1mr"] + $col["D1mw"], $col["DLmr"] + $col["DLmw"] }' "$tmp/cc"
