@@ -263,7 +263,8 @@ class RadixBuckets {
   }
   // Whether the current bucket (the events at the last time) has been taken whole.
   bool current_used_up() const { return head_ == buckets_[0].size(); }
-  // The least time in the other buckets (not all empty; the current used up).
+  // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
+  // bucket is searched.
   Time least_time() const { return time_of(mins_[first_marked()]); }
   const Event& current() const { return buckets_[0][head_]; }
   const Event& top() {
@@ -322,7 +323,10 @@ class RadixBuckets {
   static constexpr unsigned kDigitBits = 4;
   static constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;  // buckets per level
   static constexpr std::size_t kLevels = 64 / kDigitBits;
-  // Bucket 0: the current time; then level by level, digit by digit: 1 + level * 16 + digit.
+  // Bucket 0 holds the events due at the last time, from head_ on in ascending order (a run of
+  // ties, each appended in insertion order, costs no shifting); then level by level, digit by
+  // digit, bucket 1 + level * 16 + digit holds those whose key first differs from the last one's
+  // in that level's digit and has that value there.
   static constexpr std::size_t kBuckets = 1 + kLevels * kDigits;
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
   // The bucket of a key after `last` (k > last): the highest digit in which they differ, and
@@ -351,6 +355,8 @@ class RadixBuckets {
     return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctz(marks_[level]));
   }
 
+  // Places [first, end) (none before last_) into the buckets by last_, bucket 0 left unsorted.
+  // The arrays are held in locals: the appends would otherwise reload them for every event.
   [[gnu::always_inline]] void spread(const Event* first, const Event* end) {
     const std::uint64_t last = last_;
     EventBucket* const buckets = buckets_.data();
