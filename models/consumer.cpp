@@ -19,11 +19,12 @@ sim::Rng stream(std::uint64_t seed, std::uint64_t rep, int group, int member, co
 
 Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, std::uint64_t seed,
                    std::uint64_t replication)
-    : ConsumerHot{.spec_ = &spec, .index_ = index, .group_ = group, .book_ = spec.book()},
+    : ConsumerHot{.spec_ = &spec, .index_ = index, .book_ = spec.book()},
       ConsumerCold{.delivery_rng = stream(seed, replication, group, member, "delivery"),
                    .ack_rng = stream(seed, replication, group, member, "ack"),
                    .failure_rng = stream(seed, replication, group, member, "failure"),
-                   .timeout_rng = stream(seed, replication, group, member, "timeout")} {
+                   .timeout_rng = stream(seed, replication, group, member, "timeout"),
+                   .group_ = group} {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
   if (spec.batch.max_messages > 0) batch_rng = stream(seed, replication, group, member, "batch_failure");
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
@@ -34,7 +35,6 @@ void Consumer::connect(World& w) {
   become_replica(w);
   if (!w.broker->open_connection(*this)) return;  // the broker reconnects us when it can
   attached = true;
-  busy_tw.set(w.now, 0);
   w.ledger.slots_attached(book_, index_, w.now, slots());
   w.broker->consume(*this);
 }
@@ -65,8 +65,8 @@ void Consumer::receive(World& w, std::uint32_t j) {
   // The ledger hears of the buffer once, after the job has had its chance at a free slot: a job
   // that starts at once never made the buffer non-empty (and costs no stranded-work update).
   const std::size_t before = local.size();
+  local_area.advance(w.now, static_cast<double>(before));
   local.push_back(j);
-  local_tw.set(w.now, static_cast<double>(local.size()));
   start_buffered(w);
   if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
 }
@@ -85,6 +85,7 @@ void Consumer::start_buffered(World& w) {
     start_batches(w);
     return;
   }
+  const std::size_t before = local.size();
   bool took = false;
   while (busy < slots() && !local.empty()) {
     const std::uint32_t j = local.front();
@@ -97,12 +98,12 @@ void Consumer::start_buffered(World& w) {
     }
     start(w, j);
   }
-  if (took) local_tw.set(w.now, static_cast<double>(local.size()));
+  if (took) local_area.advance(w.now, static_cast<double>(before));
 }
 
 inline void Consumer::busy_changed(World& w, int delta) {
+  busy_area.advance(w.now, busy);
   busy += delta;
-  busy_tw.set(w.now, busy);
   w.ledger.busy_changed(book_, index_, w.now, delta);
 }
 
@@ -265,8 +266,8 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
 
 ConsumerResult Consumer::result(Time now) const {
   ConsumerResult cr;
-  cr.utilization = busy_tw.mean(now) / static_cast<double>(slots());
-  cr.mean_local = local_tw.mean(now);
+  cr.utilization = busy_area.mean(now, measured_since_, busy) / static_cast<double>(slots());
+  cr.mean_local = local_area.mean(now, measured_since_, static_cast<double>(local.size()));
   cr.started = started_;
   cr.invocations = invocations_;
   cr.billed_ms = billed_ms_;
@@ -298,8 +299,8 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
   busy_changed(w, -busy);
   w.ledger.slots_attached(book_, index_, w.now, -slots());
   w.ledger.local_changed(book_, index_, w.now, local.size(), 0);
+  local_area.advance(w.now, static_cast<double>(local.size()));
   local.clear();
-  local_tw.set(w.now, 0);
   stalled_until = 0;
   // Whatever closed the connection of a leaving consumer (its close, a crash, the broker), it
   // has left.

@@ -30,8 +30,8 @@ namespace brokersim {
 
 void Consumer::receive_for_batch(World& w, std::uint32_t j) {
   const std::size_t before = local.size();
+  local_area.advance(w.now, static_cast<double>(before));
   local.push_back(j);
-  local_tw.set(w.now, static_cast<double>(local.size()));
   // The first message of a batch opens its window (a StallEnd runs after every Receive of the
   // same instant: with window 0 a receive's whole response is in before the batch starts).
   if (before == 0) wake_for_window(w);
@@ -59,6 +59,7 @@ std::size_t Consumer::min_messages() const {
 
 // Called with the consumer attached and not stalled (start_buffered).
 void Consumer::start_batches(World& w) {
+  const std::size_t before = local.size();
   bool took = false;
   while (busy < slots() && !local.empty()) {
     const bool full = local.size() >= static_cast<std::size_t>(spec_->batch.max_messages);
@@ -71,7 +72,7 @@ void Consumer::start_batches(World& w) {
     took = true;
   }
   if (!took) return;
-  local_tw.set(w.now, static_cast<double>(local.size()));
+  local_area.advance(w.now, static_cast<double>(before));
   if (!local.empty()) wake_for_window(w);  // the rest's window
 }
 
