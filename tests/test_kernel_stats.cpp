@@ -179,4 +179,36 @@ TEST_SUITE("stats") {
     CHECK(tw.mean(310) == doctest::Approx(1.0));
     CHECK(tw.area(310) == 10);
   }
+
+  TEST_CASE("TimeIntegral, given the level its owner keeps, sums what TimeWeighted sums, bit for bit") {
+    // A consumer keeps its busy count and advances the integral with the count as it was, just
+    // before changing it (models/consumer.cpp): the same products added in the same order as
+    // TimeWeighted's, so the per-consumer utilisation and buffer means print unchanged.
+    sim::Rng rng(7, 0, "time-integral");
+    sim::TimeWeighted tw;
+    sim::TimeIntegral integral;
+    sim::Time since = 0;
+    int level = 0;
+    sim::Time now = 0;
+    for (int i = 0; i < 10'000; ++i) {
+      now += static_cast<sim::Time>(rng.below(1'000'000));
+      if (i == 5'000) {  // the warm-up's end
+        tw.reset(now);
+        integral.reset(now);
+        since = now;
+      }
+      const int next = static_cast<int>(rng.below(9));
+      integral.advance(now, level);
+      level = next;
+      tw.set(now, level);
+      CHECK(integral.area(now, level) == tw.area(now));
+    }
+    CHECK(integral.mean(now + 17, since, level) == tw.mean(now + 17));
+    CHECK(integral.mean(since, since, level) == tw.mean(since));  // an empty span: the level now
+    // By hand: 3 on [10, 40), then 1 on [40, 50).
+    sim::TimeIntegral hand(10);
+    hand.advance(40, 3);
+    CHECK(hand.area(50, 1) == 3 * 30 + 1 * 10);
+    CHECK(hand.mean(50, 10, 1) == doctest::Approx(100.0 / 40));
+  }
 }
