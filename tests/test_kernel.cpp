@@ -158,6 +158,53 @@ TEST_SUITE("fifo") {
     CHECK(f.empty());
   }
 
+  TEST_CASE("sim::SmallFifo agrees with std::deque, inline and on the heap, copied and moved") {
+    // Lengths that stay within the two inline values most of the time, as a consumer's buffer
+    // does, and runs that spill to the heap and come back: every step is compared; copies and
+    // moves are taken at every length and compared whole.
+    sim::SmallFifo<std::uint32_t, 2> f;
+    std::deque<std::uint32_t> ref;
+    sim::Rng rng(7, 0, "small-fifo");
+    std::uint32_t next = 0;
+    int spilled = 0;
+    const auto same = [](sim::SmallFifo<std::uint32_t, 2> copy, std::deque<std::uint32_t> want) {
+      for (; !want.empty(); want.pop_front(), copy.pop_front())
+        if (copy.empty() || copy.front() != want.front()) return false;
+      return copy.empty();
+    };
+    for (int step = 0; step < 20000; ++step) {
+      const auto op = rng.below(100);
+      // Mostly short, with bursts: pushes win while a burst lasts.
+      const bool burst = (step / 500) % 4 == 3;
+      if (ref.empty() || op < (burst ? 70u : 45u)) {
+        f.push_back(next);
+        ref.push_back(next++);
+      } else if (op < 99) {
+        f.pop_front();
+        ref.pop_front();
+      } else {
+        f.clear();
+        ref.clear();
+      }
+      REQUIRE(f.size() == ref.size());
+      REQUIRE(f.empty() == ref.empty());
+      if (!ref.empty()) REQUIRE(f.front() == ref.front());
+      spilled += ref.size() > 2;
+      if (step % 61 == 0) {
+        REQUIRE(same(f, ref));  // a copy
+        sim::SmallFifo<std::uint32_t, 2> moved(std::move(f));
+        REQUIRE(f.empty());  // NOLINT: moved-from is left empty and usable
+        f = std::move(moved);
+        sim::SmallFifo<std::uint32_t, 2> assigned;
+        assigned.push_back(99);
+        assigned = f;
+        REQUIRE(same(assigned, ref));
+      }
+    }
+    CHECK(spilled > 1000);  // the heap path was taken, not only the inline one
+    CHECK(sizeof(f) == 24);  // the inline values share the pointer's room
+  }
+
   TEST_CASE("sim::Fifo::partition_point agrees with std::partition_point on sorted rings, wrapped or not") {
     // Sorted values from a varying head position: the ring's values lie in one run or two, and
     // every cut (before all, between any two, after all) is found.
