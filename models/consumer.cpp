@@ -34,6 +34,8 @@ void Consumer::connect(World& w) {
   if (attached || retired) return;
   become_replica(w);
   if (!w.broker->open_connection(*this)) return;  // the broker reconnects us when it can
+  // busy is 0 here (connection_lost took it to 0, and nothing starts while detached), so its
+  // integral needs no mark at the connection.
   attached = true;
   w.ledger.slots_attached(book_, index_, w.now, slots());
   w.broker->consume(*this);
