@@ -61,7 +61,7 @@ struct ConsumerHot {
   LocalClock clock{};
   std::uint64_t started_ = 0;  // executions started, warm-up included
   // Line 1.
-  sim::SmallFifo<std::uint32_t, 2> local{};  // received, not started, in arrival order
+  sim::Fifo<std::uint32_t, sim::SmallVec<std::uint32_t, 2>> local{};  // received, not started, in arrival order
   // The time integrals of `busy` and of `local.size()` since the warm-up (measured_since_): each
   // level is the count above, not a copy of it.
   sim::TimeIntegral busy_area{};

@@ -4,20 +4,41 @@
 // asking whether it is empty, or how long it is, reads one word (a deque computes its size from
 // four pointers). Rare insertions in the middle (a requeued message going back to its place)
 // shift the shorter side, as a deque's do.
+//
+// The ring lives in `Ring`: a std::vector by default, or a sim::SmallVec, whose first values live
+// in the object itself. A consumer's buffer (models/consumer.hpp) rarely holds more than two jobs
+// (prefetch 4 on two slots buffers at most two while both are busy): in a SmallVec of two it costs
+// no line of its own, which in a fleet of thousands each receipt and each execution's end would
+// otherwise fetch (docs/performance.md, stop 53).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
+#include <utility>
 #include <vector>
+
+#include "sim/small_vec.hpp"
 
 namespace sim {
 
-template <class T>
+template <class T, class Ring = std::vector<T>>
 class Fifo {
  public:
+  Fifo() = default;
+  Fifo(const Fifo&) = default;
+  Fifo& operator=(const Fifo&) = default;
+  // A moved-from buffer is empty and usable, as its ring is.
+  Fifo(Fifo&& o) noexcept
+      : ring_(std::move(o.ring_)), head_(std::exchange(o.head_, 0)), size_(std::exchange(o.size_, 0)) {}
+  Fifo& operator=(Fifo&& o) noexcept {
+    if (this != &o) {
+      ring_ = std::move(o.ring_);
+      head_ = std::exchange(o.head_, 0);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   const T& front() const { return ring_[head_]; }
@@ -56,7 +77,7 @@ class Fifo {
   // contiguous runs.
   template <class Pred>
   std::size_t partition_point(Pred pred) const {
-    const T* base = ring_.data();
+    const T* base = &ring_[0];
     const std::size_t first_run = std::min<std::size_t>(size_, ring_.size() - head_);
     const T* a = base + head_;
     const T* p = std::partition_point(a, a + first_run, pred);
@@ -70,107 +91,25 @@ class Fifo {
   }
 
  private:
-  // Capacity stays a power of two, so a position wraps with a mask.
+  // Capacity stays a power of two, so a position wraps with a mask. The first ring is a
+  // SmallVec's inline room (no allocation), or 8.
+  static constexpr std::size_t first_capacity() {
+    if constexpr (requires { Ring::kInline; }) return Ring::kInline;
+    else return 8;
+  }
   void grow() {
-    std::vector<T> bigger(ring_.empty() ? 8 : 2 * ring_.size());
+    static_assert((first_capacity() & (first_capacity() - 1)) == 0, "the ring's capacity is a power of two");
+    Ring bigger;
+    bigger.resize(ring_.empty() ? first_capacity() : 2 * ring_.size());
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
-    ring_.swap(bigger);
+    ring_ = std::move(bigger);
     head_ = 0;
   }
 
-  // 32-bit positions keep the object at 32 bytes (half a cache line): fewer than 2^32 values are
+  // 32-bit positions keep the object at 32 bytes with a vector (half a cache line), 24 with a
+  // SmallVec of two 4-byte values: fewer than 2^32 values are
   // ever held at once (a run stops at limits.max_in_system jobs, 20 million by default).
-  std::vector<T> ring_;
-  std::uint32_t head_ = 0;
-  std::uint32_t size_ = 0;
-};
-
-// A consumer's buffer (models/consumer.hpp): the same ring, whose first N values live in the
-// object itself, in the room its heap pointer takes. A buffer that rarely holds more than a
-// couple of jobs (prefetch 4 on two slots holds at most two while both are busy) then costs no
-// line of its own: in a fleet of thousands each receipt and each execution's end read it after
-// it has left the cache (docs/performance.md, stop 53). Only what the buffer needs: a queue at
-// both ends, no insertion in the middle.
-template <class T, std::size_t N>
-class SmallFifo {
-  static_assert(std::is_trivially_copyable_v<T> && N > 0 && (N & (N - 1)) == 0 && N * sizeof(T) <= sizeof(T*),
-                "the inline values share the heap pointer's room; the capacity stays a power of two");
-
- public:
-  SmallFifo() = default;
-  SmallFifo(const SmallFifo& o) { copy_from(o); }
-  SmallFifo(SmallFifo&& o) noexcept : cap_(o.cap_), head_(o.head_), size_(o.size_) {
-    std::memcpy(&storage_, &o.storage_, sizeof storage_);  // the values inline, or the heap block
-    o.cap_ = N;
-    o.head_ = o.size_ = 0;
-  }
-  SmallFifo& operator=(const SmallFifo& o) {
-    if (this != &o) {
-      release();
-      copy_from(o);
-    }
-    return *this;
-  }
-  SmallFifo& operator=(SmallFifo&& o) noexcept {
-    if (this != &o) {
-      release();
-      std::memcpy(&storage_, &o.storage_, sizeof storage_);
-      cap_ = o.cap_;
-      head_ = o.head_;
-      size_ = o.size_;
-      o.cap_ = N;
-      o.head_ = o.size_ = 0;
-    }
-    return *this;
-  }
-  ~SmallFifo() { release(); }
-
-  bool empty() const { return size_ == 0; }
-  std::size_t size() const { return size_; }
-  const T& front() const { return data()[head_]; }
-  void push_back(const T& v) {
-    if (size_ == cap_) [[unlikely]] grow();
-    data()[(head_ + size_) & (cap_ - 1)] = v;
-    ++size_;
-  }
-  void pop_front() {
-    head_ = (head_ + 1) & (cap_ - 1);
-    --size_;
-  }
-  void clear() {
-    head_ = 0;
-    size_ = 0;
-  }
-
- private:
-  bool on_heap() const { return cap_ > N; }
-  T* data() { return on_heap() ? storage_.heap : storage_.values; }
-  const T* data() const { return on_heap() ? storage_.heap : storage_.values; }
-  [[gnu::noinline]] void grow() {
-    const std::uint32_t cap = 2 * cap_;
-    T* bigger = new T[cap];
-    for (std::uint32_t i = 0; i < size_; ++i) bigger[i] = data()[(head_ + i) & (cap_ - 1)];
-    release();
-    storage_.heap = bigger;
-    cap_ = cap;
-    head_ = 0;
-  }
-  void release() {
-    if (on_heap()) delete[] storage_.heap;
-    cap_ = N;
-  }
-  void copy_from(const SmallFifo& o) {
-    cap_ = N;
-    head_ = 0;
-    size_ = 0;
-    for (std::uint32_t i = 0; i < o.size_; ++i) push_back(o.data()[(o.head_ + i) & (o.cap_ - 1)]);
-  }
-
-  union Storage {
-    T values[N];
-    T* heap;
-  } storage_{};
-  std::uint32_t cap_ = N;
+  Ring ring_;
   std::uint32_t head_ = 0;
   std::uint32_t size_ = 0;
 };

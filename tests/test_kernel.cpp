@@ -158,16 +158,17 @@ TEST_SUITE("fifo") {
     CHECK(f.empty());
   }
 
-  TEST_CASE("sim::SmallFifo agrees with std::deque, inline and on the heap, copied and moved") {
+  using SmallRing = sim::Fifo<std::uint32_t, sim::SmallVec<std::uint32_t, 2>>;
+  TEST_CASE("sim::Fifo in a SmallVec agrees with std::deque, inline and on the heap, copied and moved") {
     // Lengths that stay within the two inline values most of the time, as a consumer's buffer
     // does, and runs that spill to the heap and come back: every step is compared; copies and
     // moves are taken at every length and compared whole.
-    sim::SmallFifo<std::uint32_t, 2> f;
+    SmallRing f;
     std::deque<std::uint32_t> ref;
     sim::Rng rng(7, 0, "small-fifo");
     std::uint32_t next = 0;
     int spilled = 0;
-    const auto same = [](sim::SmallFifo<std::uint32_t, 2> copy, std::deque<std::uint32_t> want) {
+    const auto same = [](SmallRing copy, std::deque<std::uint32_t> want) {
       for (; !want.empty(); want.pop_front(), copy.pop_front())
         if (copy.empty() || copy.front() != want.front()) return false;
       return copy.empty();
@@ -192,10 +193,10 @@ TEST_SUITE("fifo") {
       spilled += ref.size() > 2;
       if (step % 61 == 0) {
         REQUIRE(same(f, ref));  // a copy
-        sim::SmallFifo<std::uint32_t, 2> moved(std::move(f));
+        SmallRing moved(std::move(f));
         REQUIRE(f.empty());  // NOLINT: moved-from is left empty and usable
         f = std::move(moved);
-        sim::SmallFifo<std::uint32_t, 2> assigned;
+        SmallRing assigned;
         assigned.push_back(99);
         assigned = f;
         REQUIRE(same(assigned, ref));
