@@ -77,7 +77,7 @@ class Fifo {
   // contiguous runs.
   template <class Pred>
   std::size_t partition_point(Pred pred) const {
-    const T* base = &ring_[0];
+    const T* base = ring_.data();  // (null for an empty vector: no run is then read)
     const std::size_t first_run = std::min<std::size_t>(size_, ring_.size() - head_);
     const T* a = base + head_;
     const T* p = std::partition_point(a, a + first_run, pred);

@@ -38,6 +38,8 @@ class SmallVec {
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  T* data() { return is_inline() ? inline_ : heap_; }
+  const T* data() const { return is_inline() ? inline_ : heap_; }
   T* begin() { return data(); }
   T* end() { return data() + size_; }
   const T* begin() const { return data(); }
@@ -62,8 +64,6 @@ class SmallVec {
 
  private:
   bool is_inline() const { return capacity_ == N; }
-  T* data() { return is_inline() ? inline_ : heap_; }
-  const T* data() const { return is_inline() ? inline_ : heap_; }
 
   void grow() {
     const std::uint32_t bigger_capacity = 2 * capacity_;
