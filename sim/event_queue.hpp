@@ -32,6 +32,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -185,8 +186,32 @@ class EventHeap {
   bool hole_ = false;  // heap_[kRoot] is vacant: popped, not yet refilled (heap_ still counts it)
 };
 
-// A growable array of events: a vector whose growth is out of line, so that appending (several
-// times per event in the radix buckets) keeps no registers saved for it.
+// Where a radix bucket's events are kept: [first, last) of storage that ends at `end`, one array
+// (the lower levels) or the tail chunk of a chain (EventChunks; the later levels).
+// Either way an append is a vector's, a comparison and a store; only making room differs.
+struct EventStore {
+  Event* first = nullptr;
+  Event* last = nullptr;
+  Event* end = nullptr;
+};
+
+// Doubles the room of the array [first, last) that ends at `end` (16 events at first). Out of
+// line, so that appending (several times per event in the radix buckets) keeps no registers
+// saved for it.
+[[gnu::noinline]] inline void grow_array(Event*& first, Event*& last, Event*& end) {
+  const std::size_t n = static_cast<std::size_t>(last - first);
+  const std::size_t m = n == 0 ? 16 : 2 * n;
+  Event* const p = new Event[m];
+  std::copy(first, last, p);
+  delete[] first;
+  first = p;
+  last = p + n;
+  end = p + m;
+}
+
+// A growable array of events. Its own fields, not an EventStore: the radix buckets append to it
+// and to EventStores in one loop, and as members of different types the compiler knows that
+// neither append moves the other's end.
 class EventBucket {
  public:
   EventBucket() = default;
@@ -195,12 +220,12 @@ class EventBucket {
   ~EventBucket() { delete[] first_; }
 
   void push_back(const Event& e) {
-    if (last_ == cap_) [[unlikely]] grow();
+    if (last_ == end_) [[unlikely]] grow_array(first_, last_, end_);
     *last_++ = e;
   }
   // Inserts e before position i.
   void insert(std::size_t i, const Event& e) {
-    if (last_ == cap_) grow();
+    if (last_ == end_) grow_array(first_, last_, end_);
     std::copy_backward(first_ + i, last_, last_ + 1);
     first_[i] = e;
     ++last_;
@@ -218,36 +243,106 @@ class EventBucket {
   void clear() { last_ = first_; }
 
  private:
-  [[gnu::noinline]] void grow() {
-    const std::size_t n = size();
-    const std::size_t m = n == 0 ? 16 : 2 * n;
-    Event* p = new Event[m];
-    std::copy(first_, last_, p);
-    delete[] first_;
-    first_ = p;
-    last_ = p + n;
-    cap_ = p + m;
-  }
   Event* first_ = nullptr;
   Event* last_ = nullptr;
-  Event* cap_ = nullptr;
+  Event* end_ = nullptr;
+};
+
+// The radix buckets' storage beyond the current bucket: chains of 512-byte chunks from one pool,
+// taken and given back last-in first-out. A bucket that is spread gives each chunk back as soon as
+// it has been read, and the events it spreads are written into the chunks given back last: lines
+// just read, still in the cache. With a growable array per bucket, each bucket wrote into its own
+// block, last used when that bucket was last filled (a fleet of 4,000 consumers keeps 8,000
+// executions pending: those blocks are larger than the last-level cache, and each line written
+// was a miss; docs/performance.md, stop 54).
+class EventChunks {
+ public:
+  static constexpr std::uint32_t kPerChunk = 15;
+  struct alignas(64) Chunk {
+    Chunk* next;  // first, on the line that takes the chunk's first event
+    alignas(32) Event events[kPerChunk];
+  };
+  static_assert(sizeof(Chunk) == 512 && offsetof(Chunk, events) % 32 == 0, "a chunk is 8 lines, no event straddles two");
+
+  // A chain: its events in the order pushed, from the chunk whose events start at `first` to the
+  // one whose events end at `end`, filled up to `last` (all null while empty).
+  using Store = EventStore;
+
+  EventChunks() = default;
+  EventChunks(const EventChunks&) = delete;
+  EventChunks& operator=(const EventChunks&) = delete;
+
+  // Calls f on each event of chain c in the order pushed, giving each chunk back to the pool once
+  // read (f may push into other chains: they take those chunks first); c is left empty.
+  template <class F>
+  [[gnu::always_inline]] void consume(Store& c, F&& f) {
+    if (c.first == nullptr) return;
+    for (Chunk* k = chunk_of(c.first);;) {
+      Chunk* const next = k->next;
+      const Event* const stop = next == nullptr ? c.last : k->events + kPerChunk;
+      for (const Event* e = k->events; e != stop; ++e) f(*e);
+      k->next = free_;
+      free_ = k;
+      if (next == nullptr) break;
+      k = next;
+    }
+    c = Store{};
+  }
+  // Blocks of chunks taken from the heap so far (for tests: whether chains were used).
+  std::size_t blocks() const { return blocks_.size(); }
+  // Chain c (full: last == end) takes a chunk at its tail.
+  [[gnu::noinline]] void extend(Store& c) {
+    if (free_ == nullptr) refill();
+    Chunk* const k = free_;
+    free_ = k->next;
+    k->next = nullptr;
+    if (c.first == nullptr)
+      c.first = k->events;
+    else
+      chunk_of(c.end - kPerChunk)->next = k;
+    c.last = k->events;
+    c.end = k->events + kPerChunk;
+  }
+
+ private:
+  static Chunk* chunk_of(Event* events) {
+    return reinterpret_cast<Chunk*>(reinterpret_cast<char*>(events) - offsetof(Chunk, events));
+  }
+  void refill() {
+    constexpr std::size_t kBlock = 64;  // 32 KB
+    blocks_.push_back(std::make_unique<Chunk[]>(kBlock));
+    Chunk* const block = blocks_.back().get();
+    for (std::size_t i = kBlock; i-- > 0;) {
+      block[i].next = free_;
+      free_ = &block[i];
+    }
+  }
+  Chunk* free_ = nullptr;
+  std::vector<std::unique_ptr<Chunk[]>> blocks_;
 };
 
 // The radix heap of the set while it is large (Ahuja, Mehlhorn, Orlin and Tarjan, J. ACM 1990),
-// with 4-bit digits: pending times never precede the last one taken (`last_`), so each event waits
+// with 6-bit digits: pending times never precede the last one taken (`last_`), so each event waits
 // in the bucket named by the highest digit in which its time differs from that last time and by
 // its own value of that digit, and moves only to lower buckets as the last time advances. The
 // buckets in index order hold ever later times, so the least event is in the first non-empty one;
 // when that one is taken, the last time becomes its least and its events spread to lower buckets
 // (they agree with the new last time down to a lower digit). Each move takes an event down at
-// least one digit, four bits: fewer moves in its life than one bit per move (the textbook's binary
-// buckets: about 5 in a fleet of 8,000 pending executions), so fewer lines written and read again
-// (docs/performance.md). Ties in time are ordered by `order` in bucket 0, the current one.
+// least one digit, six bits: an execution due 100 ms ahead (2^26.6 ns) moves at most five times,
+// where 4-bit digits moved it up to seven and the textbook's binary buckets up to 27
+// (docs/performance.md: 4-bit digits 3,561 instructions per job at 4,000 consumers, 6-bit 3,449,
+// 8-bit 3,473). Ties in time are ordered by `order` in bucket 0, the current one.
 class RadixBuckets {
  public:
   RadixBuckets() { mins_.fill(kNone); }
+  RadixBuckets(const RadixBuckets&) = delete;
+  RadixBuckets& operator=(const RadixBuckets&) = delete;
+  ~RadixBuckets() {
+    for (std::size_t b = 1; b < kChained; ++b) delete[] stores_[b].first;
+  }
 
   std::size_t size() const { return size_; }
+  std::size_t chunk_blocks() const { return chunks_.blocks(); }
   // A time before the last taken is accepted (every event is placed again); the kernel never
   // schedules one (nothing before its clock), a set used on its own may.
   [[gnu::always_inline]] void push(const Event& e) {
@@ -258,16 +353,16 @@ class RadixBuckets {
       return;
     }
     const std::size_t b = bucket_above(k, last_);
-    buckets_[b].push_back(e);
+    append(b, e, stores_.data());
     mark(b);
     mins_[b] = std::min(mins_[b], k);
   }
   // Whether the current bucket (the events at the last time) has been taken whole.
-  bool current_used_up() const { return head_ == buckets_[0].size(); }
+  bool current_used_up() const { return head_ == current_.size(); }
   // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
   // bucket is searched.
   Time least_time() const { return time_of(mins_[first_marked()]); }
-  const Event& current() const { return buckets_[0][head_]; }
+  const Event& current() const { return current_[head_]; }
   const Event& top() {
     if (current_used_up()) settle_least();
     return current();
@@ -275,27 +370,31 @@ class RadixBuckets {
   Event take() {
     if (current_used_up()) settle_least();
     --size_;
-    return buckets_[0][head_++];
+    return current_[head_++];
   }
   // Makes the least non-empty bucket's least time the last one, spreading that bucket's events
   // below it: those at that time into the current bucket (sorted by order), the rest lower.
   [[gnu::noinline]] void settle_least() {
-    buckets_[0].clear();
+    current_.clear();
     head_ = 0;
-    const std::size_t from_index = first_marked();
-    EventBucket& from = buckets_[from_index];
-    last_ = mins_[from_index];
-    mins_[from_index] = kNone;
-    unmark(from_index);
-    spread(from.begin(), from.end());
-    from.clear();
+    const std::size_t from = first_marked();
+    last_ = mins_[from];
+    mins_[from] = kNone;
+    unmark(from);
+    spread(from);
     sort_current();
   }
   void drain(std::vector<Event>& out) {
-    out.insert(out.end(), buckets_[0].begin() + head_, buckets_[0].end());
-    for (auto& b : buckets_) {
-      if (&b != &buckets_[0]) out.insert(out.end(), b.begin(), b.end());
-      b.clear();
+    out.insert(out.end(), current_.begin() + head_, current_.end());
+    current_.clear();
+    for (std::size_t b = 1; b < kBuckets; ++b) {
+      Bucket& s = stores_[b];
+      if (b < kChained) {
+        out.insert(out.end(), s.first, s.last);
+        s.last = s.first;
+      } else {
+        chunks_.consume(s, [&](const Event& e) { out.push_back(e); });
+      }
     }
     mins_.fill(kNone);
     marks_.fill(0);
@@ -307,7 +406,7 @@ class RadixBuckets {
   void fill(const std::vector<Event>& in, Time from) {
     last_ = key(from);
     size_ = in.size();
-    spread(in.data(), in.data() + in.size());
+    for (const Event& e : in) spread_one(e, last_, stores_.data(), mins_.data());
     sort_current();
   }
   void clear() {
@@ -321,15 +420,23 @@ class RadixBuckets {
   static constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
   static std::uint64_t key(Time t) { return static_cast<std::uint64_t>(t) ^ kSign; }
   static Time time_of(std::uint64_t k) { return static_cast<Time>(k ^ kSign); }
-  static constexpr unsigned kDigitBits = 4;
+  static constexpr unsigned kDigitBits = 6;
   static constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;  // buckets per level
-  static constexpr std::size_t kLevels = 64 / kDigitBits;
+  static constexpr std::size_t kLevels = (64 + kDigitBits - 1) / kDigitBits;
   // Bucket 0 holds the events due at the last time, from head_ on in ascending order (a run of
   // ties, each appended in insertion order, costs no shifting); then level by level, digit by
-  // digit, bucket 1 + level * 16 + digit holds those whose key first differs from the last one's
-  // in that level's digit and has that value there.
+  // digit, bucket 1 + level * kDigits + digit holds those whose key first differs from the last
+  // one's in that level's digit and has that value there (the top level has the four bits left).
   static constexpr std::size_t kBuckets = 1 + kLevels * kDigits;
+  // Levels from here on keep their events in chains of pooled chunks (EventChunks), those below in
+  // a growable array each: level 3 starts at 2^18 ns (262 us). The lower levels' buckets hold few
+  // events each and are spread soon after they are filled, so their arrays stay in the cache; a
+  // chunk each would cost more than it saves (chains from level 2: 3,669 instructions per job at
+  // 4,000 consumers, from level 3: 3,468, from level 4: 3,449 with 1.7 more last-level misses).
+  static constexpr std::size_t kChainedLevel = 3;
+  static constexpr std::size_t kChained = 1 + kChainedLevel * kDigits;  // the first chained bucket
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  using Bucket = EventStore;  // a bucket beyond the current: an array or a chain
   // The bucket of a key after `last` (k > last): the highest digit in which they differ, and
   // k's value of it.
   [[gnu::always_inline]] static std::size_t bucket_above(std::uint64_t k, std::uint64_t last) {
@@ -342,55 +449,96 @@ class RadixBuckets {
   // Which buckets (beyond the current) hold events: a bit per bucket, 16 to a level, and a bit
   // per level for the levels with any.
   void mark(std::size_t b) {
-    const std::size_t level = (b - 1) / kDigits;
-    marks_[level] = static_cast<std::uint16_t>(marks_[level] | (1u << ((b - 1) % kDigits)));
-    levels_ |= 1u << level;
+    const std::size_t i = b - 1;
+    marks_[i / 64] |= std::uint64_t{1} << (i % 64);
+    levels_ |= 1u << (i / kDigits);
   }
   void unmark(std::size_t b) {
-    const std::size_t level = (b - 1) / kDigits;
-    marks_[level] = static_cast<std::uint16_t>(marks_[level] & ~(1u << ((b - 1) % kDigits)));
-    if (marks_[level] == 0) levels_ &= ~(1u << level);
+    const std::size_t i = b - 1;
+    marks_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
+    const std::size_t level = i / kDigits;
+    if (level_marks(level) == 0) levels_ &= ~(1u << level);
   }
   std::size_t first_marked() const {
     const std::size_t level = static_cast<std::size_t>(__builtin_ctz(levels_));
-    return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctz(marks_[level]));
-  }
-
-  // Places [first, end) (none before last_) into the buckets by last_, bucket 0 left unsorted.
-  // The arrays are held in locals: the appends would otherwise reload them for every event.
-  [[gnu::always_inline]] void spread(const Event* first, const Event* end) {
-    const std::uint64_t last = last_;
-    EventBucket* const buckets = buckets_.data();
-    std::uint64_t* const mins = mins_.data();
-    for (const Event* e = first; e != end; ++e) {
-      const std::uint64_t k = key(e->time);
-      if (k == last) {
-        buckets[0].push_back(*e);
-        continue;
-      }
-      const std::size_t b = bucket_above(k, last);
-      buckets[b].push_back(*e);
-      mark(b);
-      mins[b] = std::min(mins[b], k);
+    if constexpr (kDigits <= 64) {
+      return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctzll(level_marks(level)));
+    } else {
+      std::size_t w = level * kDigits / 64;
+      while (marks_[w] == 0) ++w;
+      return 1 + w * 64 + static_cast<std::size_t>(__builtin_ctzll(marks_[w]));
     }
   }
+  // Level l's marks (nonzero when any; its digits in order from bit 0 when a level fits a word).
+  std::uint64_t level_marks(std::size_t level) const {
+    if constexpr (kDigits <= 64) {
+      const std::size_t i = level * kDigits;
+      const std::uint64_t m = marks_[i / 64] >> (i % 64);
+      return kDigits == 64 ? m : m & ((std::uint64_t{1} << kDigits) - 1);
+    } else {
+      std::uint64_t any = 0;
+      for (std::size_t w = level * kDigits / 64; w < (level + 1) * kDigits / 64; ++w) any |= marks_[w];
+      return any;
+    }
+  }
+
+  // Moves chain c's events (none before last_) into the buckets by last_, the current one left
+  // unsorted.
+  // The arrays and the last time are held in locals: the event writes would otherwise reload
+  // them for every event.
+  [[gnu::always_inline]] void spread(std::size_t from) {
+    const std::uint64_t last = last_;
+    Bucket* const stores = stores_.data();
+    std::uint64_t* const mins = mins_.data();
+    const auto one = [&](const Event& e) { spread_one(e, last, stores, mins); };
+    Bucket& s = stores[from];
+    if (from < kChained) {
+      const Event* const stop = s.last;  // spreading never pushes into `from`
+      for (const Event* e = s.first; e != stop; ++e) one(*e);
+      s.last = s.first;
+    } else {
+      chunks_.consume(s, one);
+    }
+  }
+  [[gnu::always_inline]] void spread_one(const Event& e, std::uint64_t last, Bucket* stores, std::uint64_t* mins) {
+    const std::uint64_t k = key(e.time);
+    if (k == last) {
+      current_.push_back(e);
+      return;
+    }
+    const std::size_t b = bucket_above(k, last);
+    append(b, e, stores);
+    mark(b);
+    mins[b] = std::min(mins[b], k);
+  }
+  // Bucket b (not the current one) takes e.
+  [[gnu::always_inline]] void append(std::size_t b, const Event& e, Bucket* stores) {
+    Bucket& s = stores[b];
+    if (s.last == s.end) [[unlikely]] make_room(b);
+    *s.last++ = e;
+  }
+  [[gnu::noinline]] void make_room(std::size_t b) {
+    if (b >= kChained)
+      chunks_.extend(stores_[b]);
+    else
+      grow_array(stores_[b].first, stores_[b].last, stores_[b].end);
+  }
   void sort_current() {
-    EventBucket& c = buckets_[0];
-    if (c.size() - head_ > 1) std::sort(c.begin() + head_, c.end(), earlier_order);
+    if (current_.size() - head_ > 1) std::sort(current_.begin() + head_, current_.end(), earlier_order);
   }
 
   // One event, at any time at or after the last (the current bucket kept sorted from head_).
   void place(const Event& e, std::uint64_t k) {
     const std::size_t b = bucket_of(k, last_);
     if (b == 0) [[unlikely]] {
-      EventBucket& c = buckets_[0];
+      EventBucket& c = current_;
       if (head_ == c.size() || c.back().order < e.order)
         c.push_back(e);
       else
         c.insert(static_cast<std::size_t>(std::lower_bound(c.begin() + head_, c.end(), e, earlier_order) - c.begin()), e);
       return;
     }
-    buckets_[b].push_back(e);
+    append(b, e, stores_.data());
     mark(b);
     mins_[b] = std::min(mins_[b], k);
   }
@@ -409,9 +557,11 @@ class RadixBuckets {
     for (const Event& e : all) place(e, key(e.time));
   }
 
-  std::array<EventBucket, kBuckets> buckets_;
+  EventBucket current_;  // bucket 0
+  std::array<Bucket, kBuckets> stores_{};  // the others (stores_[0] unused): arrays below kChained, chains from it
   std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
-  std::array<std::uint16_t, kLevels> marks_{};
+  EventChunks chunks_;
+  std::array<std::uint64_t, (kBuckets - 1 + 63) / 64> marks_{};
   std::uint32_t levels_ = 0;
   std::uint64_t last_ = 0;  // key of the last time taken
   std::size_t head_ = 0;    // the next event of the current bucket
@@ -461,8 +611,10 @@ class EventQueue {
     return heap_.take();
   }
 
-  // Whether the events wait in the radix buckets (for tests).
+  // Whether the events wait in the radix buckets, and how many blocks of chunks their later
+  // levels have taken (for tests).
   bool in_buckets() const { return radix_; }
+  std::size_t chunk_blocks() const { return buckets_.chunk_blocks(); }
 
   void clear() {
     heap_.clear();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <tuple>
@@ -212,8 +213,8 @@ TEST_SUITE("event_sets") {
   }
 
   TEST_CASE_TEMPLATE("times of both signs and far apart pop in order", Set, BROKERSIM_EVENT_SETS) {
-    // Negative and positive times differ in the top bit of the buckets' keys (bucket 64), and
-    // times near both ends of the range in every bit below.
+    // Negative and positive times differ in the top bit of the buckets' keys (their highest
+    // level), and times near both ends of the range in every bit below.
     sim::Rng rng(45, 0, "event-sets-signs");
     test_event_sets::Driver<Set> q;
     q.now = -(sim::Time{1} << 62);
@@ -357,5 +358,47 @@ TEST_SUITE("event_sets") {
     CHECK(stale > 1000);
     // The small bounds move the events between heap and buckets at every swing of the size.
     if (std::is_same_v<Fast, test_event_sets::SwitchingEventQueue>) CHECK(moves > 10);
+  }
+
+  TEST_CASE_TEMPLATE("events from nanoseconds to seconds ahead pop as the plain heap pops them", Fast, sim::EventQueue,
+                     test_event_sets::SwitchingEventQueue) {
+    // A fleet's shape: thousands pending, due from a few nanoseconds to seconds ahead (log-uniform),
+    // some at the current instant, in hold steps (pop one, push none, one or two). The buckets'
+    // later levels keep their events in chains of pooled chunks, taken and given back as buckets
+    // fill and spread; every pop must still be the plain heap's.
+    sim::Rng rng(54, 0, "event-sets-chains");
+    test_event_sets::Driver<Fast> fast;
+    test_event_sets::Driver<sim::ReferenceEventSet> plain;
+    std::uint32_t next_id = 0;
+    auto push = [&] {
+      const double u = rng.uniform();
+      const sim::Time t = u < 0.1 ? fast.now : fast.now + static_cast<sim::Time>(std::exp(u * std::log(3e9)));
+      const auto prio = static_cast<std::uint8_t>(rng.below(2));
+      fast.push(t, prio, 0, next_id);
+      plain.push(t, prio, 0, next_id);
+      ++next_id;
+    };
+    for (int i = 0; i < 6000; ++i) push();
+    std::uint64_t compared = 0;
+    for (int op = 0; op < 200'000; ++op) {
+      const sim::Event a = fast.pop();
+      const sim::Event b = plain.pop();
+      REQUIRE(a.time == b.time);
+      REQUIRE(a.order == b.order);
+      REQUIRE(a.target == b.target);
+      ++compared;
+      // Drift the size between about 2,000 and 10,000 pending (both sides of the heap's bound).
+      const int wanted = (op / 20'000) % 2 == 0 ? 2 : 0;
+      const int n = fast.size() < 2000 ? 2 : fast.size() > 10'000 ? 0 : static_cast<int>(rng.below(2)) + (wanted == 2);
+      for (int k = 0; k < n; ++k) push();
+      REQUIRE(fast.size() == plain.size());
+    }
+    while (!plain.empty()) {
+      REQUIRE(fast.pop().order == plain.pop().order);
+      ++compared;
+    }
+    CHECK(fast.empty());
+    CHECK(compared == next_id);
+    CHECK(fast.set.chunk_blocks() > 0);  // the chains were used
   }
 }
