@@ -30,6 +30,8 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
     Channel& ch = channels_[c.index()];
     ch.type = queues_[c.queue()].type();
     ch.window = policy(ch, [&](const auto& p) { return p.window(prefetch); });
+    ch.no_ack = c.spec().ack == AckMode::OnReceipt;
+    ch.priority = c.spec().priority;
   }
   consumer_count_ = static_cast<int>(w.consumers.size());
   bool several = false;
@@ -155,12 +157,12 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
   Consumer& c = w_.consumers[ci];
   Channel& ch = channels_[ci];
   w_.sent(job, q, ci, job.redelivered);
-  if (c.spec().ack == AckMode::OnReceipt) [[unlikely]] {
+  if (ch.no_ack) [[unlikely]] {
     // basic.consume no-ack: settled as it is sent, the client's from here on (lost with it).
     job.early = Job::Early::Released;
     c.keep(w_, j);
     if (!reads_several(ci)) [[likely]] {
-      if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+      if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, ch.priority);
     } else {
       after_delivery(ch, ci, entry);
     }
@@ -178,7 +180,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
   }
   policy(ch, [&](auto& p) { p.on_deliver(j, job); });
   if (!reads_several(ci)) [[likely]] {
-    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, c.spec().priority);
+    if (has_credit(ch, ci)) ch.join(dispatchers_[q], ci, ch.priority);
   } else {
     after_delivery(ch, ci, entry);
   }
@@ -316,23 +318,26 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
     case Job::Ack::Requeue: requeue(j, ReturnCause::Nack); break;
     case Job::Ack::Defer: throw InvariantError("rabbitmq: a consumer deferred a message (the loader refuses on_expired defer)");
   }
-  give_credit(c);
   if (several) [[unlikely]] {
+    give_credit(c);
     // Per subscription, only the settled message's queue has new credit; per channel, every one.
     if (c.spec().prefetch_scope == ConsumerSpec::PrefetchScope::Channel) dispatch_for(c);
     else dispatch(q);
     return;
   }
-  dispatch(c.queue());
+  // A consumer of one queue was sent the message from it: q is c.queue(), read from the job's
+  // line rather than the consumer's.
+  rejoin_one_queue(channels_[job.consumer], job.consumer, q);
+  dispatch(q);
 }
 
 // Credit: the prefetch window and the channel's unacked deliveries.
 void RabbitMq::give_credit(Consumer& c) {
   Channel& ch = channels_[c.index()];
   if (!reads_several(c.index())) [[likely]] {
-    ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return has_credit(ch, c.index()); });
+    rejoin_one_queue(ch, c.index(), c.queue());
   } else {
-    ch.rejoin(dispatchers_[c.queue()], c.index(), c.spec().priority, [&] { return entry_credit(ch, c.index(), c.index()); });
+    ch.rejoin(dispatchers_[c.queue()], c.index(), ch.priority, [&] { return entry_credit(ch, c.index(), c.index()); });
     for (auto s = subs_first_[c.index()]; s < subs_first_[c.index() + 1]; ++s) {
       const int entry = consumer_count_ + static_cast<int>(s);
       if (!subs_[s].in_ring && entry_credit(ch, c.index(), entry)) join_entry(c.index(), entry);
@@ -378,7 +383,7 @@ bool RabbitMq::entry_credit(const Channel& ch, int ci, int entry) {
 }
 
 void RabbitMq::join_entry(int ci, int entry) {
-  const int priority = w_.consumers[ci].spec().priority;
+  const int priority = channels_[ci].priority;
   if (entry < consumer_count_) {
     channels_[ci].join(dispatchers_[w_.consumers[ci].queue()], ci, priority);
   } else {
