@@ -14,6 +14,7 @@
 #include "models/brokers/dispatcher.hpp"
 #include "models/consumer.hpp"
 #include "models/job.hpp"
+#include "models/results.hpp"
 #include "sim/small_vec.hpp"
 
 namespace brokersim {
@@ -23,11 +24,12 @@ struct ClientRecord {
   bool cancelled = false;          // asked for nothing new (basic.cancel, a processor stopping)
   bool in_ring = false;            // waiting in its queue's dispatch ring
   bool reconnect_when_up = false;  // asked to connect while the broker was down
-  // The deliveries it holds unsettled, in no particular order: each job knows its position
-  // (Job::unacked_pos), so whichever one is settled leaves in O(1) (the last takes its place).
+  // The deliveries it holds unsettled, in no particular order: whichever one is settled leaves
+  // in O(1) (the last takes its place; see unhold for how its position is found).
   // Up to four in the record itself: most clients hold one or a few, and a separate block per
   // client was one more cache miss per settlement in a large fleet.
-  sim::SmallVec<std::uint32_t, 4> held;
+  using Held = sim::SmallVec<std::uint32_t, 4>;
+  Held held;
 
   // Subscribed and not cancelled: whether it may be sent more is each broker's credit rule.
   bool listening() const { return open && !cancelled; }
@@ -63,15 +65,30 @@ struct ClientRecord {
     in_ring = false;
   }
 
+  // A job's unacked_pos says whether it is held (kNoIndex: not). Its position in `held` is found
+  // by a search while the list fits the record (it is on the line the settlement reads anyway),
+  // and read from unacked_pos beyond that: the search leaves the job that takes the settled one's
+  // place untouched, a cache miss fewer per settlement in a large fleet (docs/performance.md).
+  // While the list is longer than kSearched, every held job's unacked_pos is its position.
+  static constexpr std::uint32_t kSearched = Held::kInline;
   void hold(JobPool& jobs, std::uint32_t j) {
     jobs[j].unacked_pos = static_cast<std::uint32_t>(held.size());
     held.push_back(j);
+    if (held.size() == kSearched + 1) [[unlikely]]  // positions are read from here on: make them true
+      for (std::uint32_t i = 0; i < kSearched; ++i) jobs[held[i]].unacked_pos = i;
   }
   void unhold(JobPool& jobs, std::uint32_t j) {
-    const std::uint32_t pos = jobs[j].unacked_pos;
+    const std::size_t n = held.size();
+    std::uint32_t pos = 0;
+    if (n <= kSearched) {
+      while (pos < n && held[pos] != j) ++pos;
+      if (pos == n) [[unlikely]] throw InvariantError("a client settled a delivery it did not hold");
+    } else {
+      pos = jobs[j].unacked_pos;
+    }
     const std::uint32_t last = held.back();
     held[pos] = last;
-    jobs[last].unacked_pos = pos;
+    if (n > kSearched) jobs[last].unacked_pos = pos;
     held.pop_back();
     jobs[j].unacked_pos = kNoIndex;
   }
