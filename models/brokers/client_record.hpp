@@ -78,16 +78,17 @@ struct ClientRecord {
       for (std::uint32_t i = 0; i < kSearched; ++i) jobs[held[i]].unacked_pos = i;
   }
   void unhold(JobPool& jobs, std::uint32_t j) {
-    const std::size_t n = held.size();
+    const std::uint32_t n = static_cast<std::uint32_t>(held.size());
+    std::uint32_t* const h = held.data();
     std::uint32_t pos = 0;
     if (n <= kSearched) {
-      while (pos < n && held[pos] != j) ++pos;
+      while (pos < n && h[pos] != j) ++pos;
       if (pos == n) [[unlikely]] throw InvariantError("a client settled a delivery it did not hold");
     } else {
       pos = jobs[j].unacked_pos;
     }
-    const std::uint32_t last = held.back();
-    held[pos] = last;
+    const std::uint32_t last = h[n - 1];
+    h[pos] = last;
     if (n > kSearched) jobs[last].unacked_pos = pos;
     held.pop_back();
     jobs[j].unacked_pos = kNoIndex;
