@@ -67,7 +67,7 @@ class SmallVec {
 
   void grow() {
     const std::uint32_t bigger_capacity = 2 * capacity_;
-    T* bigger = new T[bigger_capacity];
+    T* bigger = new T[bigger_capacity]();
     std::copy(begin(), end(), bigger);
     release();
     heap_ = bigger;
@@ -93,8 +93,10 @@ class SmallVec {
 
   // Only one of the two is in use: the inline values while the capacity is N, the heap block
   // once it has grown (never back: a client that held many may again).
+  // Every value of the storage is initialised, past the size too: a reader may look at all N at
+  // once and mask off those past the size (ClientRecord::unhold).
   union {
-    T inline_[N];
+    T inline_[N]{};
     T* heap_;
   };
   std::uint32_t size_ = 0;

