@@ -330,8 +330,8 @@ class EventChunks {
 // (they agree with the new last time down to a lower digit). Each move takes an event down at
 // least one digit, six bits: an execution due 100 ms ahead (2^26.6 ns) moves at most five times,
 // where 4-bit digits moved it up to seven and the textbook's binary buckets up to 27
-// (docs/performance.md: 4-bit digits 3,561 instructions per job at 4,000 consumers, 6-bit 3,449,
-// 8-bit 3,473). Ties in time are ordered by `order` in bucket 0, the current one.
+// (docs/performance.md, each with a growable array per bucket: 4-bit digits 3,561 instructions
+// per job at 4,000 consumers, 6-bit 3,449, 8-bit 3,473). Ties in time are ordered by `order` in bucket 0, the current one.
 class RadixBuckets {
  public:
   RadixBuckets() { mins_.fill(kNone); }
@@ -423,6 +423,7 @@ class RadixBuckets {
   static constexpr unsigned kDigitBits = 6;
   static constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;  // buckets per level
   static constexpr std::size_t kLevels = (64 + kDigitBits - 1) / kDigitBits;
+  static_assert(kDigits == 64, "a level's marks are one word");
   // Bucket 0 holds the events due at the last time, from head_ on in ascending order (a run of
   // ties, each appended in insertion order, costs no shifting); then level by level, digit by
   // digit, bucket 1 + level * kDigits + digit holds those whose key first differs from the last
@@ -461,46 +462,26 @@ class RadixBuckets {
   static std::size_t bucket_of(std::uint64_t k, std::uint64_t last) { return k == last ? 0 : bucket_above(k, last); }
   static bool earlier_order(const Event& x, const Event& y) { return x.order < y.order; }
 
-  // Which buckets (beyond the current) hold events: a bit per bucket, 16 to a level, and a bit
+  // Which buckets (beyond the current) hold events: a bit per bucket, 64 to a level, and a bit
   // per level for the levels with any.
   void mark(std::size_t b) {
     const std::size_t i = b - 1;
-    marks_[i / 64] |= std::uint64_t{1} << (i % 64);
+    marks_[i / kDigits] |= std::uint64_t{1} << (i % kDigits);
     levels_ |= 1u << (i / kDigits);
   }
   void unmark(std::size_t b) {
     const std::size_t i = b - 1;
-    marks_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
-    const std::size_t level = i / kDigits;
-    if (level_marks(level) == 0) levels_ &= ~(1u << level);
+    marks_[i / kDigits] &= ~(std::uint64_t{1} << (i % kDigits));
+    if (marks_[i / kDigits] == 0) levels_ &= ~(1u << (i / kDigits));
   }
   std::size_t first_marked() const {
     const std::size_t level = static_cast<std::size_t>(__builtin_ctz(levels_));
-    if constexpr (kDigits <= 64) {
-      return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctzll(level_marks(level)));
-    } else {
-      std::size_t w = level * kDigits / 64;
-      while (marks_[w] == 0) ++w;
-      return 1 + w * 64 + static_cast<std::size_t>(__builtin_ctzll(marks_[w]));
-    }
-  }
-  // Level l's marks (nonzero when any; its digits in order from bit 0 when a level fits a word).
-  std::uint64_t level_marks(std::size_t level) const {
-    if constexpr (kDigits <= 64) {
-      const std::size_t i = level * kDigits;
-      const std::uint64_t m = marks_[i / 64] >> (i % 64);
-      return kDigits == 64 ? m : m & ((std::uint64_t{1} << kDigits) - 1);
-    } else {
-      std::uint64_t any = 0;
-      for (std::size_t w = level * kDigits / 64; w < (level + 1) * kDigits / 64; ++w) any |= marks_[w];
-      return any;
-    }
+    return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctzll(marks_[level]));
   }
 
-  // Moves chain c's events (none before last_) into the buckets by last_, the current one left
-  // unsorted.
-  // The arrays and the last time are held in locals: the event writes would otherwise reload
-  // them for every event.
+  // Moves bucket `from`'s events (none before last_) into the buckets by last_, the current one
+  // left unsorted. The arrays and the last time are held in locals: the event writes would
+  // otherwise reload them for every event.
   [[gnu::always_inline]] void spread(std::size_t from) {
     const std::uint64_t last = last_;
     Bucket* const stores = stores_.data();
@@ -576,7 +557,7 @@ class RadixBuckets {
   std::array<Bucket, kBuckets> stores_{};  // the others (stores_[0] unused): arrays below kChained, chains from it
   std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
   EventChunks chunks_;
-  std::array<std::uint64_t, (kBuckets - 1 + 63) / 64> marks_{};
+  std::array<std::uint64_t, kLevels> marks_{};  // a bit per bucket, a word per level
   std::uint32_t levels_ = 0;
   std::uint64_t last_ = 0;  // key of the last time taken
   std::size_t head_ = 0;    // the next event of the current bucket

@@ -325,8 +325,9 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
     else dispatch(q);
     return;
   }
-  // A consumer of one queue was sent the message from it: q is c.queue(), read from the job's
-  // line rather than the consumer's.
+  // A consumer of one queue was sent the message from it, and nothing moved it since (a message
+  // the broker took back is a ghost, settled above): q is c.queue(), read from the job's line
+  // rather than the consumer's.
   rejoin_one_queue(channels_[job.consumer], job.consumer, q);
   dispatch(q);
 }
