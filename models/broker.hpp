@@ -8,8 +8,9 @@
 // Contract, for every broker:
 //  - Jobs are pool indices (World::jobs). The broker owns a job from publish() until it calls
 //    World::leave() (acked, dropped, lost, refused); it may hand it to a consumer meanwhile by
-//    scheduling Ev::Receive for it with the job's current gen (job.where = Transit, job.consumer
-//    set). Every decision is World::decide(); every counter goes to the Ledger.
+//    World::sent and then World::receive_at (Ev::Receive with the job's current gen and its
+//    consumer; job.where = Transit, job.consumer set). Every decision is World::decide(); every
+//    counter goes to the Ledger.
 //  - A consumer settles a delivery by setting job.ack and scheduling Ev::AckArrive; the broker
 //    sees it in settle(), never earlier. A broker that voids a delivery (a closed channel, a
 //    lapsed lock) bumps job.gen so that the consumer's pending events for it are ignored.

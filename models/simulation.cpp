@@ -127,7 +127,7 @@ inline void Simulation::handle(const sim::Event& ev) {
       break;
     case Ev::Arrival: create_job(w_, ev.target); break;
     case Ev::Receive:
-      if (w_.jobs[ev.target].gen == ev.tag) w_.consumers[w_.jobs[ev.target].consumer].receive(w_, ev.target);
+      if (w_.jobs[ev.target].gen == ev.tag) w_.consumers[ev.aux].receive(w_, ev.target);  // World::receive_at
       break;
     case Ev::ExecDone:
       if (w_.jobs[ev.target].gen == ev.tag)

@@ -45,6 +45,13 @@ struct World : sim::Simulator {
     if (t < now) [[unlikely]] scheduled_in_the_past();
     schedule(t, static_cast<std::uint8_t>(priority_of(kind)), static_cast<std::uint32_t>(kind), target, tag, aux);
   }
+  // Job j, just sent (World::sent), reaches its consumer at t. The event carries the consumer, so
+  // that the receipt looks its consumer up without waiting for the job's line first: in a large
+  // fleet both have left the cache, and the two fetches then overlap (docs/performance.md).
+  void receive_at(Time t, std::uint32_t j) {
+    const Job& job = jobs[j];
+    at(t, Ev::Receive, j, job.gen, static_cast<std::uint32_t>(job.consumer));
+  }
   // Out of line and cold: building the message would otherwise sit in every caller's hot path.
   [[noreturn, gnu::cold, gnu::noinline]] static void scheduled_in_the_past() {
     throw InvariantError("event scheduled in the past");

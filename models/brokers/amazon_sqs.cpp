@@ -150,7 +150,7 @@ void AmazonSqs::deliver(std::uint32_t j, int ci, Time latency) {
   clients_[ci].hold(w_.jobs, j);
   w_.ledger.unacked_changed(q, w_.now, job, +1);
   push_lapse(q, j);
-  w_.at(w_.now + latency, Ev::Receive, j, job.gen);
+  w_.receive_at(w_.now + latency, j);
 }
 
 // A new visibility end for in-flight message j (its visible_until); the timer moves earlier if

@@ -226,12 +226,12 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci, Time latency) {
     }
   }
   if (latency >= 0) {  // one message of a batch receive (receive_batch)
-    w_.at(w_.now + latency, Ev::Receive, j, job.gen);
+    w_.receive_at(w_.now + latency, j);
     return;
   }
   // (A deferred message received back comes outside the ring's turns: its client may be in it.)
   if (!r.in_ring && has_credit(c)) r.join(dispatchers_[q], ci, 0);
-  w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
+  w_.receive_at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), j);
 }
 
 // The handler has the message: the processor renews its lock while it runs, for at most the

@@ -166,7 +166,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     } else {
       after_delivery(ch, ci, entry);
     }
-    w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
+    w_.receive_at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), j);
     return;
   }
   ch.hold(w_.jobs, j);
@@ -184,7 +184,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
   } else {
     after_delivery(ch, ci, entry);
   }
-  w_.at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), Ev::Receive, j, job.gen);
+  w_.receive_at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), j);
 }
 
 void RabbitMq::dispatch(int q) {
