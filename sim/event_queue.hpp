@@ -264,9 +264,8 @@ class EventChunks {
   };
   static_assert(sizeof(Chunk) == 512 && offsetof(Chunk, events) % 32 == 0, "a chunk is 8 lines, no event straddles two");
 
-  // A chain: its events in the order pushed, from the chunk whose events start at `first` to the
-  // one whose events end at `end`, filled up to `last` (all null while empty).
-  using Store = EventStore;
+  // A chain is an EventStore: its events in the order pushed, from the chunk whose events start at
+  // `first` to the one whose events end at `end`, filled up to `last` (all null while empty).
 
   EventChunks() = default;
   EventChunks(const EventChunks&) = delete;
@@ -275,7 +274,7 @@ class EventChunks {
   // Calls f on each event of chain c in the order pushed, giving each chunk back to the pool once
   // read (f may push into other chains: they take those chunks first); c is left empty.
   template <class F>
-  [[gnu::always_inline]] void consume(Store& c, F&& f) {
+  [[gnu::always_inline]] void consume(EventStore& c, F&& f) {
     if (c.first == nullptr) return;
     for (Chunk* k = chunk_of(c.first);;) {
       Chunk* const next = k->next;
@@ -286,12 +285,12 @@ class EventChunks {
       if (next == nullptr) break;
       k = next;
     }
-    c = Store{};
+    c = EventStore{};
   }
   // Blocks of chunks taken from the heap so far (for tests: whether chains were used).
   std::size_t blocks() const { return blocks_.size(); }
   // Chain c (full: last == end) takes a chunk at its tail.
-  [[gnu::noinline]] void extend(Store& c) {
+  [[gnu::noinline]] void extend(EventStore& c) {
     if (free_ == nullptr) refill();
     Chunk* const k = free_;
     free_ = k->next;
@@ -388,7 +387,7 @@ class RadixBuckets {
     out.insert(out.end(), current_.begin() + head_, current_.end());
     current_.clear();
     for (std::size_t b = 1; b < kBuckets; ++b) {
-      Bucket& s = stores_[b];
+      EventStore& s = stores_[b];
       if (b < kChained) {
         out.insert(out.end(), s.first, s.last);
         s.last = s.first;
@@ -437,7 +436,6 @@ class RadixBuckets {
   static constexpr std::size_t kChainedLevel = 3;
   static constexpr std::size_t kChained = 1 + kChainedLevel * kDigits;  // the first chained bucket
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  using Bucket = EventStore;  // a bucket beyond the current: an array or a chain
   // The bucket of a key after `last` (k > last): the highest digit in which they differ, and
   // k's value of it.
   // Found by a table of each bit's level (its digit's shift and its first bucket), not by dividing
@@ -484,10 +482,10 @@ class RadixBuckets {
   // otherwise reload them for every event.
   [[gnu::always_inline]] void spread(std::size_t from) {
     const std::uint64_t last = last_;
-    Bucket* const stores = stores_.data();
+    EventStore* const stores = stores_.data();
     std::uint64_t* const mins = mins_.data();
     const auto one = [&](const Event& e) { spread_one(e, last, stores, mins); };
-    Bucket& s = stores[from];
+    EventStore& s = stores[from];
     if (from < kChained) {
       const Event* const stop = s.last;  // spreading never pushes into `from`
       for (const Event* e = s.first; e != stop; ++e) one(*e);
@@ -496,7 +494,7 @@ class RadixBuckets {
       chunks_.consume(s, one);
     }
   }
-  [[gnu::always_inline]] void spread_one(const Event& e, std::uint64_t last, Bucket* stores, std::uint64_t* mins) {
+  [[gnu::always_inline]] void spread_one(const Event& e, std::uint64_t last, EventStore* stores, std::uint64_t* mins) {
     const std::uint64_t k = key(e.time);
     if (k == last) {
       current_.push_back(e);
@@ -508,8 +506,8 @@ class RadixBuckets {
     mins[b] = std::min(mins[b], k);
   }
   // Bucket b (not the current one) takes e.
-  [[gnu::always_inline]] void append(std::size_t b, const Event& e, Bucket* stores) {
-    Bucket& s = stores[b];
+  [[gnu::always_inline]] void append(std::size_t b, const Event& e, EventStore* stores) {
+    EventStore& s = stores[b];
     if (s.last == s.end) [[unlikely]] make_room(b);
     *s.last++ = e;
   }
@@ -554,7 +552,7 @@ class RadixBuckets {
   }
 
   EventBucket current_;  // bucket 0
-  std::array<Bucket, kBuckets> stores_{};  // the others (stores_[0] unused): arrays below kChained, chains from it
+  std::array<EventStore, kBuckets> stores_{};  // the others (stores_[0] unused): arrays below kChained, chains from it
   std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
   EventChunks chunks_;
   std::array<std::uint64_t, kLevels> marks_{};  // a bit per bucket, a word per level
