@@ -186,28 +186,14 @@ class EventHeap {
   bool hole_ = false;  // heap_[kRoot] is vacant: popped, not yet refilled (heap_ still counts it)
 };
 
-// Where a radix bucket's events are kept: [first, last) of storage that ends at `end`, one array
-// (the lower levels) or the tail chunk of a chain (EventChunks; the later levels).
-// Either way an append is a vector's, a comparison and a store; only making room differs.
+// A radix bucket's chain of pooled chunks (EventChunks): its events from `first` on, the tail
+// chunk filled up to `last`, which ends at `end` (all null while empty). An append is a vector's, a
+// comparison and a store; only making room differs.
 struct EventStore {
   Event* first = nullptr;
   Event* last = nullptr;
   Event* end = nullptr;
 };
-
-// Doubles the room of the array [first, last) that ends at `end` (16 events at first). Out of
-// line, so that appending (several times per event in the radix buckets) keeps no registers
-// saved for it.
-[[gnu::noinline]] inline void grow_array(Event*& first, Event*& last, Event*& end) {
-  const std::size_t n = static_cast<std::size_t>(last - first);
-  const std::size_t m = n == 0 ? 16 : 2 * n;
-  Event* const p = new Event[m];
-  std::copy(first, last, p);
-  delete[] first;
-  first = p;
-  last = p + n;
-  end = p + m;
-}
 
 // A growable array of events. Its own fields, not an EventStore: the radix buckets append to it
 // and to EventStores in one loop, and as members of different types the compiler knows that
@@ -220,12 +206,12 @@ class EventBucket {
   ~EventBucket() { delete[] first_; }
 
   void push_back(const Event& e) {
-    if (last_ == end_) [[unlikely]] grow_array(first_, last_, end_);
+    if (last_ == end_) [[unlikely]] grow();
     *last_++ = e;
   }
   // Inserts e before position i.
   void insert(std::size_t i, const Event& e) {
-    if (last_ == end_) grow_array(first_, last_, end_);
+    if (last_ == end_) grow();
     std::copy_backward(first_ + i, last_, last_ + 1);
     first_[i] = e;
     ++last_;
@@ -243,6 +229,19 @@ class EventBucket {
   void clear() { last_ = first_; }
 
  private:
+  // Doubles the room (16 events at first). Out of line, so that appending (once per event that
+  // becomes current) keeps no registers saved for it.
+  [[gnu::noinline]] void grow() {
+    const std::size_t n = size();
+    const std::size_t m = n == 0 ? 16 : 2 * n;
+    Event* const p = new Event[m];
+    std::copy(first_, last_, p);
+    delete[] first_;
+    first_ = p;
+    last_ = p + n;
+    end_ = p + m;
+  }
+
   Event* first_ = nullptr;
   Event* last_ = nullptr;
   Event* end_ = nullptr;
@@ -321,42 +320,45 @@ class EventChunks {
 };
 
 // The radix heap of the set while it is large (Ahuja, Mehlhorn, Orlin and Tarjan, J. ACM 1990),
-// with 6-bit digits: pending times never precede the last one taken (`last_`), so each event waits
-// in the bucket named by the highest digit in which its time differs from that last time and by
-// its own value of that digit, and moves only to lower buckets as the last time advances. The
-// buckets in index order hold ever later times, so the least event is in the first non-empty one;
-// when that one is taken, the last time becomes its least and its events spread to lower buckets
-// (they agree with the new last time down to a lower digit). Each move takes an event down at
-// least one digit, six bits: an execution due 100 ms ahead (2^26.6 ns) moves at most five times,
-// where 4-bit digits moved it up to seven and the textbook's binary buckets up to 27
-// (docs/performance.md, each with a growable array per bucket: 4-bit digits 3,561 instructions
-// per job at 4,000 consumers, 6-bit 3,449, 8-bit 3,473). Ties in time are ordered by `order` in bucket 0, the current one.
+// over windows of 2^15 ns (32.8 us) with 6-bit digits above them. Pending times never precede
+// the window of the last one taken (`base_`), so each event waits in the bucket named by the
+// highest digit in which its window differs from that one and by its own value of that digit, and
+// moves only to lower buckets as the base advances. The buckets in index order hold ever later
+// times, so the least event is in the first non-empty one; when that one is taken, the base
+// becomes its least event's window, the events of that window go to bucket 0, the current one,
+// sorted by (time, order), and the rest spread to lower buckets (they agree with the new base down
+// to a lower digit). An execution due 100 ms ahead (2^26.6 ns) moves at most three times after
+// its push: two levels down, then into the current bucket.
+//
+// Why windows, not single times: with a bucket per time down to the nanosecond, the last spread
+// before an event was taken sent about one event to each of 64 buckets, 64 lines written and read
+// again (a fleet of 4,000 consumers keeps 8,000 executions pending and takes one every 3 us). A
+// window holds about ten of those events; sorting them costs fewer instructions than the last
+// spread did (4,000 consumers: 3,424 -> 3,264 instructions per job; first-level misses 40.5 ->
+// 33.5; docs/performance.md, stop 55, with the windows of 2^12 to 2^18 ns measured).
 class RadixBuckets {
  public:
   RadixBuckets() { mins_.fill(kNone); }
   RadixBuckets(const RadixBuckets&) = delete;
   RadixBuckets& operator=(const RadixBuckets&) = delete;
-  ~RadixBuckets() {
-    for (std::size_t b = 1; b < kChained; ++b) delete[] stores_[b].first;
-  }
 
   std::size_t size() const { return size_; }
   std::size_t chunk_blocks() const { return chunks_.blocks(); }
-  // A time before the last taken is accepted (every event is placed again); the kernel never
+  // A time before the base window is accepted (every event is placed again); the kernel never
   // schedules one (nothing before its clock), a set used on its own may.
   [[gnu::always_inline]] void push(const Event& e) {
     const std::uint64_t k = key(e.time);
     ++size_;
-    if (k <= last_) [[unlikely]] {
-      push_at_or_before_last(e, k);
+    if (window(k) <= base_) [[unlikely]] {
+      push_in_or_before_base(e, k);
       return;
     }
-    const std::size_t b = bucket_above(k, last_);
+    const std::size_t b = bucket_above(window(k), base_);
     append(b, e, stores_.data());
     mark(b);
     mins_[b] = std::min(mins_[b], k);
   }
-  // Whether the current bucket (the events at the last time) has been taken whole.
+  // Whether the current bucket (the base window's events) has been taken whole.
   bool current_used_up() const { return head_ == current_.size(); }
   // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
   // bucket is searched.
@@ -371,13 +373,13 @@ class RadixBuckets {
     --size_;
     return current_[head_++];
   }
-  // Makes the least non-empty bucket's least time the last one, spreading that bucket's events
-  // below it: those at that time into the current bucket (sorted by order), the rest lower.
+  // Makes the least non-empty bucket's least event's window the base, spreading that bucket's
+  // events below it: the base window's into the current bucket (then sorted), the rest lower.
   [[gnu::noinline]] void settle_least() {
     current_.clear();
     head_ = 0;
     const std::size_t from = first_marked();
-    last_ = mins_[from];
+    base_ = window(mins_[from]);
     mins_[from] = kNone;
     unmark(from);
     spread(from);
@@ -386,32 +388,24 @@ class RadixBuckets {
   void drain(std::vector<Event>& out) {
     out.insert(out.end(), current_.begin() + head_, current_.end());
     current_.clear();
-    for (std::size_t b = 1; b < kBuckets; ++b) {
-      EventStore& s = stores_[b];
-      if (b < kChained) {
-        out.insert(out.end(), s.first, s.last);
-        s.last = s.first;
-      } else {
-        chunks_.consume(s, [&](const Event& e) { out.push_back(e); });
-      }
-    }
+    for (std::size_t b = 1; b < kBuckets; ++b) chunks_.consume(stores_[b], [&](const Event& e) { out.push_back(e); });
     mins_.fill(kNone);
     marks_.fill(0);
     levels_ = 0;
     head_ = 0;
     size_ = 0;
   }
-  // Places `in` (empty buckets), the last time `from` (at or before every event in `in`).
+  // Places `in` (empty buckets), the base `from`'s window (at or before every event in `in`).
   void fill(const std::vector<Event>& in, Time from) {
-    last_ = key(from);
+    base_ = window(key(from));
     size_ = in.size();
-    for (const Event& e : in) spread_one(e, last_, stores_.data(), mins_.data());
+    for (const Event& e : in) spread_one(e, base_, stores_.data(), mins_.data());
     sort_current();
   }
   void clear() {
     std::vector<Event> none;
     drain(none);
-    last_ = 0;
+    base_ = 0;
   }
 
  private:
@@ -419,31 +413,26 @@ class RadixBuckets {
   static constexpr std::uint64_t kSign = std::uint64_t{1} << 63;
   static std::uint64_t key(Time t) { return static_cast<std::uint64_t>(t) ^ kSign; }
   static Time time_of(std::uint64_t k) { return static_cast<Time>(k ^ kSign); }
+  static constexpr unsigned kWindowBits = 15;
+  static std::uint64_t window(std::uint64_t k) { return k >> kWindowBits; }
   static constexpr unsigned kDigitBits = 6;
   static constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;  // buckets per level
-  static constexpr std::size_t kLevels = (64 + kDigitBits - 1) / kDigitBits;
+  static constexpr std::size_t kLevels = (64 - kWindowBits + kDigitBits - 1) / kDigitBits;
   static_assert(kDigits == 64, "a level's marks are one word");
-  // Bucket 0 holds the events due at the last time, from head_ on in ascending order (a run of
-  // ties, each appended in insertion order, costs no shifting); then level by level, digit by
-  // digit, bucket 1 + level * kDigits + digit holds those whose key first differs from the last
-  // one's in that level's digit and has that value there (the top level has the four bits left).
+  // Bucket 0 holds the base window's events, from head_ on in (time, order) order; then level by
+  // level, digit by digit, bucket 1 + level * kDigits + digit holds those whose window first
+  // differs from the base in that level's digit and has that value there (the top level has the
+  // one bit left). Every bucket but the current one is a chain of pooled chunks (EventChunks).
   static constexpr std::size_t kBuckets = 1 + kLevels * kDigits;
-  // Levels from here on keep their events in chains of pooled chunks (EventChunks), those below in
-  // a growable array each: level 3 starts at 2^18 ns (262 us). The lower levels' buckets hold few
-  // events each and are spread soon after they are filled, so their arrays stay in the cache; a
-  // chunk each would cost more than it saves (chains from level 2: 3,669 instructions per job at
-  // 4,000 consumers, from level 3: 3,468, from level 4: 3,449 with 1.7 more last-level misses).
-  static constexpr std::size_t kChainedLevel = 3;
-  static constexpr std::size_t kChained = 1 + kChainedLevel * kDigits;  // the first chained bucket
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
-  // The bucket of a key after `last` (k > last): the highest digit in which they differ, and
-  // k's value of it.
+  // The bucket of window w after the base (w > base): the highest digit in which they differ,
+  // and w's value of it.
   // Found by a table of each bit's level (its digit's shift and its first bucket), not by dividing
   // the bit's index by six and multiplying back (4,000 consumers: 3,451 -> 3,413 instructions per
   // job).
-  [[gnu::always_inline]] static std::size_t bucket_above(std::uint64_t k, std::uint64_t last) {
-    const LevelOf& l = kLevelOf[63u - static_cast<unsigned>(__builtin_clzll(k ^ last))];
-    return l.first + static_cast<std::size_t>((k >> l.shift) & (kDigits - 1));
+  [[gnu::always_inline]] static std::size_t bucket_above(std::uint64_t w, std::uint64_t base) {
+    const LevelOf& l = kLevelOf[63u - static_cast<unsigned>(__builtin_clzll(w ^ base))];
+    return l.first + static_cast<std::size_t>((w >> l.shift) & (kDigits - 1));
   }
   struct LevelOf {
     std::uint16_t first;  // 1 + level * kDigits
@@ -457,8 +446,6 @@ class RadixBuckets {
     }
     return t;
   }();
-  static std::size_t bucket_of(std::uint64_t k, std::uint64_t last) { return k == last ? 0 : bucket_above(k, last); }
-  static bool earlier_order(const Event& x, const Event& y) { return x.order < y.order; }
 
   // Which buckets (beyond the current) hold events: a bit per bucket, 64 to a level, and a bit
   // per level for the levels with any.
@@ -477,30 +464,22 @@ class RadixBuckets {
     return 1 + level * kDigits + static_cast<std::size_t>(__builtin_ctzll(marks_[level]));
   }
 
-  // Moves bucket `from`'s events (none before last_) into the buckets by last_, the current one
-  // left unsorted. The arrays and the last time are held in locals: the event writes would
+  // Moves bucket `from`'s events (none before the base window) into the buckets by the base, the
+  // current one left unsorted. The stores and the base are held in locals: the event writes would
   // otherwise reload them for every event.
   [[gnu::always_inline]] void spread(std::size_t from) {
-    const std::uint64_t last = last_;
+    const std::uint64_t base = base_;
     EventStore* const stores = stores_.data();
     std::uint64_t* const mins = mins_.data();
-    const auto one = [&](const Event& e) { spread_one(e, last, stores, mins); };
-    EventStore& s = stores[from];
-    if (from < kChained) {
-      const Event* const stop = s.last;  // spreading never pushes into `from`
-      for (const Event* e = s.first; e != stop; ++e) one(*e);
-      s.last = s.first;
-    } else {
-      chunks_.consume(s, one);
-    }
+    chunks_.consume(stores[from], [&](const Event& e) { spread_one(e, base, stores, mins); });
   }
-  [[gnu::always_inline]] void spread_one(const Event& e, std::uint64_t last, EventStore* stores, std::uint64_t* mins) {
+  [[gnu::always_inline]] void spread_one(const Event& e, std::uint64_t base, EventStore* stores, std::uint64_t* mins) {
     const std::uint64_t k = key(e.time);
-    if (k == last) {
+    if (window(k) == base) {
       current_.push_back(e);
       return;
     }
-    const std::size_t b = bucket_above(k, last);
+    const std::size_t b = bucket_above(window(k), base);
     append(b, e, stores);
     mark(b);
     mins[b] = std::min(mins[b], k);
@@ -508,56 +487,49 @@ class RadixBuckets {
   // Bucket b (not the current one) takes e.
   [[gnu::always_inline]] void append(std::size_t b, const Event& e, EventStore* stores) {
     EventStore& s = stores[b];
-    if (s.last == s.end) [[unlikely]] make_room(b);
+    if (s.last == s.end) [[unlikely]] chunks_.extend(s);
     *s.last++ = e;
   }
-  [[gnu::noinline]] void make_room(std::size_t b) {
-    if (b >= kChained)
-      chunks_.extend(stores_[b]);
-    else
-      grow_array(stores_[b].first, stores_[b].last, stores_[b].end);
-  }
   void sort_current() {
-    if (current_.size() - head_ > 1) std::sort(current_.begin() + head_, current_.end(), earlier_order);
+    if (current_.size() - head_ > 1) std::sort(current_.begin() + head_, current_.end(), before);
   }
 
-  // One event, at any time at or after the last (the current bucket kept sorted from head_).
+  // One event at or after the base window; into the current bucket in its place by (time, order).
   void place(const Event& e, std::uint64_t k) {
-    const std::size_t b = bucket_of(k, last_);
-    if (b == 0) [[unlikely]] {
-      EventBucket& c = current_;
-      if (head_ == c.size() || c.back().order < e.order)
-        c.push_back(e);
-      else
-        c.insert(static_cast<std::size_t>(std::lower_bound(c.begin() + head_, c.end(), e, earlier_order) - c.begin()), e);
+    if (window(k) != base_) {
+      spread_one(e, base_, stores_.data(), mins_.data());
       return;
     }
-    append(b, e, stores_.data());
-    mark(b);
-    mins_[b] = std::min(mins_[b], k);
+    EventBucket& c = current_;
+    if (head_ == c.size() || before(c.back(), e))
+      c.push_back(e);
+    else
+      c.insert(static_cast<std::size_t>(std::lower_bound(c.begin() + head_, c.end(), e, before) - c.begin()), e);
   }
-  [[gnu::noinline]] void push_at_or_before_last(const Event& e, std::uint64_t k) {
-    if (k < last_) rebase(k);
+  // An event in the base window (the kernel's: one due within 2^15 ns of the last taken, rare where
+  // the buckets are used), or before it (every event is placed again from its window).
+  [[gnu::noinline]] void push_in_or_before_base(const Event& e, std::uint64_t k) {
+    if (window(k) < base_) rebase(k);
     place(e, k);
   }
-  // A push before the last time: every event is placed again from the new one.
   void rebase(std::uint64_t k) {
     std::vector<Event> all;
     all.reserve(size_);
     const std::size_t n = size_;
     drain(all);
     size_ = n;
-    last_ = k;
-    for (const Event& e : all) place(e, key(e.time));
+    base_ = window(k);
+    for (const Event& e : all) spread_one(e, base_, stores_.data(), mins_.data());
+    sort_current();
   }
 
   EventBucket current_;  // bucket 0
-  std::array<EventStore, kBuckets> stores_{};  // the others (stores_[0] unused): arrays below kChained, chains from it
+  std::array<EventStore, kBuckets> stores_{};  // the others (stores_[0] unused)
   std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
   EventChunks chunks_;
   std::array<std::uint64_t, kLevels> marks_{};  // a bit per bucket, a word per level
   std::uint32_t levels_ = 0;
-  std::uint64_t last_ = 0;  // key of the last time taken
+  std::uint64_t base_ = 0;  // the window of the least event when the current bucket was filled
   std::size_t head_ = 0;    // the next event of the current bucket
   std::size_t size_ = 0;
 };
@@ -634,7 +606,7 @@ class EventQueue {
     return e;
   }
   // From the clock's instant (or the least event, if earlier): a later push before the buckets'
-  // last time would make them place every event again.
+  // base window would make them place every event again.
   // Out of line: the model's scheduling inlines the heap's path only.
   [[gnu::noinline]] void push_buckets(const Event& e) { buckets_.push(e); }
   [[gnu::always_inline]] Event pop_buckets() {
@@ -645,8 +617,8 @@ class EventQueue {
   }
   // Whether the lane's least event comes before the buckets' (the lane not empty). The lane's
   // events are due at the clock's instant and the buckets' at or after it: the buckets move their
-  // last time only to a least time at the lane's, never past it (a push before the last time
-  // would make them place every event again).
+  // base only to the window of a least time at or before the lane's, never past it (a push before
+  // the base window would make them place every event again).
   bool lane_before_buckets() {
     if (buckets_.size() == 0) return true;
     if (buckets_.current_used_up()) {

@@ -12,6 +12,7 @@
 #include <set>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "sim/event_queue.hpp"
@@ -49,6 +50,42 @@ using Key = std::tuple<sim::Time, int, std::uint32_t>;  // (time, priority class
 struct SwitchingEventQueue : sim::EventQueue {
   SwitchingEventQueue() : sim::EventQueue(64, 16) {}
 };
+
+// Holds a fleet-like population in `Fast` and in the plain heap side by side: `initial` pushes,
+// then `ops` times a pop from each (compared) and refill(op, size) pushes; then both drained,
+// compared. due(now) gives a push's (time, priority class). Returns the chunk blocks `Fast`'s
+// buckets took (whether their chains were used).
+template <class Fast, class Due, class Refill>
+std::size_t hold_against_plain(int initial, int ops, Due&& due, Refill&& refill) {
+  Driver<Fast> fast;
+  Driver<sim::ReferenceEventSet> plain;
+  std::uint32_t next_id = 0;
+  auto push = [&] {
+    const auto [t, prio] = due(fast.now);
+    fast.push(t, prio, 0, next_id);
+    plain.push(t, prio, 0, next_id);
+    ++next_id;
+  };
+  for (int i = 0; i < initial; ++i) push();
+  std::uint64_t compared = 0;
+  for (int op = 0; op < ops; ++op) {
+    const sim::Event a = fast.pop();
+    const sim::Event b = plain.pop();
+    REQUIRE(a.time == b.time);
+    REQUIRE(a.order == b.order);
+    REQUIRE(a.target == b.target);
+    ++compared;
+    for (int k = refill(op, fast.size()); k > 0; --k) push();
+    REQUIRE(fast.size() == plain.size());
+  }
+  while (!plain.empty()) {
+    REQUIRE(fast.pop().order == plain.pop().order);
+    ++compared;
+  }
+  CHECK(fast.empty());
+  CHECK(compared == next_id);
+  return fast.set.chunk_blocks();
+}
 
 }  // namespace test_event_sets
 
@@ -367,38 +404,44 @@ TEST_SUITE("event_sets") {
     // later levels keep their events in chains of pooled chunks, taken and given back as buckets
     // fill and spread; every pop must still be the plain heap's.
     sim::Rng rng(54, 0, "event-sets-chains");
-    test_event_sets::Driver<Fast> fast;
-    test_event_sets::Driver<sim::ReferenceEventSet> plain;
-    std::uint32_t next_id = 0;
-    auto push = [&] {
+    const auto due = [&](sim::Time now) {
       const double u = rng.uniform();
-      const sim::Time t = u < 0.1 ? fast.now : fast.now + static_cast<sim::Time>(std::exp(u * std::log(3e9)));
-      const auto prio = static_cast<std::uint8_t>(rng.below(2));
-      fast.push(t, prio, 0, next_id);
-      plain.push(t, prio, 0, next_id);
-      ++next_id;
+      const sim::Time t = u < 0.1 ? now : now + static_cast<sim::Time>(std::exp(u * std::log(3e9)));
+      return std::pair{t, static_cast<std::uint8_t>(rng.below(2))};
     };
-    for (int i = 0; i < 6000; ++i) push();
-    std::uint64_t compared = 0;
-    for (int op = 0; op < 200'000; ++op) {
-      const sim::Event a = fast.pop();
-      const sim::Event b = plain.pop();
-      REQUIRE(a.time == b.time);
-      REQUIRE(a.order == b.order);
-      REQUIRE(a.target == b.target);
-      ++compared;
-      // Drift the size between about 2,000 and 10,000 pending (both sides of the heap's bound).
+    // Drift the size between about 2,000 and 10,000 pending (both sides of the heap's bound).
+    const auto refill = [&](int op, std::size_t size) {
       const int wanted = (op / 20'000) % 2 == 0 ? 2 : 0;
-      const int n = fast.size() < 2000 ? 2 : fast.size() > 10'000 ? 0 : static_cast<int>(rng.below(2)) + (wanted == 2);
-      for (int k = 0; k < n; ++k) push();
-      REQUIRE(fast.size() == plain.size());
-    }
-    while (!plain.empty()) {
-      REQUIRE(fast.pop().order == plain.pop().order);
-      ++compared;
-    }
-    CHECK(fast.empty());
-    CHECK(compared == next_id);
-    CHECK(fast.set.chunk_blocks() > 0);  // the chains were used
+      return size < 2000 ? 2 : size > 10'000 ? 0 : static_cast<int>(rng.below(2)) + (wanted == 2);
+    };
+    CHECK(test_event_sets::hold_against_plain<Fast>(6000, 200'000, due, refill) > 0);  // the chains were used
+  }
+
+  TEST_CASE_TEMPLATE("events within the buckets' current window, and before it, pop as the plain heap pops them", Fast,
+                     sim::EventQueue, test_event_sets::SwitchingEventQueue) {
+    // The radix buckets keep the events of one 2^15 ns window sorted and take them in turn; an
+    // event pushed into that window goes in its place among them, and one pushed before it (the
+    // kernel never does, a set used on its own may) makes them place every event again. Thousands
+    // pending, due up to 300 us ahead: most pushes land in the current window or the next few.
+    sim::Rng rng(55, 0, "event-sets-window");
+    std::uint64_t earlier = 0;
+    const auto due = [&](sim::Time now) {
+      const double u = rng.uniform();
+      sim::Time t = now + static_cast<sim::Time>(rng.below(300'000));
+      if (u < 0.2) {
+        t = now;
+      } else if (u < 0.5) {
+        t = now + static_cast<sim::Time>(rng.below(40'000));
+      } else if (u < 0.502) {
+        t = now - static_cast<sim::Time>(rng.below(100'000));
+        ++earlier;
+      }
+      return std::pair{t, static_cast<std::uint8_t>(rng.below(3))};
+    };
+    const auto refill = [&](int, std::size_t size) {
+      return size < 2500 ? 2 : size > 3500 ? 0 : static_cast<int>(rng.below(3));
+    };
+    CHECK(test_event_sets::hold_against_plain<Fast>(3000, 100'000, due, refill) > 0);  // the buckets were used
+    CHECK(earlier > 100);
   }
 }
