@@ -80,15 +80,19 @@ struct ClientRecord {
     if (held.size() == kSearched + 1) [[unlikely]]  // positions are read from here on: make them true
       for (std::uint32_t i = 0; i < kSearched; ++i) jobs[held[i]].unacked_pos = i;
   }
-  // Bit i set where h[i] == j, i < 4.
+  // Bit i set where h[i] == j, i < 4: four compares at once where SSE2 is there (every x86-64),
+  // else one by one. Both are compiled everywhere, so a test holds one to the other.
   static unsigned equal_of_four(const std::uint32_t* h, std::uint32_t j) {
 #ifdef __SSE2__
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h));
     return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, _mm_set1_epi32(static_cast<int>(j))))));
 #else
+    return equal_of_four_one_by_one(h, j);
+#endif
+  }
+  static unsigned equal_of_four_one_by_one(const std::uint32_t* h, std::uint32_t j) {
     return static_cast<unsigned>(h[0] == j) | static_cast<unsigned>(h[1] == j) << 1 |
            static_cast<unsigned>(h[2] == j) << 2 | static_cast<unsigned>(h[3] == j) << 3;
-#endif
   }
   void unhold(JobPool& jobs, std::uint32_t j) {
     const std::uint32_t n = static_cast<std::uint32_t>(held.size());
