@@ -327,15 +327,16 @@ class EventChunks {
 // times, so the least event is in the first non-empty one; when that one is taken, the base
 // becomes its least event's window, the events of that window go to bucket 0, the current one,
 // sorted by (time, order), and the rest spread to lower buckets (they agree with the new base down
-// to a lower digit). An execution due 100 ms ahead (2^26.6 ns) moves at most three times after
+// to a lower digit). An event pushed into the current window later is sorted in among its events
+// if few come after it, else it waits among the window's late arrivals (a heap). An execution due 100 ms ahead (2^26.6 ns) moves at most three times after
 // its push: two levels down, then into the current bucket.
 //
 // Why windows, not single times: with a bucket per time down to the nanosecond, the last spread
 // before an event was taken sent about one event to each of 64 buckets, 64 lines written and read
 // again (a fleet of 4,000 consumers keeps 8,000 executions pending and takes one every 3 us). A
 // window holds about ten of those events; sorting them costs fewer instructions than the last
-// spread did (4,000 consumers: 3,424 -> 3,264 instructions per job; first-level misses 40.5 ->
-// 33.5; docs/performance.md, stop 55, with the windows of 2^12 to 2^18 ns measured).
+// spread did (4,000 consumers: 3,424 -> 3,257 instructions per job; first-level misses 40.5 ->
+// 33.4; docs/performance.md, stop 55, with the windows of 2^12 to 2^18 ns measured).
 class RadixBuckets {
  public:
   RadixBuckets() { mins_.fill(kNone); }
@@ -359,19 +360,25 @@ class RadixBuckets {
     mins_[b] = std::min(mins_[b], k);
   }
   // Whether the current bucket (the base window's events) has been taken whole.
-  bool current_used_up() const { return head_ == current_.size(); }
+  bool current_used_up() const { return head_ == current_.size() && late_.empty(); }
   // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
   // bucket is searched.
   Time least_time() const { return time_of(mins_[first_marked()]); }
-  const Event& current() const { return current_[head_]; }
+  // The current bucket's least event (not used up).
+  const Event& current() const {
+    if (head_ < plain_) [[likely]] return current_[head_];
+    return late_first() ? late_.front() : current_[head_];
+  }
   const Event& top() {
     if (current_used_up()) settle_least();
     return current();
   }
   Event take() {
-    if (current_used_up()) settle_least();
-    --size_;
-    return current_[head_++];
+    if (head_ < plain_) [[likely]] {
+      --size_;
+      return current_[head_++];
+    }
+    return take_otherwise();
   }
   // Makes the least non-empty bucket's least event's window the base, spreading that bucket's
   // events below it: the base window's into the current bucket (then sorted), the rest lower.
@@ -384,10 +391,14 @@ class RadixBuckets {
     unmark(from);
     spread(from);
     sort_current();
+    plain_ = current_.size();
   }
   void drain(std::vector<Event>& out) {
     out.insert(out.end(), current_.begin() + head_, current_.end());
     current_.clear();
+    out.insert(out.end(), late_.begin(), late_.end());
+    late_.clear();
+    plain_ = 0;
     for (std::size_t b = 1; b < kBuckets; ++b) chunks_.consume(stores_[b], [&](const Event& e) { out.push_back(e); });
     mins_.fill(kNone);
     marks_.fill(0);
@@ -401,6 +412,7 @@ class RadixBuckets {
     size_ = in.size();
     for (const Event& e : in) spread_one(e, base_, stores_.data(), mins_.data());
     sort_current();
+    plain_ = current_.size();
   }
   void clear() {
     std::vector<Event> none;
@@ -419,7 +431,8 @@ class RadixBuckets {
   static constexpr std::size_t kDigits = std::size_t{1} << kDigitBits;  // buckets per level
   static constexpr std::size_t kLevels = (64 - kWindowBits + kDigitBits - 1) / kDigitBits;
   static_assert(kDigits == 64, "a level's marks are one word");
-  // Bucket 0 holds the base window's events, from head_ on in (time, order) order; then level by
+  // Bucket 0 holds the base window's events, from head_ on in (time, order) order, and its late
+  // arrivals (late_); then level by
   // level, digit by digit, bucket 1 + level * kDigits + digit holds those whose window first
   // differs from the base in that level's digit and has that value there (the top level has the
   // one bit left). Every bucket but the current one is a chain of pooled chunks (EventChunks).
@@ -494,17 +507,43 @@ class RadixBuckets {
     if (current_.size() - head_ > 1) std::sort(current_.begin() + head_, current_.end(), before);
   }
 
-  // One event at or after the base window; into the current bucket in its place by (time, order).
+  // One event at or after the base window. One in it is sorted into the window's events when at
+  // most kShifted of them come after it (the next arrival of a busy producer, say), else it joins
+  // the late arrivals: a burst of thousands into one window, each sorted in, would be quadratic.
   void place(const Event& e, std::uint64_t k) {
     if (window(k) != base_) {
       spread_one(e, base_, stores_.data(), mins_.data());
       return;
     }
     EventBucket& c = current_;
-    if (head_ == c.size() || before(c.back(), e))
-      c.push_back(e);
-    else
-      c.insert(static_cast<std::size_t>(std::lower_bound(c.begin() + head_, c.end(), e, before) - c.begin()), e);
+    const Event* const at = std::lower_bound(c.begin() + head_, c.end(), e, before);
+    if (c.end() - at <= kShifted) {
+      c.insert(static_cast<std::size_t>(at - c.begin()), e);
+    } else {
+      late_.push_back(e);
+      std::push_heap(late_.begin(), late_.end(), later);
+    }
+    plain_ = late_.empty() ? current_.size() : head_;
+  }
+  static constexpr std::ptrdiff_t kShifted = 16;
+  static bool later(const Event& x, const Event& y) { return before(y, x); }
+  // Whether the late arrivals' least comes before the sorted part's next (late_ not empty).
+  bool late_first() const { return head_ == current_.size() || before(late_.front(), current_[head_]); }
+  // take() past the plain part: the current bucket used up, or late arrivals to compare with.
+  [[gnu::noinline]] Event take_otherwise() {
+    if (current_used_up()) settle_least();
+    --size_;
+    if (late_.empty()) return current_[head_++];
+    Event e;
+    if (late_first()) {
+      std::pop_heap(late_.begin(), late_.end(), later);
+      e = late_.back();
+      late_.pop_back();
+    } else {
+      e = current_[head_++];
+    }
+    plain_ = late_.empty() ? current_.size() : head_;
+    return e;
   }
   // An event in the base window (the kernel's: one due within 2^15 ns of the last taken, rare where
   // the buckets are used), or before it (every event is placed again from its window).
@@ -521,9 +560,13 @@ class RadixBuckets {
     base_ = window(k);
     for (const Event& e : all) spread_one(e, base_, stores_.data(), mins_.data());
     sort_current();
+    plain_ = current_.size();
   }
 
-  EventBucket current_;  // bucket 0
+  EventBucket current_;  // bucket 0: its sorted part
+  // Bucket 0's late arrivals: pushed into the base window after it was sorted, a min-heap by
+  // (time, order). Empty in a fleet but for the rare delay under 2^15 ns.
+  std::vector<Event> late_;
   std::array<EventStore, kBuckets> stores_{};  // the others (stores_[0] unused)
   std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
   EventChunks chunks_;
@@ -531,6 +574,9 @@ class RadixBuckets {
   std::uint32_t levels_ = 0;
   std::uint64_t base_ = 0;  // the window of the least event when the current bucket was filled
   std::size_t head_ = 0;    // the next event of the current bucket
+  // take() and current() read current_ from head_ up to here without a look at late_: its size
+  // while late_ is empty, else head_.
+  std::size_t plain_ = 0;
   std::size_t size_ = 0;
 };
 
