@@ -328,8 +328,9 @@ class EventChunks {
 // becomes its least event's window, the events of that window go to bucket 0, the current one,
 // sorted by (time, order), and the rest spread to lower buckets (they agree with the new base down
 // to a lower digit). An event pushed into the current window later is sorted in among its events
-// if few come after it, else it waits among the window's late arrivals (a heap). An execution due 100 ms ahead (2^26.6 ns) moves at most three times after
-// its push: two levels down, then into the current bucket.
+// if few come after it, else it waits among the window's late arrivals (a heap). An execution due
+// 100 ms ahead (2^26.6 ns) moves at most three times after its push: two levels down, then into
+// the current bucket.
 //
 // Why windows, not single times: with a bucket per time down to the nanosecond, the last spread
 // before an event was taken sent about one event to each of 64 buckets, 64 lines written and read
@@ -360,7 +361,7 @@ class RadixBuckets {
     mins_[b] = std::min(mins_[b], k);
   }
   // Whether the current bucket (the base window's events) has been taken whole.
-  bool current_used_up() const { return head_ == current_.size() && late_.empty(); }
+  bool current_used_up() const { return head_ == plain_ && late_.empty(); }
   // The least time pending (not empty, current_used_up): each bucket keeps its least key, so no
   // bucket is searched.
   Time least_time() const { return time_of(mins_[first_marked()]); }
@@ -374,11 +375,12 @@ class RadixBuckets {
     return current();
   }
   Event take() {
-    if (head_ < plain_) [[likely]] {
-      --size_;
-      return current_[head_++];
+    if (head_ == plain_) [[unlikely]] {
+      if (!late_.empty()) [[unlikely]] return take_with_late();
+      settle_least();
     }
-    return take_otherwise();
+    --size_;
+    return current_[head_++];
   }
   // Makes the least non-empty bucket's least event's window the base, spreading that bucket's
   // events below it: the base window's into the current bucket (then sorted), the rest lower.
@@ -432,10 +434,10 @@ class RadixBuckets {
   static constexpr std::size_t kLevels = (64 - kWindowBits + kDigitBits - 1) / kDigitBits;
   static_assert(kDigits == 64, "a level's marks are one word");
   // Bucket 0 holds the base window's events, from head_ on in (time, order) order, and its late
-  // arrivals (late_); then level by
-  // level, digit by digit, bucket 1 + level * kDigits + digit holds those whose window first
-  // differs from the base in that level's digit and has that value there (the top level has the
-  // one bit left). Every bucket but the current one is a chain of pooled chunks (EventChunks).
+  // arrivals (late_); then level by level, digit by digit, bucket 1 + level * kDigits + digit
+  // holds those whose window first differs from the base in that level's digit and has that value
+  // there (the top level has the one bit left). Every bucket but the current one is a chain of
+  // pooled chunks (EventChunks).
   static constexpr std::size_t kBuckets = 1 + kLevels * kDigits;
   static constexpr std::uint64_t kNone = ~std::uint64_t{0};
   // The bucket of window w after the base (w > base): the highest digit in which they differ,
@@ -529,11 +531,9 @@ class RadixBuckets {
   static bool later(const Event& x, const Event& y) { return before(y, x); }
   // Whether the late arrivals' least comes before the sorted part's next (late_ not empty).
   bool late_first() const { return head_ == current_.size() || before(late_.front(), current_[head_]); }
-  // take() past the plain part: the current bucket used up, or late arrivals to compare with.
-  [[gnu::noinline]] Event take_otherwise() {
-    if (current_used_up()) settle_least();
+  // take() with late arrivals to compare with.
+  [[gnu::noinline]] Event take_with_late() {
     --size_;
-    if (late_.empty()) return current_[head_++];
     Event e;
     if (late_first()) {
       std::pop_heap(late_.begin(), late_.end(), later);
@@ -545,8 +545,8 @@ class RadixBuckets {
     plain_ = late_.empty() ? current_.size() : head_;
     return e;
   }
-  // An event in the base window (the kernel's: one due within 2^15 ns of the last taken, rare where
-  // the buckets are used), or before it (every event is placed again from its window).
+  // An event in the base window (from the kernel: one due within the last taken's window, such as a
+  // busy producer's next arrival), or before it (every event is placed again from its window).
   [[gnu::noinline]] void push_in_or_before_base(const Event& e, std::uint64_t k) {
     if (window(k) < base_) rebase(k);
     place(e, k);
@@ -564,8 +564,8 @@ class RadixBuckets {
   }
 
   EventBucket current_;  // bucket 0: its sorted part
-  // Bucket 0's late arrivals: pushed into the base window after it was sorted, a min-heap by
-  // (time, order). Empty in a fleet but for the rare delay under 2^15 ns.
+  // Bucket 0's late arrivals: pushed into the base window after it was sorted, with more than
+  // kShifted of its events after them; a min-heap by (time, order). Empty but for bursts.
   std::vector<Event> late_;
   std::array<EventStore, kBuckets> stores_{};  // the others (stores_[0] unused)
   std::array<std::uint64_t, kBuckets> mins_;  // least key per bucket (kNone: empty)
