@@ -186,65 +186,13 @@ class EventHeap {
   bool hole_ = false;  // heap_[kRoot] is vacant: popped, not yet refilled (heap_ still counts it)
 };
 
-// A radix bucket's chain of pooled chunks (EventChunks): its events from `first` on, the tail
-// chunk filled up to `last`, which ends at `end` (all null while empty). An append is a vector's, a
-// comparison and a store; only making room differs.
+// A radix bucket's chain of pooled chunks (EventChunks): its events in the order pushed, from the
+// chunk whose events start at `first` to the tail chunk, filled up to `last`, whose events end at
+// `end` (all null while empty). An append is a comparison and a store, and a chunk when full.
 struct EventStore {
   Event* first = nullptr;
   Event* last = nullptr;
   Event* end = nullptr;
-};
-
-// A growable array of events. Its own fields, not an EventStore: the radix buckets append to it
-// and to EventStores in one loop, and as members of different types the compiler knows that
-// neither append moves the other's end.
-class EventBucket {
- public:
-  EventBucket() = default;
-  EventBucket(const EventBucket&) = delete;
-  EventBucket& operator=(const EventBucket&) = delete;
-  ~EventBucket() { delete[] first_; }
-
-  void push_back(const Event& e) {
-    if (last_ == end_) [[unlikely]] grow();
-    *last_++ = e;
-  }
-  // Inserts e before position i.
-  void insert(std::size_t i, const Event& e) {
-    if (last_ == end_) grow();
-    std::copy_backward(first_ + i, last_, last_ + 1);
-    first_[i] = e;
-    ++last_;
-  }
-  bool empty() const { return first_ == last_; }
-  std::size_t size() const { return static_cast<std::size_t>(last_ - first_); }
-  Event* begin() { return first_; }
-  Event* end() { return last_; }
-  const Event* begin() const { return first_; }
-  const Event* end() const { return last_; }
-  Event& operator[](std::size_t i) { return first_[i]; }
-  const Event& operator[](std::size_t i) const { return first_[i]; }
-  const Event& back() const { return last_[-1]; }
-  void pop_back() { --last_; }
-  void clear() { last_ = first_; }
-
- private:
-  // Doubles the room (16 events at first). Out of line, so that appending (once per event that
-  // becomes current) keeps no registers saved for it.
-  [[gnu::noinline]] void grow() {
-    const std::size_t n = size();
-    const std::size_t m = n == 0 ? 16 : 2 * n;
-    Event* const p = new Event[m];
-    std::copy(first_, last_, p);
-    delete[] first_;
-    first_ = p;
-    last_ = p + n;
-    end_ = p + m;
-  }
-
-  Event* first_ = nullptr;
-  Event* last_ = nullptr;
-  Event* end_ = nullptr;
 };
 
 // The radix buckets' storage beyond the current bucket: chains of 512-byte chunks from one pool,
@@ -262,9 +210,6 @@ class EventChunks {
     alignas(32) Event events[kPerChunk];
   };
   static_assert(sizeof(Chunk) == 512 && offsetof(Chunk, events) % 32 == 0, "a chunk is 8 lines, no event straddles two");
-
-  // A chain is an EventStore: its events in the order pushed, from the chunk whose events start at
-  // `first` to the one whose events end at `end`, filled up to `last` (all null while empty).
 
   EventChunks() = default;
   EventChunks(const EventChunks&) = delete;
@@ -517,10 +462,10 @@ class RadixBuckets {
       spread_one(e, base_, stores_.data(), mins_.data());
       return;
     }
-    EventBucket& c = current_;
-    const Event* const at = std::lower_bound(c.begin() + head_, c.end(), e, before);
+    std::vector<Event>& c = current_;
+    const auto at = std::lower_bound(c.begin() + static_cast<std::ptrdiff_t>(head_), c.end(), e, before);
     if (c.end() - at <= kShifted) {
-      c.insert(static_cast<std::size_t>(at - c.begin()), e);
+      c.insert(at, e);
     } else {
       late_.push_back(e);
       std::push_heap(late_.begin(), late_.end(), later);
@@ -563,7 +508,7 @@ class RadixBuckets {
     plain_ = current_.size();
   }
 
-  EventBucket current_;  // bucket 0: its sorted part
+  std::vector<Event> current_;  // bucket 0: its sorted part
   // Bucket 0's late arrivals: pushed into the base window after it was sorted, with more than
   // kShifted of its events after them; a min-heap by (time, order). Empty but for bursts.
   std::vector<Event> late_;
