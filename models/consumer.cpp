@@ -19,9 +19,9 @@ sim::Rng stream(std::uint64_t seed, std::uint64_t rep, int group, int member, co
 
 Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, std::uint64_t seed,
                    std::uint64_t replication)
-    : ConsumerHot{.spec_ = &spec, .index_ = index, .book_ = spec.book()},
+    : ConsumerHot{.spec_ = &spec, .index_ = index},
+      ConsumerEnd{.ack_rng = stream(seed, replication, group, member, "ack")},
       ConsumerCold{.delivery_rng = stream(seed, replication, group, member, "delivery"),
-                   .ack_rng = stream(seed, replication, group, member, "ack"),
                    .failure_rng = stream(seed, replication, group, member, "failure"),
                    .timeout_rng = stream(seed, replication, group, member, "timeout"),
                    .group_ = group} {
@@ -37,7 +37,7 @@ void Consumer::connect(World& w) {
   // busy is 0 here (connection_lost took it to 0, and nothing starts while detached), so its
   // integral needs no mark at the connection.
   attached = true;
-  w.ledger.slots_attached(book_, index_, w.now, slots());
+  w.ledger.slots_attached(book(), index_, w.now, slots());
   w.broker->consume(*this);
 }
 
@@ -57,7 +57,7 @@ void Consumer::receive(World& w, std::uint32_t j) {
   }
   // The common case, a free slot and nobody waiting before it: the job goes straight to the
   // slot (what start_buffered would do, without the round trip through the buffer).
-  if (local.empty() && busy < slots() && attached && w.now >= stalled_until) {
+  if (local.empty() && busy < slots() && attached && running_free(w.now)) {
     if (spec_->admission != Admission::None && !admits(*spec_, job.expires_at, clock.now(w.now)))
       reject_locally(w, j);
     else
@@ -67,24 +67,22 @@ void Consumer::receive(World& w, std::uint32_t j) {
   // The ledger hears of the buffer once, after the job has had its chance at a free slot: a job
   // that starts at once never made the buffer non-empty (and costs no stranded-work update).
   const std::size_t before = local.size();
-  local_area.advance(w.now, static_cast<double>(before));
+  local_area.change(w.now, +1);
   local.push_back(j);
   start_buffered(w);
-  if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
+  if ((before == 0) != local.empty()) w.ledger.local_changed(book(), index_, w.now, before, local.size());
 }
 
 void Consumer::try_start(World& w, bool woken) {
   const std::size_t before = local.size();
-  woken_ = woken;
-  start_buffered(w);
-  woken_ = false;
-  if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
+  start_buffered(w, woken);
+  if ((before == 0) != local.empty()) w.ledger.local_changed(book(), index_, w.now, before, local.size());
 }
 
-void Consumer::start_buffered(World& w) {
-  if (!attached || leaving || w.now < stalled_until) return;
+void Consumer::start_buffered(World& w, bool woken) {
+  if (!attached || leaving || !running_free(w.now)) return;
   if (batches()) [[unlikely]] {
-    start_batches(w);
+    start_batches(w, woken);
     return;
   }
   const std::size_t before = local.size();
@@ -100,13 +98,13 @@ void Consumer::start_buffered(World& w) {
     }
     start(w, j);
   }
-  if (took) local_area.advance(w.now, static_cast<double>(before));
+  if (took) local_area.change(w.now, static_cast<std::int64_t>(local.size()) - static_cast<std::int64_t>(before));
 }
 
 inline void Consumer::busy_changed(World& w, int delta) {
-  busy_area.advance(w.now, busy);
+  busy_area.change(w.now, delta);
   busy += delta;
-  w.ledger.busy_changed(book_, index_, w.now, delta);
+  w.ledger.busy_changed(book(), index_, w.now, delta);
 }
 
 void Consumer::busy_changed_in_batch(World& w, int delta) { busy_changed(w, delta); }
@@ -134,7 +132,6 @@ void Consumer::begin_in_batch(World& w, std::uint32_t j) { begin(w, j); }
 
 void Consumer::start(World& w, std::uint32_t j) {
   begin(w, j);
-  ++started_;
   busy_changed(w, +1);
 
   Job& job = w.jobs[j];
@@ -175,6 +172,7 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keep
   // ack's arrival decides what became of it (World::kept_by_client).
   if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
   job.finished = w.now;
+  ++ended_;
   w.ledger.wait(Wait::Service, job, w.now - job.started);
   if (!keeps_slot) busy_changed(w, -1);
   switch (result) {
@@ -269,8 +267,8 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
 ConsumerResult Consumer::result(Time now) const {
   ConsumerResult cr;
   cr.utilization = busy_area.mean(now, measured_since_, busy) / static_cast<double>(slots());
-  cr.mean_local = local_area.mean(now, measured_since_, static_cast<double>(local.size()));
-  cr.started = started_;
+  cr.mean_local = local_area.mean(now, measured_since_, static_cast<std::int64_t>(local.size()));
+  cr.started = started();
   cr.invocations = invocations_;
   cr.billed_ms = billed_ms_;
   return cr;
@@ -278,7 +276,13 @@ ConsumerResult Consumer::result(Time now) const {
 
 void Consumer::stall(World& w, Time duration) {
   stalled_until = std::max(stalled_until, w.now + duration);
+  stalled_ = w.now < stalled_until;
   w.at(stalled_until, Ev::StallEnd, static_cast<std::uint32_t>(index_));
+}
+
+void Consumer::stall_end(World& w) {
+  if (stalled_ && w.now >= stalled_until) stalled_ = false;
+  try_start(w, true);
 }
 
 void Consumer::crash(World& w) {
@@ -298,12 +302,14 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
     w.decide(w.jobs[j], Outcome::Lost);
     release_kept(w, j);
   }
+  if (!batches()) cut_ += static_cast<std::uint64_t>(busy);
   busy_changed(w, -busy);
-  w.ledger.slots_attached(book_, index_, w.now, -slots());
-  w.ledger.local_changed(book_, index_, w.now, local.size(), 0);
-  local_area.advance(w.now, static_cast<double>(local.size()));
+  w.ledger.slots_attached(book(), index_, w.now, -slots());
+  w.ledger.local_changed(book(), index_, w.now, local.size(), 0);
+  local_area.change(w.now, -static_cast<std::int64_t>(local.size()));
   local.clear();
   stalled_until = 0;
+  stalled_ = false;
   // Whatever closed the connection of a leaving consumer (its close, a crash, the broker), it
   // has left.
   if (leaving) retire(w);

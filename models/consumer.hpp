@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "models/clock.hpp"
-#include "sim/fifo.hpp"
 #include "models/events.hpp"
 #include "models/job.hpp"
 #include "models/results.hpp"
 #include "models/scenario.hpp"
 #include "sim/rng.hpp"
+#include "sim/small_fifo.hpp"
 #include "sim/stats.hpp"
 
 namespace brokersim {
@@ -36,47 +36,49 @@ struct ConnectionCut {
   DuplicateCause why;
 };
 
-// A consumer's state in two plain parts, hot first. ConsumerHot holds the fields every job
-// touches, together (three cache lines: with a fleet of 10,000 consumers each delivery finds its
-// consumer cold in the cache); ConsumerCold what most jobs never touch: the lost connections,
-// the kept jobs and the random streams, which a run with constant latencies and no failures
-// never draws from. A name ending in `_` is the Consumer's own; the others are public through
-// Consumer's using-declarations.
+// A consumer's state in three plain parts, by when it is touched. In a large fleet a consumer's
+// record has left the cache by each receipt and each execution's end (docs/performance.md, stops
+// 53 and 56): every line either moment reads is a cache miss. ConsumerHot is the one line both
+// read (a receipt may start the job; an execution's end starts the next from the buffer),
+// ConsumerEnd the line only an execution's end reads (the settlement it sends draws its ack
+// latency there), and ConsumerCold what most jobs never touch: the delivery stream (the broker
+// draws from it as it sends, a moment when it touches no other line of the consumer), the lost
+// connections, the kept jobs, the other random streams and the counters read at the end. A name
+// ending in `_` is the Consumer's own; the others are public through Consumer's using-declarations.
 struct ConsumerHot {
-  // Two lines: what a delivery, a receipt, a start and an execution's end read and write. In a
-  // large fleet a consumer's record has left the cache by each delivery and each execution's end
-  // (docs/performance.md, stop 53): every byte here is a line fewer to fetch.
-  // Line 0.
   const ConsumerSpec* spec_;
   int index_;
-  int book_;  // the ledger's slot book of its slots (ConsumerSpec::book)
-  bool attached = false;
-  bool replica = false;   // counted in its group's replicas (models/fleet.cpp)
-  bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
-  bool retired = false;   // left: connects no more until revived
-  int busy = 0;
   std::uint32_t connections_lost_ = 0;  // cuts_.size(): every start reads it
-  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
-  Time stalled_until = 0;
+  int busy = 0;
+  bool attached = false;
+  bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
+  bool stalled_ = false;  // stalled until ConsumerCold::stalled_until, unless that has passed
   LocalClock clock{};
-  std::uint64_t started_ = 0;  // executions started, warm-up included
-  // Line 1.
-  sim::Fifo<std::uint32_t, sim::SmallVec<std::uint32_t, 2>> local{};  // received, not started, in arrival order
-  // The time integrals of `busy` and of `local.size()` since the warm-up (measured_since_): each
-  // level is the count above, not a copy of it.
-  sim::TimeIntegral busy_area{};
-  sim::TimeIntegral local_area{};
+  // The time integrals of `busy` and of `local.size()` since the warm-up (measured_since_).
+  sim::CountIntegral busy_area{};
+  sim::CountIntegral local_area{};
+  sim::SmallFifo<std::uint32_t, 2> local{};  // received, not started, in arrival order
 };
-static_assert(sizeof(ConsumerHot) <= 128, "a consumer's hot state is two cache lines");
+static_assert(sizeof(ConsumerHot) == 64, "a consumer's receipt and execution's end read one line");
+
+struct ConsumerEnd {
+  sim::Rng ack_rng;
+  Time last_ack_arrival_ = 0;  // the latest settlement this consumer sent arrives then
+  // Executions that ended, warm-up included (a batch handler's are counted apart): with those cut
+  // by a lost connection and those running, the executions started (Consumer::started).
+  std::uint64_t ended_ = 0;
+};
+static_assert(sizeof(ConsumerEnd) <= 64, "an execution's end reads one line more");
 
 struct ConsumerCold {
-  // The two streams every job draws from where latencies are random (the capacity baseline),
-  // each on a line of its own: straddling two lines, a draw met two misses in a large fleet.
   alignas(64) sim::Rng delivery_rng;
   std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
   std::uint64_t billed_ms_ = 0;         // ... their durations, each rounded up to a whole ms
-  alignas(64) sim::Rng ack_rng;
-  bool woken_ = false;                   // in try_start from an Ev::StallEnd
+  std::uint64_t cut_ = 0;               // executions cut by a lost connection (not a batch handler's)
+  std::uint64_t batch_started_ = 0;     // a batch handler's executions started, one per message
+  Time stalled_until = 0;
+  bool replica = false;   // counted in its group's replicas (models/fleet.cpp)
+  bool retired = false;   // left: connects no more until revived
   std::vector<ConnectionCut> cuts_{};  // one per connection lost, in order
   std::vector<std::uint32_t> kept_{};  // see Consumer::keep; each job's Job::unacked_pos is its position here
   sim::Rng failure_rng, timeout_rng;
@@ -89,7 +91,7 @@ struct ConsumerCold {
   Time measured_since_ = 0;       // the warm-up's end: busy_area and local_area start there
 };
 
-class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
+class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private ConsumerCold {
  public:
   Consumer(const ConsumerSpec& spec, int index, int group, int member, std::uint64_t seed,
            std::uint64_t replication);
@@ -104,9 +106,11 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   void receive(World& w, std::uint32_t j);  // Ev::Receive (the job's gen already checked)
   // keeps_slot: a message of a batch whose last message has not ended yet (kExecKeepsSlot).
   void exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot = false);  // Ev::ExecDone (gen checked)
-  // Ev::StallEnd (woken: a batch handler may then start a batch short of max_messages, once
-  // everything else at this instant is in), and after every change of slots.
-  void try_start(World& w, bool woken = false);
+  // After every change of slots: free ones take from the buffer.
+  void try_start(World& w) { try_start(w, false); }
+  // Ev::StallEnd: a stall may be over; a batch handler may start a batch short of max_messages,
+  // once everything else at this instant is in.
+  void stall_end(World& w);
 
   // --- faults
   void stall(World& w, Time duration);
@@ -141,8 +145,8 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
 
   // Its figures: time averages from the warm-up on, starts over the whole run.
   void warmup(Time now) {
-    busy_area.reset(now);
-    local_area.reset(now);
+    busy_area.reset(now, busy);
+    local_area.reset(now, static_cast<std::int64_t>(local.size()));
     measured_since_ = now;
   }
   ConsumerResult result(Time now) const;
@@ -158,16 +162,22 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   using ConsumerCold::incarnation;
   using ConsumerHot::leaving;
   using ConsumerHot::local;
-  using ConsumerHot::replica;
-  using ConsumerHot::retired;
-  using ConsumerHot::stalled_until;
-  using ConsumerCold::ack_rng;
+  using ConsumerCold::replica;
+  using ConsumerCold::retired;
+  using ConsumerEnd::ack_rng;
   using ConsumerCold::delivery_rng;
   using ConsumerCold::failure_rng;
   using ConsumerCold::timeout_rng;
 
  private:
-  void start_buffered(World& w);  // fill free slots from the buffer, oldest first
+  void try_start(World& w, bool woken);
+  // Fill free slots from the buffer, oldest first (woken: see stall_end).
+  void start_buffered(World& w, bool woken = false);
+  // Not stalled: the stall's end is read only while one may be on.
+  bool running_free(Time now) const { return !stalled_ || now >= stalled_until; }
+  int book() const { return spec_->book(); }  // the ledger's slot book of its slots
+  // Executions started, warm-up included.
+  std::uint64_t started() const { return batches() ? batch_started_ : ended_ + cut_ + static_cast<std::uint64_t>(busy); }
   void start(World& w, std::uint32_t j);
   // A job's start, without its slot and its timing. `begin` is inline in consumer.cpp, so that the
   // one-job start (the hot path) has it inlined; a batch's start calls `begin_in_batch`.
@@ -176,7 +186,7 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerCold {
   // consumer_batch.cpp: consumers[].batch_handler.
   bool batches() const { return spec_->batch.max_messages > 0; }
   void receive_for_batch(World& w, std::uint32_t j);
-  void start_batches(World& w);
+  void start_batches(World& w, bool woken);
   void start_batch(World& w);
   void wake_for_window(World& w);
   std::size_t min_messages() const;  // batch.min_messages, or max_messages when unset

@@ -30,7 +30,7 @@ namespace brokersim {
 
 void Consumer::receive_for_batch(World& w, std::uint32_t j) {
   const std::size_t before = local.size();
-  local_area.advance(w.now, static_cast<double>(before));
+  local_area.change(w.now, +1);
   local.push_back(j);
   // The first message of a batch opens its window (a StallEnd runs after every Receive of the
   // same instant: with window 0 a receive's whole response is in before the batch starts).
@@ -41,7 +41,7 @@ void Consumer::receive_for_batch(World& w, std::uint32_t j) {
     // Enough for a batch: it starts once the rest of this instant's receives are in.
     w.at(w.now, Ev::StallEnd, static_cast<std::uint32_t>(index_));
   }
-  if ((before == 0) != local.empty()) w.ledger.local_changed(book_, index_, w.now, before, local.size());
+  if ((before == 0) != local.empty()) w.ledger.local_changed(book(), index_, w.now, before, local.size());
 }
 
 void Consumer::wake_for_window(World& w) {
@@ -57,14 +57,14 @@ std::size_t Consumer::min_messages() const {
   return static_cast<std::size_t>(min);
 }
 
-// Called with the consumer attached and not stalled (start_buffered).
-void Consumer::start_batches(World& w) {
+// Called with the consumer attached and not stalled (start_buffered); woken: see Consumer::stall_end.
+void Consumer::start_batches(World& w, bool woken) {
   const std::size_t before = local.size();
   bool took = false;
   while (busy < slots() && !local.empty()) {
     const bool full = local.size() >= static_cast<std::size_t>(spec_->batch.max_messages);
     const bool enough = local.size() >= min_messages();
-    if (!full && (!woken_ || (!enough && w.now < sim::add_sat(w.jobs[local.front()].received, spec_->batch.window)))) {
+    if (!full && (!woken || (!enough && w.now < sim::add_sat(w.jobs[local.front()].received, spec_->batch.window)))) {
       wake_for_window(w);  // at the window's end, or now: after the rest of this instant
       break;
     }
@@ -72,7 +72,7 @@ void Consumer::start_batches(World& w) {
     took = true;
   }
   if (!took) return;
-  local_area.advance(w.now, static_cast<double>(before));
+  local_area.change(w.now, static_cast<std::int64_t>(local.size()) - static_cast<std::int64_t>(before));
   if (!local.empty()) wake_for_window(w);  // the rest's window
 }
 
@@ -114,7 +114,7 @@ void Consumer::start_batch(World& w) {
   for (std::size_t k = 0; k < batch_.size(); ++k) {
     const std::uint32_t j = batch_[k];
     begin_in_batch(w, j);
-    ++started_;
+    ++batch_started_;
     ExecResult result = whole;
     if (whole == ExecResult::Completed && spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p))
       result = ExecResult::Failed;

@@ -134,7 +134,7 @@ inline void Simulation::handle(const sim::Event& ev) {
         w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux & ~kExecKeepsSlot),
                                                              (ev.aux & kExecKeepsSlot) != 0);
       break;
-    case Ev::StallEnd: w_.consumers[ev.target].try_start(w_, true); break;
+    case Ev::StallEnd: w_.consumers[ev.target].stall_end(w_); break;
     case Ev::Observe:
       w_.tick_fired(Ev::Observe);
       on_observe();

@@ -3,13 +3,8 @@
 // block and a map even to hold one value) and with its length in the object itself, so that
 // asking whether it is empty, or how long it is, reads one word (a deque computes its size from
 // four pointers). Rare insertions in the middle (a requeued message going back to its place)
-// shift the shorter side, as a deque's do.
-//
-// The ring lives in `Ring`: a std::vector by default, or a sim::SmallVec, whose first values live
-// in the object itself. A consumer's buffer (models/consumer.hpp) rarely holds more than two jobs
-// (prefetch 4 on two slots buffers at most two while both are busy): in a SmallVec of two it costs
-// no line of its own, which in a fleet of thousands each receipt and each execution's end would
-// otherwise fetch (docs/performance.md, stop 53).
+// shift the shorter side, as a deque's do. (A consumer's buffer, which rarely holds more than two
+// and shares a cache line with the consumer's counts, is a sim::SmallFifo.)
 #pragma once
 
 #include <algorithm>
@@ -18,11 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "sim/small_vec.hpp"
 
 namespace sim {
 
-template <class T, class Ring = std::vector<T>>
+template <class T>
 class Fifo {
  public:
   Fifo() = default;
@@ -91,25 +85,17 @@ class Fifo {
   }
 
  private:
-  // Capacity stays a power of two, so a position wraps with a mask. The first ring is a
-  // SmallVec's inline room (no allocation), or 8.
-  static constexpr std::size_t first_capacity() {
-    if constexpr (requires { Ring::kInline; }) return Ring::kInline;
-    else return 8;
-  }
+  // Capacity stays a power of two (8 to begin with), so a position wraps with a mask.
   void grow() {
-    static_assert((first_capacity() & (first_capacity() - 1)) == 0, "the ring's capacity is a power of two");
-    Ring bigger;
-    bigger.resize(ring_.empty() ? first_capacity() : 2 * ring_.size());
+    std::vector<T> bigger(ring_.empty() ? 8 : 2 * ring_.size());
     for (std::size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
     ring_ = std::move(bigger);
     head_ = 0;
   }
 
-  // 32-bit positions keep the object at 32 bytes with a vector (half a cache line), 24 with a
-  // SmallVec of two 4-byte values: fewer than 2^32 values are
+  // 32-bit positions keep the object at 32 bytes (half a cache line): fewer than 2^32 values are
   // ever held at once (a run stops at limits.max_in_system jobs, 20 million by default).
-  Ring ring_;
+  std::vector<T> ring_;
   std::uint32_t head_ = 0;
   std::uint32_t size_ = 0;
 };

@@ -54,12 +54,6 @@ class SmallVec {
   }
   void pop_back() { --size_; }
   void clear() { size_ = 0; }
-  // n values (new ones value-initialised): sim::Fifo keeps its ring in one.
-  void resize(std::size_t n) {
-    while (capacity_ < n) grow();
-    std::fill(data() + std::min<std::size_t>(size_, n), data() + n, T{});
-    size_ = static_cast<std::uint32_t>(n);
-  }
   static constexpr std::uint32_t kInline = N;  // values held in the object itself
 
  private:

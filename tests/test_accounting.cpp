@@ -241,6 +241,26 @@ TEST_CASE("duplicate cause crash - a rabbitmq execution cut by a crash runs agai
   check_row(row);
 }
 
+TEST_CASE("a consumer's own books through a crash - executions started, slot utilisation, buffer mean, by hand") {
+  // One slot, prefetch 3, three jobs of 50 ms at 0: A runs [0, 50), B from 50 until the crash at
+  // 75 cuts it, C waits in the buffer until then; after the restart at 175 B runs [175, 225) and C
+  // [225, 275). Started: A, B, B, C = 4 (3 ended, 1 cut), then D. Busy 75 + 100 ms; the buffer
+  // held 2 on [0, 50), 1 on [50, 75) and 1 on [175, 225): 175 ms. A stall from 300 to 400 holds
+  // job D (at 350) in the buffer: 50 ms more, and D runs [400, 450): busy 225 ms in all.
+  const auto run = run_scenario(R"({"stop": {"time_ms": 1000},
+    "broker": {"delivery_latency_ms": 0, "ack_latency_ms": 0, "queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 0, 0, 350]}, "service_ms": 50}],
+    "consumers": [{"queue": "q", "prefetch": 3}],
+    "faults": [{"at_ms": 75, "consumer": 0, "crash": true, "restart_after_ms": 100},
+               {"at_ms": 300, "consumer": 0, "stall_ms": 100}]})");
+  const auto& c = run.result.consumers.at(0);
+  CHECK(c.started == 5);
+  CHECK(c.utilization == doctest::Approx(225.0 / 1000).epsilon(1e-12));
+  CHECK(c.mean_local == doctest::Approx(225.0 / 1000).epsilon(1e-12));
+  CHECK(run.trace.at(3).ms("started_ms") == 400);
+  CHECK(run.trace.at(1)["executions"] == "2");
+}
+
 TEST_CASE("duplicate cause shutdown_grace - a removed Service Bus pod holds its lock until it lapses, held time") {
   const auto run = run_scenario(R"({"stop": {"time_ms": 60000},
     "broker": {"kind": "azure-servicebus", "delivery_latency_ms": 0, "ack_latency_ms": 0,

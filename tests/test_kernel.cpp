@@ -13,6 +13,7 @@
 #include "sim/fifo.hpp"
 #include "sim/rng.hpp"
 #include "sim/simulator.hpp"
+#include "sim/small_fifo.hpp"
 #include "sim/small_vec.hpp"
 #include "sim/time.hpp"
 
@@ -158,26 +159,27 @@ TEST_SUITE("fifo") {
     CHECK(f.empty());
   }
 
-  using SmallRing = sim::Fifo<std::uint32_t, sim::SmallVec<std::uint32_t, 2>>;
-  TEST_CASE("sim::Fifo in a SmallVec agrees with std::deque, inline and on the heap, copied and moved") {
-    // Lengths that stay within the two inline values most of the time, as a consumer's buffer
-    // does, and runs that spill to the heap and come back: every step is compared; copies and
+  TEST_CASE("sim::SmallFifo agrees with std::deque, inline and on the heap, copied and moved, in 16 bytes") {
+    // A consumer's buffer (models/consumer.hpp): mostly within its two inline values, with bursts
+    // that grow the heap ring several times and wrap it; every step is compared, and copies and
     // moves are taken at every length and compared whole.
-    SmallRing f;
+    using Ring = sim::SmallFifo<std::uint32_t, 2>;
+    Ring f;
     std::deque<std::uint32_t> ref;
-    sim::Rng rng(7, 0, "small-fifo");
+    sim::Rng rng(7, 0, "small-fifo-16");
     std::uint32_t next = 0;
     int spilled = 0;
-    const auto same = [](SmallRing copy, std::deque<std::uint32_t> want) {
-      for (; !want.empty(); want.pop_front(), copy.pop_front())
-        if (copy.empty() || copy.front() != want.front()) return false;
-      return copy.empty();
+    std::size_t longest = 0;
+    const auto same = [](const Ring& ring, const std::deque<std::uint32_t>& want) {
+      if (ring.size() != want.size()) return false;
+      for (std::size_t i = 0; i < want.size(); ++i)
+        if (ring[i] != want[i]) return false;
+      return true;
     };
-    for (int step = 0; step < 20000; ++step) {
+    for (int step = 0; step < 40000; ++step) {
       const auto op = rng.below(100);
-      // Mostly short, with bursts: pushes win while a burst lasts.
-      const bool burst = (step / 500) % 4 == 3;
-      if (ref.empty() || op < (burst ? 70u : 45u)) {
+      const bool burst = (step / 700) % 5 == 4;
+      if (ref.empty() || op < (burst ? 75u : 45u)) {
         f.push_back(next);
         ref.push_back(next++);
       } else if (op < 99) {
@@ -191,19 +193,47 @@ TEST_SUITE("fifo") {
       REQUIRE(f.empty() == ref.empty());
       if (!ref.empty()) REQUIRE(f.front() == ref.front());
       spilled += ref.size() > 2;
-      if (step % 61 == 0) {
-        REQUIRE(same(f, ref));  // a copy
-        SmallRing moved(std::move(f));
-        REQUIRE(f.empty());  // NOLINT: moved-from is left empty and usable
-        f = std::move(moved);
-        SmallRing assigned;
-        assigned.push_back(99);
-        assigned = f;
+      longest = std::max(longest, ref.size());
+      if (step % 53 == 0) {
+        REQUIRE(same(f, ref));
+        Ring copy(f);
+        REQUIRE(same(copy, ref));
+        Ring moved(std::move(copy));
+        REQUIRE(copy.empty());  // NOLINT: moved-from is left empty and usable
+        copy.push_back(5);
+        REQUIRE(copy.front() == 5);
+        Ring assigned;
+        for (std::uint32_t k = 0; k < 9; ++k) assigned.push_back(k);  // on the heap before
+        assigned = moved;
         REQUIRE(same(assigned, ref));
+        f = std::move(moved);
+        REQUIRE(same(f, ref));
       }
     }
     CHECK(spilled > 1000);  // the heap path was taken, not only the inline one
-    CHECK(sizeof(f) == 24);  // the inline values share the pointer's room
+    CHECK(longest >= 64);   // grown several times
+    CHECK(sizeof(f) == 16);
+  }
+
+  TEST_CASE("sim::SmallFifo's head wraps in every ring size it grows through") {
+    // Fill to each capacity, then pop and push one by one many times around the ring: the values
+    // come out in order, and a push at a full ring grows it without losing the wrapped order.
+    sim::SmallFifo<std::uint32_t, 2> f;
+    std::uint32_t in = 0, out = 0;
+    for (std::uint32_t capacity = 2; capacity <= 1024; capacity *= 2) {
+      while (f.size() < capacity) f.push_back(in++);
+      for (std::uint32_t k = 0; k < 3 * capacity + 1; ++k) {
+        REQUIRE(f.front() == out++);
+        f.pop_front();
+        f.push_back(in++);
+        REQUIRE(f[f.size() - 1] == in - 1);
+      }
+    }
+    while (!f.empty()) {
+      REQUIRE(f.front() == out++);
+      f.pop_front();
+    }
+    CHECK(out == in);
   }
 
   TEST_CASE("sim::Fifo::partition_point agrees with std::partition_point on sorted rings, wrapped or not") {

@@ -180,6 +180,47 @@ TEST_SUITE("stats") {
     CHECK(tw.area(310) == 10);
   }
 
+  TEST_CASE("CountIntegral agrees with TimeIntegral bit for bit below 2^53, and stays exact beyond it") {
+    // A consumer's busy count and buffer length (models/consumer.hpp) moved from TimeIntegral's
+    // 16 bytes to CountIntegral's 8: below 2^53 slot-nanoseconds both are exact, so the means print
+    // unchanged. Changes of several at once (a lost connection empties the buffer), resets with a
+    // non-zero count (the warm-up's end), and means at every step are compared.
+    sim::Rng rng(11, 0, "count-integral");
+    sim::TimeIntegral old_way;
+    sim::CountIntegral count_way;
+    sim::Time since = 0, now = 0;
+    std::int64_t level = 0;
+    for (int i = 0; i < 20'000; ++i) {
+      now += static_cast<sim::Time>(rng.below(5'000'000));
+      if (i == 7'000) {
+        old_way.reset(now);
+        count_way.reset(now, level);
+        since = now;
+      }
+      const auto next = static_cast<std::int64_t>(rng.below(40));
+      old_way.advance(now, static_cast<double>(level));
+      count_way.change(now, next - level);
+      level = next;
+      REQUIRE(static_cast<double>(count_way.area(now, level)) == old_way.area(now, static_cast<double>(level)));
+      REQUIRE(count_way.mean(now + 3, since, level) == old_way.mean(now + 3, since, static_cast<double>(level)));
+    }
+    CHECK(count_way.mean(since, since, level) == static_cast<double>(level));  // an empty span: the count now
+    // By hand: 3 on [10, 40), then 1 on [40, 50).
+    sim::CountIntegral hand;
+    hand.change(10, 3);
+    hand.change(40, -2);
+    CHECK(hand.area(50, 1) == 3 * 30 + 1 * 10);
+    // Past 2^53: a million slots busy for 2^40 ns from 2^62 - 2^41 on. Exact in 64 bits, where a
+    // double sum of the products would round.
+    const sim::Time t0 = (sim::Time{1} << 62) - (sim::Time{1} << 41);
+    sim::CountIntegral big;
+    big.reset(t0, 0);
+    big.change(t0, 1'000'000);
+    CHECK(big.area(t0 + (sim::Time{1} << 39) + 1, 1'000'000) == 1'000'000 * ((std::int64_t{1} << 39) + 1));
+    big.change(t0 + (sim::Time{1} << 40), -1'000'000);
+    CHECK(big.area(t0 + (sim::Time{1} << 41), 0) == 1'000'000 * (std::int64_t{1} << 40));
+  }
+
   TEST_CASE("TimeIntegral, given the level its owner keeps, sums what TimeWeighted sums, bit for bit") {
     // A consumer keeps its busy count and advances the integral with the count as it was, just
     // before changing it (models/consumer.cpp): the same products added in the same order as
