@@ -91,10 +91,10 @@ inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
 // its start and its execution's end it runs: with thousands of consumers the record has left
 // the cache by each of those two moments. The first line holds what a start and an execution's
 // end read besides the times (the event's gen check, where it is, the admission and outcome
-// inputs), the second line the execution's times; the lines after it are touched only while
-// the job is at the broker and on its way to a consumer (creation, publish, delivery and
-// receipt follow one another closely) and at its settlement, which follows the execution's end
-// by an ack latency. Aligned so that each group is one line (cachegrind, the capacity baseline at
+// inputs), the second line the execution's times and its delivery's (a receipt reads the two
+// lines only); the lines after it are touched only while the job is at the broker and on its
+// way to a consumer (creation, publish and delivery follow one another closely) and at its
+// settlement, which follows the execution's end by an ack latency. Aligned so that each group is one line (cachegrind, the capacity baseline at
 // 4,000 consumers: docs/performance.md).
 struct alignas(64) Job {
   // --- line 0: read at every event about the job, at its start and at its execution's end
@@ -137,10 +137,10 @@ struct alignas(64) Job {
   Time received = -1, started = -1, finished = -1, ended = -1;
   Time first_started = -1;       // its first start, by any copy it descends from
   Time ran_settles = sim::kNever;
-  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
-  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue. Read
-  // by the outcome's count with `created`, `deadline` and `ended`.
-  Time queue_expiry_wait = -1;
+  // Its last delivery (-1: none yet), on the line of `received`: a receipt reads the two (the
+  // transit wait) besides the first line, and 2 ms after the delivery these lines are still in
+  // the last-level cache but no longer in the first (docs/performance.md, stop 56).
+  Time delivered = -1;
   std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
   std::uint16_t deaths = 0;
   bool persistent = false;               // survives a broker restart
@@ -162,7 +162,11 @@ struct alignas(64) Job {
   Time queue_expiry = sim::kNever;
   Time ready_since = 0;          // entered (or re-entered) the ready list
 
-  Time published = -1, delivered = -1;
+  Time published = -1;
+  // The queue wait to the expiry that decided it, while that expiry can still be its outcome
+  // (Ledger::expired_in_queue; -1: none): counted if the outcome stays expired_in_queue. Read
+  // by the outcome's count at the settlement, which reads this line anyway (`back`).
+  Time queue_expiry_wait = -1;
   // Its time in earlier deliveries (docs/outcomes.md, the trace's stage_* columns): from each
   // delivery before the last to the broker having the message back (`back`, stamped by the
   // ledger when it leaves the unacked count). The rest of publish -> last delivery was at the
