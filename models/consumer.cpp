@@ -45,6 +45,7 @@ void Consumer::receive(World& w, std::uint32_t j) {
   Job& job = w.jobs[j];
   job.where = Where::Local;
   job.received = w.now;
+  job.received_at_creation = w.now == job.created;
   w.ledger.wait(Wait::Transit, job, w.now - job.delivered);
   if (spec_->admission == Admission::CheckAtReceiveAndStart &&
       !admits(*spec_, job.expires_at, clock.now(w.now))) {
@@ -113,18 +114,20 @@ inline void Consumer::begin(World& w, std::uint32_t j) {
   Job& job = w.jobs[j];
   RunResult& r = w.ledger.r;
   job.where = Where::Executing;
+  // One start per delivery: World::sent cleared `started` (keeping the first start) and reset
+  // ran_settles, so that a start writes nothing on the job's second line.
+  if (job.started >= 0) [[unlikely]]
+    throw InvariantError("job " + std::to_string(job.id) + " started twice in one delivery");
   job.started = w.now;
-  if (job.first_started < 0) job.first_started = w.now;
   w.ledger.starts(job);  // counts a duplicate execution by its cause
   job.ran_here = true;
   job.ran_at = index_;
   job.ran_connection = connection();
-  job.ran_settles = sim::kNever;
   job.unsettled = DuplicateCause::None;
   w.ledger.wait(Wait::Local, job, w.now - job.received);
   if (job.counted) {
     if (spec_->admission != Admission::None && w.now >= job.deadline) ++r.admitted_but_expired;
-    if (job.executions == 1 && w.now == job.created) ++r.started_at_once;
+    if (job.executions == 1 && job.received_at_creation && w.now == job.received) ++r.started_at_once;
   }
 }
 

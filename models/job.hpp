@@ -89,34 +89,30 @@ inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
 // Laid out by when the fields are touched, so that a job costs few cache lines in a large fleet
 // (issue 45). Between its delivery and its start a job waits in a prefetch buffer, and between
 // its start and its execution's end it runs: with thousands of consumers the record has left
-// the cache by each of those two moments. The first line holds what a start and an execution's
-// end read besides the times (the event's gen check, where it is, the admission and outcome
-// inputs), the second line the execution's times and its delivery's (a receipt reads the two
-// lines only); the lines after it are touched only while the job is at the broker and on its
-// way to a consumer (creation, publish and delivery follow one another closely) and at its
-// settlement, which follows the execution's end by an ack latency. Aligned so that each group is one line (cachegrind, the capacity baseline at
-// 4,000 consumers: docs/performance.md).
+// the cache by each of those two moments, and each line a moment reads is a miss. The first line
+// holds all a start reads and writes (docs/performance.md, stop 56): the event's gen check,
+// where it is, the admission inputs, the service time and the start's own fields. An execution's
+// end reads it and the second line (its finish, its outcome, when its settlement arrives); a
+// receipt, the two. The lines after them are touched only while the job is at the broker and on
+// its way to a consumer (creation, publish and delivery follow one another closely) and at its
+// settlement, which follows the execution's end by an ack latency. Aligned so that each group is
+// one line (cachegrind, the capacity baseline at 4,000 consumers: docs/performance.md).
 struct alignas(64) Job {
-  // --- line 0: read at every event about the job, at its start and at its execution's end
+  // --- line 0: read at every event about the job, and all a start reads and writes
   std::uint32_t gen = 0;         // see the file comment
-  std::int32_t queue = -1;       // the queue it is in, or was last delivered from
   std::int32_t consumer = -1;    // the consumer it was last delivered to
   // Duplicate causes (docs/outcomes.md): this copy started in its current delivery; what to
   // blame if the message comes back with no cut (set when the execution ends: a lapse, or a
   // failed job's retry); its last start, on which consumer's which connection (-1: none), and
-  // when that run's settlement reaches the broker (a cut before then returns the run).
+  // when that run's settlement reaches the broker (ran_settles, line 1: a cut before then
+  // returns the run).
   std::int32_t ran_at = -1;
   std::uint32_t ran_connection = 0;
   Where where = Where::Created;
-  Outcome decision = Outcome::None;
-  bool counted = false;          // created after warm-up: enters the statistics
-  bool settled_resting = false;  // resting, decided, in a queue no consumer reads
-  // A stale copy a client still holds after the broker took the message back (World::take_back):
-  // it runs and settles like a delivery, but has no outcome and no trace row of its own.
-  bool ghost = false;
   bool ran_here = false;
   DuplicateCause unsettled = DuplicateCause::None;
-  enum class Ack : std::uint8_t { Ack, Reject, Requeue, Defer } ack = Ack::Ack;  // what the consumer sent
+  bool counted = false;          // created after warm-up: enters the statistics
+  std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
   // An ack ahead of the outcome (consumers[].ack before-start / on-receipt), this delivery's:
   // OnTheWire, sent as the job started and not yet at the broker; Released, the broker is done
   // with the message while the client still has the job (it leaves when the client decides, or
@@ -124,27 +120,43 @@ struct alignas(64) Job {
   // or one whose receipt handle was no longer the latest): the client sends nothing more, so the
   // message comes back when its visibility lapses. World::sent clears it.
   enum class Early : std::uint8_t { None, OnTheWire, Released, Failed } early = Early::None;
-  std::uint8_t executions = 0;   // how often it started (beyond 1: duplicate executions)
-  bool stale_on_receipt = false; // expired_before_start with no local wait
-  Time created = 0;
+  // A stale copy a client still holds after the broker took the message back (World::take_back):
+  // it runs and settles like a delivery, but has no outcome and no trace row of its own.
+  bool ghost = false;
+  // Received at the instant it was created (set at each receipt): a first start then at the
+  // receipt's instant is one at once (started_at_once), read without `created`'s line.
+  bool received_at_creation = false;
   Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)
   Time expires_at = sim::kNever; // absolute, producer's clock: what the job carries
   Time service = 0;              // work it needs, drawn at creation
+  // Lifecycle times for the trace, -1 = did not happen. received, started and finished belong
+  // to the last delivery (World::sent clears them), so they never precede `delivered`.
+  Time received = -1, started = -1;
 
-  // --- line 1: its last delivery's execution. Lifecycle times for the trace, -1 = did not
-  // happen. received, started and finished belong to the last delivery (World::sent clears
-  // them), so they never precede `delivered`.
-  Time received = -1, started = -1, finished = -1, ended = -1;
-  Time first_started = -1;       // its first start, by any copy it descends from
-  Time ran_settles = sim::kNever;
-  // Its last delivery (-1: none yet), on the line of `received`: a receipt reads the two (the
-  // transit wait) besides the first line, and 2 ms after the delivery these lines are still in
-  // the last-level cache but no longer in the first (docs/performance.md, stop 56).
-  Time delivered = -1;
+  // --- line 1: its execution's end, its receipt and its delivery
+  std::int32_t queue = -1;       // the queue it is in, or was last delivered from
   std::uint32_t unacked_pos = kNoIndex;  // position in its consumer's unacked list
-  std::uint16_t deaths = 0;
+  Outcome decision = Outcome::None;
+  enum class Ack : std::uint8_t { Ack, Reject, Requeue, Defer } ack = Ack::Ack;  // what the consumer sent
+  bool settled_resting = false;  // resting, decided, in a queue no consumer reads
+  bool stale_on_receipt = false; // expired_before_start with no local wait
   bool persistent = false;               // survives a broker restart
   bool redelivered = false;      // RabbitMQ's flag: it was delivered before
+  std::uint16_t deaths = 0;
+  Time created = 0;
+  Time delivered = -1;           // its last delivery
+  Time finished = -1, ended = -1;
+  Time ran_settles = sim::kNever;  // World::sent resets it: a start need not touch this line
+  // Its first start, by any copy it descends from, once a later delivery cleared `started`
+  // (World::sent saves it then; -1: `started` is the first, or it never started): read it as
+  // first_started(). A first start writes nothing here.
+  Time first_started_saved = -1;
+  Time first_started() const { return first_started_saved >= 0 ? first_started_saved : started; }
+  // A start or a copy of `started` that is not the delivery's first keeps the first start
+  // (World::sent does the same as it clears `started`).
+  void keep_first_start() {
+    if (first_started_saved < 0 && started >= 0) first_started_saved = started;
+  }
 
   // --- lines 2 and 3: at the broker, on its way, and at its settlement
   std::uint64_t id = 0;          // creation order, from 0
@@ -175,9 +187,9 @@ struct alignas(64) Job {
   Time back = -1;
 };
 static_assert(sizeof(Job) == 256, "a job is four cache lines; see the layout comment");
-static_assert(offsetof(Job, service) + sizeof(Time) <= 64 && offsetof(Job, received) == 64 &&
-                  offsetof(Job, redelivered) < 128 && offsetof(Job, id) == 128,
-              "the job's first two lines hold what its start and its execution's end touch");
+static_assert(offsetof(Job, started) + sizeof(Time) == 64 && offsetof(Job, queue) == 64 &&
+                  offsetof(Job, first_started_saved) + sizeof(Time) == 128 && offsetof(Job, id) == 128,
+              "a start touches the job's first line only, an execution's end its first two");
 
 class JobPool {
  public:

@@ -163,6 +163,7 @@ void AmazonSqs::settle_ghost(std::uint32_t j) {
     job.ended = ghost.ended;
     job.consumer = ghost.consumer;
     job.received = ghost.received;
+    job.keep_first_start();
     job.started = ghost.started;
     job.finished = ghost.finished;
     job.stale_on_receipt = ghost.stale_on_receipt;

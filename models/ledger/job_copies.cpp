@@ -4,7 +4,7 @@ namespace brokersim {
 
 void JobCopies::made(const Job& live) {
   auto [it, fresh] = copies_.try_emplace(live.id);
-  if (fresh) it->second = {live.executions, 2, live.first_started, live.again};  // the ghost and the live copy
+  if (fresh) it->second = {live.executions, 2, live.first_started(), live.again};  // the ghost and the live copy
   else ++it->second.alive;
 }
 

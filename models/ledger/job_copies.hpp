@@ -42,7 +42,7 @@ class JobCopies {
   }
   Time first_started(const Job& job) const {
     const Copies* c = shared(job);
-    return c ? c->first_started : job.first_started;
+    return c ? c->first_started : job.first_started();
   }
 
  private:
