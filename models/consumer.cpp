@@ -37,7 +37,7 @@ void Consumer::connect(World& w) {
   // busy is 0 here (connection_lost took it to 0, and nothing starts while detached), so its
   // integral needs no mark at the connection.
   attached = true;
-  w.ledger.slots_attached(book(), index_, w.now, slots());
+  w.ledger.slots_attached(book(), w.now, slots());
   w.broker->consume(*this);
 }
 
@@ -105,7 +105,7 @@ void Consumer::start_buffered(World& w, bool woken) {
 inline void Consumer::busy_changed(World& w, int delta) {
   busy_area.change(w.now, delta);
   busy += delta;
-  w.ledger.busy_changed(book(), index_, w.now, delta);
+  w.ledger.busy_changed(book(), w.now, delta);
 }
 
 void Consumer::busy_changed_in_batch(World& w, int delta) { busy_changed(w, delta); }
@@ -307,7 +307,7 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
   }
   if (!batches()) cut_ += static_cast<std::uint64_t>(busy);
   busy_changed(w, -busy);
-  w.ledger.slots_attached(book(), index_, w.now, -slots());
+  w.ledger.slots_attached(book(), w.now, -slots());
   w.ledger.local_changed(book(), index_, w.now, local.size(), 0);
   local_area.change(w.now, -static_cast<std::int64_t>(local.size()));
   local.clear();

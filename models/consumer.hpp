@@ -100,6 +100,7 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   int index() const { return index_; }
   int queue() const { return spec_->queue; }
   int slots() const { return spec_->slots; }
+  int idle_slots() const { return attached ? slots() - busy : 0; }  // what the ledger's stranded work asks
 
   // --- events
   void connect(World& w);                  // Ev::Attach: start, restart, or reconnect

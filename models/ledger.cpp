@@ -10,7 +10,7 @@ namespace brokersim {
 Ledger::Ledger(const Scenario& s, const RunOptions& o)
     : s_(s),
       observer_(o.job_observer),
-      idleness_(s.broker.queues.size(), static_cast<std::size_t>(s.consumer_count())),
+      idleness_(s.broker.queues.size()),
       outcomes_(o, o.state_observer != nullptr && s.observe_every.has_value()),
       windows_(s.observe_window.value_or(0), s.warmup),
       replicas_(s.consumers.size()) {

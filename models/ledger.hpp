@@ -84,8 +84,10 @@ class Ledger {
   void queue_deleted(int q) { ++queues_[q].deletions; }
 
   // --- what consumers report
-  void slots_attached(int q, int consumer, Time now, int delta) { idleness_.slots_attached(q, consumer, now, delta); }
-  void busy_changed(int q, int consumer, Time now, int delta) { idleness_.busy_changed(q, consumer, now, delta); }
+  void slots_attached(int q, Time now, int delta) { idleness_.slots_attached(q, now, delta); }
+  void busy_changed(int q, Time now, int delta) { idleness_.busy_changed(q, now, delta); }
+  // Where the stranded-work figure asks a consumer's idle slots (SlotIdleness::set_idle_of).
+  void set_idle_of(SlotIdleness::IdleOf idle_of, const void* owner) { idleness_.set_idle_of(idle_of, owner); }
   void local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after) {
     idleness_.local_changed(q, consumer, now, before, after);
   }

@@ -69,6 +69,7 @@ Simulation::Simulation(const Scenario& s, const RunOptions& o)
   for (std::size_t g = 0; g < s.consumers.size(); ++g)
     for (int m = 0; m < s.consumers[g].members(); ++m)
       w_.consumers.emplace_back(s.consumers[g], index++, static_cast<int>(g), m, s.seed, s.replication);
+  w_.ledger.set_idle_of([](const void* w, int c) { return static_cast<const World*>(w)->consumers[static_cast<std::size_t>(c)].idle_slots(); }, &w_);
   broker_ = make_broker(w_);
   w_.broker = broker_.get();
 }

@@ -2,7 +2,11 @@
 // queue they read held ready messages (idle_slots_with_backlog) or (b) another consumer of that
 // queue held received, unstarted jobs (idle_slots_with_stranded_work). Stranding needs only who
 // holds local jobs: with two or more holders every idle slot has work elsewhere; with one, all
-// but its own.
+// but its own, which it asks of the holder (set_idle_of): a copy kept here per consumer was
+// written at every start and execution's end, a cache line of its own in a large fleet
+// (docs/performance.md, stop 56). The owner has changed its count before each call below that
+// changes it (at one instant the two may differ between calls: a value that lasts no time adds
+// nothing).
 //
 // Slots are kept in books: one per queue, for the groups reading that queue alone, and one per
 // group reading several queues (a union book, ConsumerSpec::slot_book), whose slots idle "with
@@ -21,7 +25,14 @@ namespace brokersim {
 
 class SlotIdleness {
  public:
-  SlotIdleness(std::size_t queues, std::size_t consumers) : queues_(queues), idle_(consumers, 0), unions_of_(queues) {}
+  explicit SlotIdleness(std::size_t queues) : queues_(queues), unions_of_(queues) {}
+
+  // How many idle slots consumer c has now (0 while detached), asked of their owner.
+  using IdleOf = int (*)(const void* owner, int consumer);
+  void set_idle_of(IdleOf idle_of, const void* owner) {
+    idle_of_ = idle_of;
+    owner_ = owner;
+  }
 
   // Book `book` (the next one past those made so far) keeps the slots of a group reading `reads`.
   void add_union(int book, const std::vector<int>& reads) {
@@ -30,8 +41,8 @@ class SlotIdleness {
     any_union_ = true;
   }
 
-  void slots_attached(int q, int consumer, Time now, int delta);
-  void busy_changed(int q, int consumer, Time now, int delta);
+  void slots_attached(int q, Time now, int delta);
+  void busy_changed(int q, Time now, int delta);
   void local_changed(int q, int consumer, Time now, std::size_t before, std::size_t after);
   // Whether queue q holds ready messages (every message, counted or not).
   void ready_changed(int q, Time now, bool ready) {
@@ -73,31 +84,30 @@ class SlotIdleness {
     b.stranded_last = now;
     b.stranded_value = b.holders == 0 ? 0.0
                        : b.holders >= 2 ? b.idle_slots
-                                        : b.idle_slots - idle_[static_cast<std::size_t>(b.holder_sum)];
+                                        : b.idle_slots - idle_of_(owner_, static_cast<int>(b.holder_sum));
   }
 
   std::vector<Queue> queues_;
-  std::vector<int> idle_;  // idle slots per consumer (0 while detached)
+  IdleOf idle_of_ = [](const void*, int) { return 0; };
+  const void* owner_ = nullptr;
   std::vector<std::vector<int>> unions_of_;  // by queue: the union books that include it
   bool any_union_ = false;
   sim::TimeWeighted busy_slots_, attached_slots_;
 };
 
 // Inline: called for every job from the clients' translation units.
-inline void SlotIdleness::slots_attached(int q, int consumer, Time now, int delta) {
+inline void SlotIdleness::slots_attached(int q, Time now, int delta) {
   Queue& b = queues_[static_cast<std::size_t>(q)];
   attached_slots_.add(now, delta);
   b.idle_slots += delta;
-  idle_[static_cast<std::size_t>(consumer)] += delta;
   refresh_backlog(b, now);
   refresh_stranded(b, now);
 }
 
-inline void SlotIdleness::busy_changed(int q, int consumer, Time now, int delta) {
+inline void SlotIdleness::busy_changed(int q, Time now, int delta) {
   Queue& b = queues_[static_cast<std::size_t>(q)];
   busy_slots_.add(now, delta);
   b.idle_slots -= delta;
-  idle_[static_cast<std::size_t>(consumer)] -= delta;
   refresh_backlog(b, now);
   if (b.holders != 0) refresh_stranded(b, now);  // with no holder it stays 0
 }
