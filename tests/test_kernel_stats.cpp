@@ -81,6 +81,45 @@ TEST_SUITE("stats") {
     CHECK(h.count() == all.size() + 1);
   }
 
+  TEST_CASE("histogram: a bucket counts past 2^32 - its counts are 32-bit, the rest carried") {
+    // A bucket holding 2^32 + 5 values (given as a kept histogram's bucket, then by adds across
+    // the wrap), merged twice: counts, ranks and quantiles as 64-bit counts would give them.
+    constexpr std::uint64_t k32 = std::uint64_t{1} << 32;
+    sim::Histogram h;
+    const std::size_t b = sim::Histogram::index(1000);
+    h.add_bucket(b, k32 - 2);
+    h.add_extent(1000, 1000, 1000.0 * static_cast<double>(k32 - 2));
+    for (int i = 0; i < 7; ++i) h.add(1000);  // wraps the 32-bit count after two
+    CHECK(h.bucket_count(b) == k32 + 5);
+    CHECK(h.count() == k32 + 5);
+    h.add(5);  // one value below: it is the smallest rank
+    CHECK(h.quantile(0.0) == 5.0);
+    CHECK(h.quantile(0.5) == doctest::Approx(1000.0).epsilon(0.01));
+    CHECK(h.quantile_bucket(1.0) == b);
+    sim::Histogram twice = h;
+    twice.merge(h);
+    CHECK(twice.bucket_count(b) == 2 * (k32 + 5));
+    CHECK(twice.bucket_count(sim::Histogram::index(5)) == 2);
+    CHECK(twice.count() == 2 * (k32 + 6));
+    // Rank 2 is the second 5, rank 3 the first of the big bucket.
+    CHECK(twice.quantile(2.0 / static_cast<double>(twice.count())) == 5.0);
+    CHECK(twice.quantile(3.0 / static_cast<double>(twice.count())) == doctest::Approx(1000.0).epsilon(0.01));
+    sim::Histogram small;
+    small.add(1000);
+    small.merge(h);  // the carry comes from the other side
+    CHECK(small.bucket_count(b) == k32 + 6);
+    // The 32-bit parts themselves overflow: in a merge, and in one kept bucket beyond 2^32.
+    sim::Histogram a, c;
+    a.add_bucket(b, k32 - 1);
+    c.add_bucket(b, 3);
+    a.merge(c);
+    CHECK(a.bucket_count(b) == k32 + 2);
+    sim::Histogram kept;
+    kept.add_bucket(b, 3 * k32 + 1);
+    CHECK(kept.bucket_count(b) == 3 * k32 + 1);
+    CHECK(kept.quantile_bucket(0.5) == b);
+  }
+
   TEST_CASE("histogram: quantiles of a uniform grid 1..1e6 ns within 1%") {
     sim::Histogram h;
     const std::int64_t n = 1'000'000;
