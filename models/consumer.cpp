@@ -41,12 +41,11 @@ void Consumer::connect(World& w) {
   w.broker->consume(*this);
 }
 
-void Consumer::receive(World& w, std::uint32_t j) {
+void Consumer::receive(World& w, std::uint32_t j, std::uint32_t transit) {
   Job& job = w.jobs[j];
   job.where = Where::Local;
   job.received = w.now;
-  job.received_at_creation = w.now == job.created;
-  w.ledger.wait(Wait::Transit, job, w.now - job.delivered);
+  w.ledger.wait(Wait::Transit, job, transit != World::kLongTransit ? Time{transit} : w.now - job.delivered);
   if (spec_->admission == Admission::CheckAtReceiveAndStart &&
       !admits(*spec_, job.expires_at, clock.now(w.now))) {
     reject_locally(w, j);

@@ -104,7 +104,8 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
 
   // --- events
   void connect(World& w);                  // Ev::Attach: start, restart, or reconnect
-  void receive(World& w, std::uint32_t j);  // Ev::Receive (the job's gen already checked)
+  // Ev::Receive (the job's gen already checked), with its transit wait (World::receive_at).
+  void receive(World& w, std::uint32_t j, std::uint32_t transit);
   // keeps_slot: a message of a batch whose last message has not ended yet (kExecKeepsSlot).
   void exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot = false);  // Ev::ExecDone (gen checked)
   // After every change of slots: free ones take from the buffer.

@@ -123,8 +123,9 @@ struct alignas(64) Job {
   // A stale copy a client still holds after the broker took the message back (World::take_back):
   // it runs and settles like a delivery, but has no outcome and no trace row of its own.
   bool ghost = false;
-  // Received at the instant it was created (set at each receipt): a first start then at the
-  // receipt's instant is one at once (started_at_once), read without `created`'s line.
+  // Received at the instant it was created (World::receive_at sets it for each delivery): a
+  // first start then at the receipt's instant is one at once (started_at_once), read without
+  // `created`'s line.
   bool received_at_creation = false;
   Time deadline = sim::kNever;   // absolute, true clock (what "on time" is judged on)
   Time expires_at = sim::kNever; // absolute, producer's clock: what the job carries

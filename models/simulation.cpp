@@ -128,7 +128,8 @@ inline void Simulation::handle(const sim::Event& ev) {
       break;
     case Ev::Arrival: create_job(w_, ev.target); break;
     case Ev::Receive:
-      if (w_.jobs[ev.target].gen == ev.tag) w_.consumers[ev.aux].receive(w_, ev.target);  // World::receive_at
+      if (const Job& job = w_.jobs[ev.target]; job.gen == ev.tag)  // World::receive_at
+        w_.consumers[static_cast<std::size_t>(job.consumer)].receive(w_, ev.target, ev.aux);
       break;
     case Ev::ExecDone:
       if (w_.jobs[ev.target].gen == ev.tag)

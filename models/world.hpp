@@ -45,12 +45,17 @@ struct World : sim::Simulator {
     if (t < now) [[unlikely]] scheduled_in_the_past();
     schedule(t, static_cast<std::uint8_t>(priority_of(kind)), static_cast<std::uint32_t>(kind), target, tag, aux);
   }
-  // Job j, just sent (World::sent), reaches its consumer at t. The event carries the consumer, so
-  // that the receipt looks its consumer up without waiting for the job's line first: in a large
-  // fleet both have left the cache, and the two fetches then overlap (docs/performance.md).
+  // Job j, just sent (World::sent), reaches its consumer at t. What the receipt needs besides
+  // the job's first line is settled here, while the job's lines are in the cache: whether it
+  // arrives at its creation's instant (Job::received_at_creation), and its transit wait, which
+  // the event carries (kLongTransit: at least 2^32 - 1 ns, read from `delivered` then). A
+  // receipt then reads one line of the job (docs/performance.md, stop 56).
+  static constexpr std::uint32_t kLongTransit = 0xffffffffu;
   void receive_at(Time t, std::uint32_t j) {
-    const Job& job = jobs[j];
-    at(t, Ev::Receive, j, job.gen, static_cast<std::uint32_t>(job.consumer));
+    Job& job = jobs[j];
+    job.received_at_creation = t == job.created;
+    const Time transit = t - job.delivered;
+    at(t, Ev::Receive, j, job.gen, transit < Time{kLongTransit} ? static_cast<std::uint32_t>(transit) : kLongTransit);
   }
   // Out of line and cold: building the message would otherwise sit in every caller's hot path.
   [[noreturn, gnu::cold, gnu::noinline]] static void scheduled_in_the_past() {

@@ -261,6 +261,27 @@ TEST_CASE("a consumer's own books through a crash - executions started, slot uti
   CHECK(run.trace.at(1)["executions"] == "2");
 }
 
+TEST_CASE("a receipt's transit wait, carried by its event up to 2^32 - 1 ns and read from the delivery beyond") {
+  // World::receive_at puts the transit wait in the receipt's event, so that the receipt reads one
+  // line of the job; a transit of 2^32 - 1 ns (4.29 s) or more is read from `delivered` instead.
+  // Both give the delivery latency exactly, and a job received at its creation's instant starts
+  // at once only with no latency.
+  for (const std::int64_t latency_ns : {std::int64_t{0}, std::int64_t{3'000'000'000}, std::int64_t{4'294'967'294},
+                                        std::int64_t{4'294'967'295}, std::int64_t{5'000'000'000}}) {
+    CAPTURE(latency_ns);
+    const auto run = run_scenario(R"({"stop": {"time_ms": 20000},
+      "broker": {"queues": {"q": {}}},
+      "producers": [{"queue": "q", "arrivals": {"at_ms": [0, 100]}, "service_ms": 10}],
+      "consumers": [{"queue": "q", "prefetch": 2}]})",
+                                  {"broker.delivery_latency_ms=" + std::to_string(static_cast<double>(latency_ns) / 1e6)});
+    const auto& transit = run.result.wait(brokersim::Wait::Transit);
+    CHECK(transit.count() == 2);
+    CHECK(transit.min() == latency_ns);
+    CHECK(transit.max() == latency_ns);
+    CHECK(run.result.started_at_once == (latency_ns == 0 ? 2u : 0u));
+  }
+}
+
 TEST_CASE("duplicate cause shutdown_grace - a removed Service Bus pod holds its lock until it lapses, held time") {
   const auto run = run_scenario(R"({"stop": {"time_ms": 60000},
     "broker": {"kind": "azure-servicebus", "delivery_latency_ms": 0, "ack_latency_ms": 0,
