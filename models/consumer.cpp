@@ -109,14 +109,18 @@ inline void Consumer::busy_changed(World& w, int delta) {
 
 void Consumer::busy_changed_in_batch(World& w, int delta) { busy_changed(w, delta); }
 
+// Out of line and cold: building the message would otherwise sit in every start's path.
+[[noreturn, gnu::cold, gnu::noinline]] static void started_twice(const Job& job) {
+  throw InvariantError("job " + std::to_string(job.id) + " started twice in one delivery");
+}
+
 inline void Consumer::begin(World& w, std::uint32_t j) {
   Job& job = w.jobs[j];
   RunResult& r = w.ledger.r;
   job.where = Where::Executing;
   // One start per delivery: World::sent cleared `started` (keeping the first start) and reset
   // ran_settles, so that a start writes nothing on the job's second line.
-  if (job.started >= 0) [[unlikely]]
-    throw InvariantError("job " + std::to_string(job.id) + " started twice in one delivery");
+  if (job.started >= 0) [[unlikely]] started_twice(job);
   job.started = w.now;
   w.ledger.starts(job);  // counts a duplicate execution by its cause
   job.ran_here = true;
