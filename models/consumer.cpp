@@ -67,8 +67,8 @@ void Consumer::receive(World& w, std::uint32_t j, std::uint32_t transit) {
   // The ledger hears of the buffer once, after the job has had its chance at a free slot: a job
   // that starts at once never made the buffer non-empty (and costs no stranded-work update).
   const std::size_t before = local.size();
-  local_area.change(w.now, +1);
   local.push_back(j);
+  buffer_changed(w.now, before);
   start_buffered(w);
   if ((before == 0) != local.empty()) w.ledger.local_changed(book(), index_, w.now, before, local.size());
 }
@@ -98,7 +98,7 @@ void Consumer::start_buffered(World& w, bool woken) {
     }
     start(w, j);
   }
-  if (took) local_area.change(w.now, static_cast<std::int64_t>(local.size()) - static_cast<std::int64_t>(before));
+  if (took) buffer_changed(w.now, before);
 }
 
 inline void Consumer::busy_changed(World& w, int delta) {
@@ -312,8 +312,9 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
   busy_changed(w, -busy);
   w.ledger.slots_attached(book(), w.now, -slots());
   w.ledger.local_changed(book(), index_, w.now, local.size(), 0);
-  local_area.change(w.now, -static_cast<std::int64_t>(local.size()));
+  const std::size_t buffered = local.size();
   local.clear();
+  buffer_changed(w.now, buffered);
   stalled_until = 0;
   stalled_ = false;
   // Whatever closed the connection of a leaving consumer (its close, a crash, the broker), it

@@ -178,6 +178,10 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   // Not stalled: the stall's end is read only while one may be on.
   bool running_free(Time now) const { return !stalled_ || now >= stalled_until; }
   int book() const { return spec_->book(); }  // the ledger's slot book of its slots
+  // The buffer's length went from `before` to local.size() now: its time integral hears of it.
+  void buffer_changed(Time now, std::size_t before) {
+    local_area.change(now, static_cast<std::int64_t>(local.size()) - static_cast<std::int64_t>(before));
+  }
   // Executions started, warm-up included.
   std::uint64_t started() const { return batches() ? batch_started_ : ended_ + cut_ + static_cast<std::uint64_t>(busy); }
   void start(World& w, std::uint32_t j);

@@ -30,8 +30,8 @@ namespace brokersim {
 
 void Consumer::receive_for_batch(World& w, std::uint32_t j) {
   const std::size_t before = local.size();
-  local_area.change(w.now, +1);
   local.push_back(j);
+  buffer_changed(w.now, before);
   // The first message of a batch opens its window (a StallEnd runs after every Receive of the
   // same instant: with window 0 a receive's whole response is in before the batch starts).
   if (before == 0) wake_for_window(w);
@@ -72,7 +72,7 @@ void Consumer::start_batches(World& w, bool woken) {
     took = true;
   }
   if (!took) return;
-  local_area.change(w.now, static_cast<std::int64_t>(local.size()) - static_cast<std::int64_t>(before));
+  buffer_changed(w.now, before);
   if (!local.empty()) wake_for_window(w);  // the rest's window
 }
 

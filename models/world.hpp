@@ -100,7 +100,7 @@ struct World : sim::Simulator {
       ledger.may_run_again(job, returned_because(job));
       job.ran_here = false;
     }
-    job.ran_settles = sim::kNever;  // its next run's, once it has ended (Consumer::begin)
+    job.ran_settles = sim::kNever;  // the next run's is set when it ends (Consumer::exec_done), not as it starts
     job.keep_first_start();
     job.received = job.started = job.finished = -1;  // this delivery's, when they happen
     job.early = Job::Early::None;
