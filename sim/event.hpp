@@ -36,4 +36,14 @@ inline bool before(const Event& a, const Event& b) {
   return a.time < b.time || (a.time == b.time && a.order < b.order);
 }
 
+// The order as function objects for the standard algorithms: given `before` itself, std::sort and
+// the heap algorithms call it through a pointer, once per comparison (perf, the capacity baseline
+// at 4,000 consumers: `sim::before` alone was 2.4% of the run, beside the sort that called it).
+struct Before {
+  bool operator()(const Event& a, const Event& b) const { return before(a, b); }
+};
+struct Later {  // the reverse order: std's heaps keep the greatest on top, this makes it the least
+  bool operator()(const Event& a, const Event& b) const { return before(b, a); }
+};
+
 }  // namespace sim

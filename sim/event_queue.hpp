@@ -451,7 +451,7 @@ class RadixBuckets {
     *s.last++ = e;
   }
   void sort_current() {
-    if (current_.size() - head_ > 1) std::sort(current_.begin() + head_, current_.end(), before);
+    if (current_.size() - head_ > 1) std::sort(current_.begin() + head_, current_.end(), Before{});
   }
 
   // One event at or after the base window. One in it is sorted into the window's events when at
@@ -463,17 +463,16 @@ class RadixBuckets {
       return;
     }
     std::vector<Event>& c = current_;
-    const auto at = std::lower_bound(c.begin() + static_cast<std::ptrdiff_t>(head_), c.end(), e, before);
+    const auto at = std::lower_bound(c.begin() + static_cast<std::ptrdiff_t>(head_), c.end(), e, Before{});
     if (c.end() - at <= kShifted) {
       c.insert(at, e);
     } else {
       late_.push_back(e);
-      std::push_heap(late_.begin(), late_.end(), later);
+      std::push_heap(late_.begin(), late_.end(), Later{});
     }
     plain_ = late_.empty() ? current_.size() : head_;
   }
   static constexpr std::ptrdiff_t kShifted = 16;
-  static bool later(const Event& x, const Event& y) { return before(y, x); }
   // Whether the late arrivals' least comes before the sorted part's next (late_ not empty).
   bool late_first() const { return head_ == current_.size() || before(late_.front(), current_[head_]); }
   // take() with late arrivals to compare with.
@@ -481,7 +480,7 @@ class RadixBuckets {
     --size_;
     Event e;
     if (late_first()) {
-      std::pop_heap(late_.begin(), late_.end(), later);
+      std::pop_heap(late_.begin(), late_.end(), Later{});
       e = late_.back();
       late_.pop_back();
     } else {

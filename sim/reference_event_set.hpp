@@ -19,13 +19,13 @@ class ReferenceEventSet {
   // `now` is the set interface's hint for the instant being processed; a heap needs none.
   void push(const Event& e, Time /*now*/) {
     heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   const Event& top() const { return heap_.front(); }
   Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Event e = heap_.back();
     heap_.pop_back();
     return e;
@@ -34,9 +34,7 @@ class ReferenceEventSet {
   void reserve(std::size_t n) { heap_.reserve(n); }
 
  private:
-  // The standard heap keeps its greatest element first: "greater" is "later".
-  static bool later(const Event& a, const Event& b) { return before(b, a); }
-  std::vector<Event> heap_;
+  std::vector<Event> heap_;  // a std heap by Later: its "greatest" is the least event
 };
 
 }  // namespace sim
