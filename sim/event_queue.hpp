@@ -301,9 +301,7 @@ class RadixBuckets {
       return;
     }
     const std::size_t b = bucket_above(window(k), base_);
-    append(b, e, stores_.data());
-    mark(b);
-    mins_[b] = std::min(mins_[b], k);
+    append(b, e, k, stores_.data(), mins_.data());
   }
   // Whether the current bucket (the base window's events) has been taken whole.
   bool current_used_up() const { return head_ == plain_ && late_.empty(); }
@@ -440,14 +438,28 @@ class RadixBuckets {
       return;
     }
     const std::size_t b = bucket_above(window(k), base);
-    append(b, e, stores);
-    mark(b);
-    mins[b] = std::min(mins[b], k);
+    append(b, e, k, stores, mins);
   }
-  // Bucket b (not the current one) takes e.
-  [[gnu::always_inline]] void append(std::size_t b, const Event& e, EventStore* stores) {
+  // Bucket b (not the current one) takes e, whose key is k. A bucket is marked when its chain
+  // takes its first chunk (an empty chain is full: last == end == nullptr), not at each event:
+  // marked exactly while it holds events, since settle_least unmarks the bucket it empties and
+  // drain all of them. The chunk's path out of line keeps the common one free of calls, so a
+  // push (EventQueue::push_buckets) saves no registers (4,000 consumers: 3,196 -> 3,113
+  // instructions per job).
+  [[gnu::always_inline]] void append(std::size_t b, const Event& e, std::uint64_t k, EventStore* stores,
+                                     std::uint64_t* mins) {
+    mins[b] = std::min(mins[b], k);
     EventStore& s = stores[b];
-    if (s.last == s.end) [[unlikely]] chunks_.extend(s);
+    if (s.last == s.end) [[unlikely]] {
+      append_to_new_chunk(b, e);
+      return;
+    }
+    *s.last++ = e;
+  }
+  [[gnu::noinline]] void append_to_new_chunk(std::size_t b, const Event& e) {
+    EventStore& s = stores_[b];
+    if (s.first == nullptr) mark(b);
+    chunks_.extend(s);
     *s.last++ = e;
   }
   void sort_current() {
