@@ -84,14 +84,11 @@ BENCHMARK(BM_HoldMultimap)->Arg(1'000)->Arg(100'000);
 // Second baseline: std::priority_queue of the same 32-byte events (no stable tie rule beyond
 // the order field, which is what EventQueue's comparison uses too).
 void BM_HoldStdPriorityQueue(benchmark::State& state) {
-  struct Later {
-    bool operator()(const sim::Event& a, const sim::Event& b) const { return sim::before(b, a); }
-  };
   const auto n = static_cast<std::size_t>(state.range(0));
   sim::Rng rng(1, 0, "hold");
   std::vector<sim::Event> storage;
   storage.reserve(n + 1);
-  std::priority_queue<sim::Event, std::vector<sim::Event>, Later> q(Later{}, std::move(storage));
+  std::priority_queue<sim::Event, std::vector<sim::Event>, sim::Later> q(sim::Later{}, std::move(storage));
   std::uint64_t seq = 0;
   for (std::size_t i = 0; i < n; ++i)
     q.push(sim::Event{increment(rng), seq++, 1, static_cast<std::uint32_t>(i), 0, 0});

@@ -5,7 +5,7 @@
 # lives in the shared last-level cache, and a neighbour's load slows it far more than a small
 # fleet's: only figures taken in the same minutes compare. So each round runs, one after the
 # other:
-#   - brokersim, the capacity baseline (bench/fleet.sh's shape) at 4 and at 4,000 consumers,
+#   - brokersim, the capacity baseline (bench/fleet-shape.sh, as bench/fleet.sh) at 4 and at 4,000 consumers,
 #     2,000,000 jobs each: user seconds (/usr/bin/time);
 #   - the minimal hand-written loop (bench/bench_minimal_mmcd.cpp) at 100 and at 10,000 servers:
 #     CPU nanoseconds per job (its jobs_per_s, a rate per CPU-second).
@@ -19,25 +19,21 @@ build=$(cd "${1:-$here/build}" && pwd)
 rounds=${2:-9}
 cli="$build/experiments/brokersim"
 bench="$build/bench/brokersim_bench"
-scenario="$here/experiments/scenarios/capacity-baseline.json"
+# shellcheck source=bench/fleet-shape.sh
+. "$here/bench/fleet-shape.sh"
 for f in "$cli" "$bench"; do [ -x "$f" ] || { echo "bench/fleet-cpu.sh: $f is not built" >&2; exit 2; }; done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench/fleet-cpu.sh: ROUNDS: expected a positive whole number, got '$rounds'" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-brokersim_seconds() {  # user seconds of C consumers, 2,000,000 jobs
-  { /usr/bin/time -f %U "$cli" run "$scenario" --set "consumers.0.count=$1" \
-      --set "producers.0.arrivals={\"poisson\":{\"rate_per_s\":$((19 * $1))}}" \
-      --set 'stop={"jobs":2000000}' --set warmup_ms=0 > /dev/null; } 2>&1 | tail -1
-}
 loop_ns_per_job() {  # the hand loop at S servers: CPU ns per job
   "$bench" --benchmark_filter="^BM_MinimalMMcD_Fleet$1\$" --benchmark_format=json > "$tmp/b.json" 2> /dev/null
   python3 -c 'import json, sys; print(1e9 / json.load(open(sys.argv[1]))["benchmarks"][0]["jobs_per_s"])' "$tmp/b.json"
 }
 
 for ((r = 1; r <= rounds; ++r)); do
-  echo "brokersim4 $(brokersim_seconds 4)"
-  echo "brokersim4000 $(brokersim_seconds 4000)"
+  echo "brokersim4 $(fleet_seconds 4)"
+  echo "brokersim4000 $(fleet_seconds 4000)"
   echo "loop100 $(loop_ns_per_job 100)"
   echo "loop10000 $(loop_ns_per_job 10000)"
 done > "$tmp/raw"

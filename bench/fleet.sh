@@ -22,36 +22,30 @@ shift || true
 counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(4 40 400 4000)
 cli="$build/experiments/brokersim"
-scenario="$here/experiments/scenarios/capacity-baseline.json"
+# shellcheck source=bench/fleet-shape.sh
+. "$here/bench/fleet-shape.sh"
 command -v valgrind > /dev/null || { echo "bench/fleet.sh: valgrind is not installed" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-sets() {  # the fleet of $1 consumers, $2 jobs
-  echo --set "consumers.0.count=$1" --set "producers.0.arrivals={\"poisson\":{\"rate_per_s\":$((19 * $1))}}" \
-    --set "stop={\"jobs\":$2}" --set warmup_ms=0
-}
-
 instructions() {  # callgrind total of C consumers, N jobs
   # shellcheck disable=SC2046
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$cli" run "$scenario" $(sets "$1" "$2") > /dev/null 2>&1
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$cli" run "$scenario" $(fleet_sets "$1" "$2") > /dev/null 2>&1
   awk '/^(summary|totals):/ { print $2; exit }' "$tmp/cg"
 }
 
 misses() {  # cachegrind "D1 LL" data misses (read + write) of C consumers, N jobs
   # shellcheck disable=SC2046
   valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL=524288,8,64 --cachegrind-out-file="$tmp/cc" "$cli" run "$scenario" \
-    $(sets "$1" "$2") > /dev/null 2>&1
+    $(fleet_sets "$1" "$2") > /dev/null 2>&1
   awk '/^events:/ { for (i = 2; i <= NF; ++i) col[$i] = i }
        /^summary:/ { print $col["D1mr"] + $col["D1mw"], $col["DLmr"] + $col["DLmw"] }' "$tmp/cc"
 }
 
 declare -A cpu
-for round in 1 2 3; do
+for _ in 1 2 3; do
   for c in "${counts[@]}"; do
-    # shellcheck disable=SC2046
-    t=$( { /usr/bin/time -f %U "$cli" run "$scenario" $(sets "$c" 2000000) > /dev/null; } 2>&1 | tail -1)
-    cpu[$c]="${cpu[$c]:-} $t"
+    cpu[$c]="${cpu[$c]:-} $(fleet_seconds "$c")"
   done
 done
 
