@@ -42,7 +42,8 @@ std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std
 
 // consumers.cpp: one group; `total` counts the consumers of all groups so far.
 ConsumerSpec load_consumer(const json& v, const std::string& path, const Context& context, std::int64_t& total);
-// A group reading several queues, checked against the broker's queues (their types) once loaded.
+// A group's queues checked against the broker's once loaded: global QoS (prefetch_scope channel)
+// on a quorum queue, and a group reading several queues (their types, autoscale).
 void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path);
 
 }  // namespace brokersim::loader
