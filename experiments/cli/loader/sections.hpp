@@ -37,8 +37,9 @@ int queue_index(const json& v, const std::string& path, const Context& context);
 // workload.cpp
 ProducerSpec load_producer(const json& v, const std::string& path, const Context& context);
 
-// trace_csv.cpp: the trace file named at `path` (producers.N.arrivals.trace_csv).
-std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std::string& path);
+// arrival_trace.cpp: the rows and the contents' hash of the trace file arrivals.trace_path, named
+// at `path` (producers.N.arrivals.trace_csv) in errors.
+void read_trace(ArrivalSpec& arrivals, const std::string& path);
 
 // consumers.cpp: one group; `total` counts the consumers of all groups so far.
 ConsumerSpec load_consumer(const json& v, const std::string& path, const Context& context, std::int64_t& total);
