@@ -78,6 +78,7 @@ struct ArrivalSpec {
   struct TraceRow { Time publish; std::optional<Time> deadline; std::optional<Time> service; };
   std::vector<TraceRow> trace;           // Trace, publish ascending
   std::string trace_path;                // as resolved, for messages
+  std::uint64_t trace_fnv1a64 = 0;       // FNV-1a 64 of the file's bytes as read: what runs made apart pin
   // {"days_csv": FILE}: a trace of whole days, each run replaying one of them, drawn uniformly
   // (whole days resampled: a day keeps its own volume and shape). Day d's rows are
   // trace[day_starts[d] .. day_starts[d + 1]); empty for an ordinary trace.

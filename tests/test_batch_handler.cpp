@@ -121,6 +121,30 @@ TEST_CASE("framework aws-lambda batches: the platform's refusals name the settin
         "deleted), got 5");
 }
 
+TEST_CASE("framework aws-lambda: a group's own visibility_timeout_ms or on_failure is refused naming the framework") {
+  // The queue's visibility is 1 s and Timeout 1 s passes Lambda's check; a group visibility of
+  // 100 ms would have every invocation's batch come back while it runs.
+  const std::string lambda = R"({"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 1}, )";
+  CHECK(load_error(one_queue("0", lambda + R"("visibility_timeout_ms": 100})", 1, "", 1000)) ==
+        "consumers.0.visibility_timeout_ms: expected none with framework \"aws-lambda\" (the event source mapping receives "
+        "with the queue's own visibility timeout, which Lambda checks the function's Timeout against "
+        "(services-sqs-configure): give the queue's visibility_timeout_ms; leave it out, or leave out framework), got 100");
+  CHECK(load_error(one_queue("0", lambda + R"("on_failure": "delete"})", 1, "", 1000)) ==
+        "consumers.0.on_failure: expected none with framework \"aws-lambda\" (Lambda returns a failed batch to the queue, its "
+        "messages visible again when their visibility timeout lapses (services-sqs-errorhandling): nothing deletes them; "
+        "leave it out, or leave out framework), got \"delete\"");
+  // Refused whatever the value: the key is Lambda's to decide, not the group's.
+  CHECK(load_error(one_queue("0", lambda + R"("on_failure": "keep"})", 1, "", 1000)).find("consumers.0.on_failure: expected none") == 0);
+  // The same keys without a framework are an SQS client's own.
+  CHECK(load_error(one_queue("0", R"({"queue": "q", "visibility_timeout_ms": 100, "on_failure": "delete"})", 1, "", 1000)) ==
+        "(no error)");
+  brokersim::test::ScratchDir d("lambda-keys");
+  const auto r = brokersim::test::run_cli(
+      {"run", d.write("s.json", one_queue("0", lambda + R"("on_failure": "delete"})", 1, "", 1000))});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("framework \"aws-lambda\"") != std::string::npos);
+}
+
 TEST_CASE("framework aws-lambda billing: requests and GB-seconds of a known case") {
   // Three lone messages (at 0, 1 s and 2 s) of 100.4 ms: three invocations, each billed 101 ms,
   // at 2048 MB: 0.303 s x 2 GB.

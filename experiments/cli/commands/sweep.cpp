@@ -241,6 +241,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
 
   const std::vector<Scenario> scenarios = validate_points(space, mine);
+  // The files this shard's scenarios read, by contents: written to its metadata (merge refuses
+  // shards that read one file with two contents) and its journal (a resume refuses a file replaced).
+  const std::vector<PinnedInput> inputs = pinned_inputs(scenarios);
   std::vector<std::string> names = metric_names(space);  // the whole grid's: shards agree
   const std::size_t windows = vm.count("window-columns") ? window_columns(space) : 0;
   if (windows > 0) {
@@ -260,17 +263,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       precision ? pooled_precision_columns(*precision, names) : std::vector<PooledQuantileColumn>{};
 
   if (out_path) {
-    std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
-    for (const auto& s : scenarios)
-      for (std::size_t i = 0; i < s.producers.size(); ++i)
-        if (s.producers[i].arrivals.kind == ArrivalSpec::Kind::Trace)
-          inputs.push_back({"producers." + std::to_string(i) + ".arrivals.trace_csv", s.producers[i].arrivals.trace_path});
+    std::vector<NamedPath> read{{"the scenario file", vm["scenario"].as<std::string>()}};
+    for (const PinnedInput& p : inputs) read.push_back({p.key, p.file});
     std::vector<NamedPath> outputs{{"--out", *out_path}};
     if (out_is_file) {
       outputs.push_back({"--out's metadata", *out_path + ".meta.json"});
       outputs.push_back({"--out's resume journal", *out_path + ".journal"});
     }
-    check_distinct_files(outputs, inputs);
+    check_distinct_files(outputs, read);
   }
   ojson identity = sweep_identity(space, replications, sets, varies);
   if (precision) {
@@ -302,7 +302,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                hash_hex(identity.dump() + "|" + std::to_string(shard.index) + "/" +
                                         std::to_string(shard.count) + "|" + names_joined) +
                                "\n";
-    journal.emplace(*out_path + ".journal", header);
+    journal.emplace(*out_path + ".journal", header, inputs);
     cells = journal->open(resume, (spread ? 4 : 2) * names.size() + 2 * steady.size() + 1 + (precision ? 1 : 0));
   }
   // Every output is checked before any point runs, not found unwritable after the whole sweep: a
@@ -469,7 +469,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
   if (out_is_file) {
     OutputFile meta(*out_path + ".meta.json");
-    meta.stream() << write_meta_text(identity, shard, mine, csv);
+    ojson shard_meta = identity;
+    if (!inputs.empty()) shard_meta["inputs"] = inputs_json(inputs);
+    meta.stream() << write_meta_text(shard_meta, shard, mine, csv);
     OutputFile file(*out_path);
     file.stream() << csv;
     meta.commit();

@@ -68,6 +68,19 @@ const json* Translation::given(std::string_view setting) const {
   return v->is_null() ? nullptr : v;
 }
 
+bool Translation::reads_quorum_queue() const {
+  const json* queue = consumer_key("queue");
+  if (queue == nullptr) return false;
+  const auto quorum = [&](const json& name) {
+    if (!name.is_string()) return false;
+    for (const QueueSpec& q : broker_.queues)
+      if (q.name == name.get<std::string>()) return q.rabbitmq.type == QueueType::Quorum;
+    return false;
+  };
+  if (!queue->is_array()) return quorum(*queue);
+  return std::any_of(queue->begin(), queue->end(), quorum);
+}
+
 const json* Translation::consumer_key(std::string_view key) const {
   const std::string k(key);
   return consumer_.contains(k) && !consumer_[k].is_null() ? &consumer_[k] : nullptr;
@@ -222,6 +235,13 @@ void Translation::refuse(std::string_view setting, const std::string& message) c
   fail_message(at(setting), message + " (" + std::string(mapping_.framework) + ": not modelled by brokersim)");
 }
 
+void Translation::refuse_group_key(std::string_view key, const std::string& why) const {
+  const json* v = consumer_key(key);
+  if (v == nullptr) return;
+  fail(join(path_.substr(0, path_.rfind('.')), key),
+       "none with framework " + loader::quoted(mapping_.framework) + " (" + why + "; leave it out, or leave out framework)", *v);
+}
+
 void Translation::kinds(std::initializer_list<std::string_view> allowed, std::string_view framework) const {
   if (std::find(allowed.begin(), allowed.end(), kind_) != allowed.end()) return;
   std::string names;
@@ -230,7 +250,7 @@ void Translation::kinds(std::initializer_list<std::string_view> allowed, std::st
                                         ", not " + loader::quoted(std::string(kind_)));
 }
 
-json translate_framework(const json& consumer, const std::string& path, std::string_view kind, int group,
+json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings) {
   if (!consumer.is_object() || !consumer.contains("framework") || consumer["framework"].is_null()) return consumer;
   const std::string at = join(path, "framework");
@@ -250,7 +270,7 @@ json translate_framework(const json& consumer, const std::string& path, std::str
   FrameworkMapping mapping;
   mapping.group = group;
   mapping.framework = std::string(framework->name);
-  Translation t(settings, at, kind, out, mapping);
+  Translation t(settings, at, broker, out, mapping);
   framework->translate(t);
   for (const auto& [setting, why] : framework->not_modelled)
     if (const json* v = t.given(setting)) {

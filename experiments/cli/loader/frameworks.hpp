@@ -20,10 +20,14 @@ namespace brokersim::loader {
 // One group's translation: the framework object's settings in, brokersim keys out.
 class Translation {
  public:
-  Translation(const json& settings, std::string path, std::string_view kind, json& consumer, FrameworkMapping& mapping)
-      : settings_(settings), path_(std::move(path)), kind_(kind), consumer_(consumer), mapping_(mapping) {}
+  Translation(const json& settings, std::string path, const BrokerSpec& broker, json& consumer, FrameworkMapping& mapping)
+      : settings_(settings), path_(std::move(path)), kind_(broker.kind), broker_(broker), consumer_(consumer), mapping_(mapping) {}
 
   std::string_view kind() const { return kind_; }
+  // A queue the group's `queue` names (a name or a list) is a quorum queue of the broker: the
+  // broker kind's default type, or the queue's own `type`. Names not in broker.queues count as
+  // none (the consumer loader refuses them).
+  bool reads_quorum_queue() const;
   const std::string& path() const { return path_; }
   std::string at(std::string_view setting) const { return join(path_, setting); }
   // The setting as given, or nullptr when absent or null (its default then applies).
@@ -55,6 +59,9 @@ class Translation {
   void no_key(std::string_view setting, std::string note);
   // A setting brokersim cannot honour at this value: an error naming it.
   [[noreturn]] void refuse(std::string_view setting, const std::string& message) const;
+  // The group's own key `key`, when given, refused: the framework's platform decides it (`why`),
+  // and no setting of the framework's changes it.
+  void refuse_group_key(std::string_view key, const std::string& why) const;
   // The group is billed per request and per GB-second with this much memory (FrameworkMapping).
   void bill_memory_mb(double mb) { mapping_.billed_memory_mb = mb; }
   // Only on these broker kinds.
@@ -65,6 +72,7 @@ class Translation {
   const json& settings_;
   std::string path_;
   std::string_view kind_;
+  const BrokerSpec& broker_;
   json& consumer_;
   FrameworkMapping& mapping_;
   std::vector<std::pair<std::string, std::string>> shown_;
@@ -95,7 +103,7 @@ const Framework& aws_lambda();
 // The framework's cross-section rule for group `group`, the last one loaded (Framework::loaded).
 void check_framework(const Scenario& s, std::size_t group, const std::string& path);
 
-json translate_framework(const json& consumer, const std::string& path, std::string_view kind, int group,
+json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings);
 
 }  // namespace brokersim::loader

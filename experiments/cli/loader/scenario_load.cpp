@@ -67,7 +67,7 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
       const std::string path = join("consumers", i);
       // A group in its framework's own settings is read as the brokersim keys they map to.
       const std::size_t mapped = scenario.frameworks.size();
-      const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
+      const json group = translate_framework(consumers[i], path, scenario.broker, static_cast<int>(i), scenario.frameworks);
       try {
         scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
         check_consumer_queues(scenario, i, path);

@@ -9,8 +9,21 @@ namespace brokersim::loader {
 
 namespace {
 
+// What Lambda's pollers do whatever the group says: receive with the queue's visibility timeout
+// (the one the function's Timeout is checked against, `loaded` below) and leave a failed batch
+// to come back. A group key saying otherwise would describe a mapping Lambda cannot run.
+void refuse_client_keys(const Translation& t) {
+  t.refuse_group_key("visibility_timeout_ms",
+                     "the event source mapping receives with the queue's own visibility timeout, which Lambda checks the "
+                     "function's Timeout against (services-sqs-configure): give the queue's visibility_timeout_ms");
+  t.refuse_group_key("on_failure",
+                     "Lambda returns a failed batch to the queue, its messages visible again when their visibility timeout "
+                     "lapses (services-sqs-errorhandling): nothing deletes them");
+}
+
 void translate(Translation& t) {
   t.kinds({"amazon-sqs"}, "aws-lambda");
+  refuse_client_keys(t);
   // BatchSize 1..10,000 on a standard queue; above 10 it needs MaximumBatchingWindowInSeconds >= 1
   // ("When you set BatchSize to a value greater than 10, you must set
   // MaximumBatchingWindowInSeconds to at least 1 second", services-sqs-parameters).
