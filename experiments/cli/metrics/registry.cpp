@@ -266,7 +266,9 @@ void add_load(Entries<RunView>& out, const std::string& queue, std::size_t l, bo
     real("mean_slots_utilization", "fraction", "erlangs over mean_slots",
          [](const QueueLoad& x) { return x.mean_slots_utilization(); });
   }
-  real("peak_rate_per_s", "jobs/s", "the highest rate_schedule step in the span",
+  real("peak_rate_per_s", "jobs/s",
+       "the busiest rate in the span: a rate_schedule's highest step, given times' busiest minute (days_csv: of any day), "
+       "else the mean",
        [](const QueueLoad& x) { return x.peak_rate_per_s; });
   real("peak_utilization", "fraction", "the peak rate's utilisation", [](const QueueLoad& x) { return x.peak_utilization(); });
 }
