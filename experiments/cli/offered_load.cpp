@@ -33,7 +33,8 @@ double list_rate(const Scenario& s, std::size_t n, const Times& time_of) {
 }
 
 // The busiest window of arrivals at given times (ms, ascending) within [from, end]: the window is
-// kPeakWindowMs, or the span when that is shorter, so that the peak is never below the mean. A
+// kPeakWindowMs, or the span when that is shorter (a longer window would spread the span's arrivals
+// over time the run does not measure, putting the peak below the mean). A
 // window starting at an arrival holds as many as any window can (slid right until its start meets
 // one, it loses none), so two pointers over the arrivals find it; it is stated as starting where
 // it lies wholly in the span.
