@@ -177,7 +177,7 @@ struct RunResult : Tally<sim::Histogram> {
   std::vector<QueueResult> queues;
   std::vector<ConsumerResult> consumers;
   std::vector<WindowResult> windows;       // observe.window_ms only
-  // With a consumer group reading several queues: the counted jobs by the queue their producer
+  // With producers publishing to several queues: the counted jobs by the queue their producer
   // publishes to (jobs_by_queue.NAME in the outputs), by queue index; empty otherwise.
   std::vector<WindowResult> by_queue;
   std::vector<GroupFleetResult> groups;    // per consumer group

@@ -286,6 +286,19 @@ struct Scenario {
     for (const auto& c : consumers) n += c.members();
     return n;
   }
+  // Whether some producer publishes to queue q.
+  bool published_to(int q) const {
+    for (const auto& p : producers)
+      if (p.queue == q) return true;
+    return false;
+  }
+  // Jobs are reported by the queue their producer publishes to (jobs_by_queue) when producers
+  // publish to more than one queue: a shared fleet's and a split fleet's queues read the same way.
+  bool reports_jobs_by_queue() const {
+    int published = 0;
+    for (std::size_t q = 0; q < broker.queues.size(); ++q) published += published_to(static_cast<int>(q));
+    return published > 1;
+  }
   // The fleet changes during the run (a group stops or autoscales): fleet costs are reported
   // (also whenever windows are, so that a sweep of fixed against autoscaled fleets has one
   // set of metrics).

@@ -122,7 +122,19 @@ bool fleet_changes(const Scenario& s) {
                      [](const ConsumerSpec& c) { return c.autoscale || c.stop || c.start > 0; });
 }
 
-// A group reading several queues: which queue's jobs pay for the shared slots.
+// The offered load's peak, after its mean: a rate_schedule's highest step, or the busiest window of
+// arrivals at given times (a burst the mean spreads over the whole run); nothing for a constant rate.
+std::string peak_words(const QueueLoad& l) {
+  if (!l.scheduled && l.peak_window_ms <= 0) return "";
+  std::string s = "; peak " + fmt("%.2f", l.peak_rate_per_s) + " jobs/s";
+  if (l.peak_window_ms > 0 && !l.scheduled)
+    s += " in the busiest " + fmt("%g", l.peak_window_ms / 1000) + " s" + (l.peak_day >= 0 ? " of any day" : "") + ",";
+  s += " from " + fmt("%.0f", l.peak_from_ms) + " ms";
+  if (l.peak_day >= 0) s += " of day " + std::to_string(l.peak_day);
+  return s + ": " + fmt("%.1f", 100 * l.peak_utilization()) + "%";
+}
+
+// Jobs by the queue they were published to: which queue's jobs pay for the slots.
 void by_queue_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
   if (r.by_queue.empty()) return;
   out << "By the queue a job was published to (jobs_by_queue):\n";
@@ -234,10 +246,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     if (changes && l.mean_slots > 0)
       out << "; on the run's mean " << fmt("%.2f", l.mean_slots) << " slots: " << fmt("%.1f", 100 * l.mean_slots_utilization())
           << "%";
-    if (l.scheduled)
-      out << "; peak " << fmt("%.2f", l.peak_rate_per_s) << " jobs/s from " << fmt("%.0f", l.peak_from_ms)
-          << " ms: " << fmt("%.1f", 100 * l.peak_utilization()) << "%";
-    out << '\n';
+    out << peak_words(l) << '\n';
   }
   out << '\n';
 

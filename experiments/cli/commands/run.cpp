@@ -183,7 +183,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   for (const auto& p : steady)
     if (warns_of_short_runs(p.q, p.correlation_times))
       tails.emplace_back(p.name, p.correlation_times);
-  if (!tails.empty()) err << "brokersim: warning: " << short_tails_warning(tails);
+  if (!tails.empty()) err << "brokersim: warning: " << short_tails_warning(tails, runs_are_days(scenario));
   return warn_incomplete_runs(err, stats);
 }
 

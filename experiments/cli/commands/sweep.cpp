@@ -360,12 +360,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   };
   // Points whose steady-state p99 comes from runs short beside their wait's correlation
   // (correlation_times, sectioning.hpp): its interval may be too narrow. By point, in grid order.
-  std::map<std::size_t, std::vector<std::pair<std::string, double>>> short_tails;
-  const auto check_tails = [&](std::size_t point, const PooledWaits& waits) {
+  std::map<std::size_t, std::pair<std::vector<std::pair<std::string, double>>, std::string>> short_tails;
+  const auto check_tails = [&](std::size_t point, const PooledWaits& waits, const Scenario& s) {
     for (const auto& q : steady) {
       if (q.q < kTailQuantile) continue;  // no warning of it: its figure is not needed
       const double k = correlation_times(waits, q.wait);
-      if (warns_of_short_runs(q.q, k)) short_tails[point].emplace_back(q.name, k);
+      if (!warns_of_short_runs(q.q, k)) continue;
+      short_tails[point].first.emplace_back(q.name, k);
+      short_tails[point].second = runs_are_days(s);
     }
   };
   // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, the pooled quantiles,
@@ -416,7 +418,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           // The replications used lead the cells, so that the journal keeps them too.
           std::string c = std::to_string(rows.size()) + "," + row_cells(reps, incomplete, pooled_set(k));
           const std::size_t point = mine[todo[k]];
-          check_tails(point, pooled_set(k));
+          check_tails(point, pooled_set(k), scenarios[todo[k]]);
           if (k < pooled.size()) pooled[k] = {};
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
@@ -444,7 +446,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
           std::string c = row_cells(reps, incomplete, pooled_set(k));
           const std::size_t point = mine[todo[k]];
-          check_tails(point, pooled_set(k));
+          check_tails(point, pooled_set(k), scenarios[todo[k]]);
           if (k < pooled.size()) pooled[k] = {};  // under run_tasks' lock, as its merges are
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
@@ -457,7 +459,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (const auto& [point, tails] : short_tails) {
     const std::string label = space.point_label(point);
     err << "brokersim: warning: sweep: " << (label.empty() ? std::string("the scenario's setting") : label) << ": "
-        << short_tails_warning(tails);
+        << short_tails_warning(tails.first, tails.second);
   }
 
   std::string csv = csv_header(space.axes, names, spread, steady);

@@ -228,21 +228,17 @@ void add_queue(Entries<RunView>& out, const Scenario& scenario, std::size_t q) {
   count("deletions", "deletions", "times x-expires deleted the queue", &QueueResult::deletions);
 }
 
-// With a group reading several queues: the counted jobs by the queue their producer publishes to,
-// with the whole run's outcome, fraction and wait figures (RunResult::by_queue), for each queue
-// some producer publishes to.
+// With producers publishing to several queues (read by one group or by a group each): the counted
+// jobs by the queue their producer publishes to, with the whole run's outcome, fraction and wait
+// figures (RunResult::by_queue), for each queue some producer publishes to.
 void add_jobs_by_queue(Entries<RunView>& out, const Scenario& scenario) {
   using V = const RunView&;
-  bool several = false;
-  for (const ConsumerSpec& c : scenario.consumers) several = several || c.reads_several();
-  if (!several) return;
+  if (!scenario.reports_jobs_by_queue()) return;
   Entries<WindowResult> tally;
   add_tally<WindowResult>(tally, [](const WindowResult& w) -> const WindowResult& { return w; }, false);
   add_field<RunView>(out, {"jobs_by_queue"}, [](V) { return nlohmann::ordered_json::object(); });
   for (std::size_t q = 0; q < scenario.broker.queues.size(); ++q) {
-    bool published = false;
-    for (const ProducerSpec& p : scenario.producers) published = published || p.queue == static_cast<int>(q);
-    if (!published) continue;
+    if (!scenario.published_to(static_cast<int>(q))) continue;
     const std::string name = scenario.broker.queues[q].name;
     for (const MetricEntry<WindowResult>& e : tally) {
       std::vector<std::string> path{"jobs_by_queue", name};
@@ -270,7 +266,9 @@ void add_load(Entries<RunView>& out, const std::string& queue, std::size_t l, bo
     real("mean_slots_utilization", "fraction", "erlangs over mean_slots",
          [](const QueueLoad& x) { return x.mean_slots_utilization(); });
   }
-  real("peak_rate_per_s", "jobs/s", "the highest rate_schedule step in the span",
+  real("peak_rate_per_s", "jobs/s",
+       "the busiest rate in the span: a rate_schedule's highest step, given times' busiest minute (days_csv: of any day), "
+       "else the mean",
        [](const QueueLoad& x) { return x.peak_rate_per_s; });
   real("peak_utilization", "fraction", "the peak rate's utilisation", [](const QueueLoad& x) { return x.peak_utilization(); });
 }
