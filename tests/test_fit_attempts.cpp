@@ -202,7 +202,7 @@ TEST_SUITE("fit") {
     INFO(r.out << r.err);
     REQUIRE(r.status == 0);
     CHECK(attempts_has(r.out, "  Failed attempts: 3 of 5 attempts that ended (60%); 3 with a finish time"));
-    CHECK(attempts_has(r.out, "; per message, 1 of 3 (33.3%) ended failed (their last attempt)\n"));
+    CHECK(attempts_has(r.out, "; per message, 1 of 3 (33.3%) ended failed (no attempt of theirs succeeded)\n"));
     const auto fitted = attempts_json(dir.path("fitted.json"));
     CHECK(fitted["consumers"][0]["failure_probability"] == 0.333333);
     CHECK(attempts_json(dir.path("fitted.plot.json"))["queues"][0]["service"]["n"] == 2);

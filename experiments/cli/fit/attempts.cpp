@@ -14,34 +14,41 @@ Messages group_messages(const JobLog& log, const std::vector<std::size_t>& rows,
   m.attempts = rows.size();
   m.arrivals.reserve(rows.size());
   if (!m.by_id) {
-    for (std::size_t r : rows) m.arrivals.push_back(log.rows[r].enqueued - origin);
+    for (std::size_t r : rows) {
+      const JobRow& row = log.rows[r];
+      m.arrivals.push_back(row.enqueued - origin);
+      if (attempt_ended(row)) {
+        ++m.ended;
+        if (row.outcome == Outcome::Failed) ++m.ended_failed;
+      }
+    }
     std::sort(m.arrivals.begin(), m.arrivals.end());
-    m.last_attempts = rows;
     m.most = rows.empty() ? 0 : 1;
     return m;
   }
-  // A message's attempts in the order they were made: by enqueue, then by start (a redelivery
-  // keeps its message's enqueue time on some brokers), a row never started last among equals.
+  // A message's attempts together, by key; its first enqueue is its arrival.
   struct Attempt {
     std::uint64_t key;
-    std::int64_t enqueued, started;
+    std::int64_t enqueued;
     std::size_t row;
   };
   std::vector<Attempt> attempts;
   attempts.reserve(rows.size());
-  for (std::size_t r : rows) {
-    const JobRow& row = log.rows[r];
-    const std::int64_t started = row.started == kNoTime ? std::numeric_limits<std::int64_t>::max() : row.started;
-    attempts.push_back({log.message_keys[r], row.enqueued, started, r});
-  }
+  for (std::size_t r : rows) attempts.push_back({log.message_keys[r], log.rows[r].enqueued, r});
   std::sort(attempts.begin(), attempts.end(), [](const Attempt& a, const Attempt& b) {
-    return std::tie(a.key, a.enqueued, a.started, a.row) < std::tie(b.key, b.enqueued, b.started, b.row);
+    return std::tie(a.key, a.enqueued, a.row) < std::tie(b.key, b.enqueued, b.row);
   });
   for (std::size_t i = 0; i < attempts.size();) {
-    std::size_t j = i + 1;
-    while (j < attempts.size() && attempts[j].key == attempts[i].key) ++j;
+    std::size_t j = i;
+    bool ended = false, succeeded = false;
+    for (; j < attempts.size() && attempts[j].key == attempts[i].key; ++j) {
+      const JobRow& row = log.rows[attempts[j].row];
+      ended = ended || attempt_ended(row);
+      succeeded = succeeded || (attempt_ended(row) && row.outcome != Outcome::Failed);
+    }
     m.arrivals.push_back(attempts[i].enqueued - origin);
-    m.last_attempts.push_back(attempts[j - 1].row);
+    m.ended += ended;
+    m.ended_failed += ended && !succeeded;
     if (j - i > 1) ++m.retried;
     m.most = std::max(m.most, j - i);
     i = j;
@@ -50,32 +57,20 @@ Messages group_messages(const JobLog& log, const std::vector<std::size_t>& rows,
   return m;
 }
 
-namespace {
-
-bool ended(const JobRow& r) {
-  return r.started != kNoTime && (r.outcome == Outcome::Failed || r.outcome == Outcome::Succeeded || r.outcome == Outcome::Finished);
-}
-
-}  // namespace
-
 FailureFit fit_failures(const JobLog& log, const std::vector<std::size_t>& rows, const Messages& messages,
                         double service_mean_ms) {
   FailureFit f;
   std::vector<double> durations;
   for (std::size_t r : rows) {
     const JobRow& row = log.rows[r];
-    if (!ended(row)) continue;
+    if (!attempt_ended(row)) continue;
     ++f.ended;
     if (row.outcome != Outcome::Failed) continue;
     ++f.failed;
     if (row.finished != kNoTime) durations.push_back(sim::to_ms(row.finished - row.started));
   }
-  for (std::size_t r : messages.last_attempts) {
-    const JobRow& row = log.rows[r];
-    if (!ended(row)) continue;
-    ++f.messages_ended;
-    if (row.outcome == Outcome::Failed) ++f.messages_failed;
-  }
+  f.messages_ended = messages.ended;
+  f.messages_failed = messages.ended_failed;
   f.failed_timed = durations.size();
   if (!durations.empty()) {
     f.durations = fit_service_times(std::move(durations));

@@ -21,7 +21,11 @@ struct Messages {
   std::size_t retried = 0;          // messages with more than one attempt
   std::size_t most = 0;             // the most attempts of one message
   std::vector<std::int64_t> arrivals;       // each message's first enqueue, from the origin, sorted
-  std::vector<std::size_t> last_attempts;   // each message's last row (latest enqueue, then latest start)
+  // Messages with an attempt that started and ended, and of them those none of whose attempts
+  // succeeded: the messages that ended failed. Told by outcome, not by which attempt came last:
+  // the attempts' starts are read on their workers' clocks, which can disagree by more than two
+  // attempts lie apart.
+  std::size_t ended = 0, ended_failed = 0;
   std::size_t count() const { return arrivals.size(); }
   double attempts_per_message() const {
     return arrivals.empty() ? 0.0 : static_cast<double>(attempts) / static_cast<double>(arrivals.size());
@@ -30,6 +34,11 @@ struct Messages {
 
 // `rows`: indices into log.rows, one queue's. O(rows log rows) with an id column.
 Messages group_messages(const JobLog& log, const std::vector<std::size_t>& rows, std::int64_t origin);
+
+// A started attempt that ended: succeeded, finished (no outcome column) or failed.
+inline bool attempt_ended(const JobRow& r) {
+  return r.started != kNoTime && (r.outcome == Outcome::Failed || r.outcome == Outcome::Succeeded || r.outcome == Outcome::Finished);
+}
 
 // An execution that ended as the log says it should: succeeded, or finished without an outcome
 // column. Its duration is a service time; a failed execution's is not (it stopped part-way).
@@ -42,8 +51,8 @@ struct FailureFit {
   std::size_t ended = 0;            // started attempts that ended: succeeded (or finished) or failed
   std::size_t failed = 0;           // of them failed
   std::size_t failed_timed = 0;     // failed with a finish time: the durations below
-  std::size_t messages_ended = 0;   // messages whose last attempt started and ended
-  std::size_t messages_failed = 0;  // of them, its last attempt failed: the message ended failed
+  std::size_t messages_ended = 0;   // messages with an attempt that started and ended
+  std::size_t messages_failed = 0;  // of them, those with no attempt that succeeded: ended failed
   std::optional<ServiceFit> durations;  // the failed attempts' durations (ms), fitted like service times
   double fraction_of_service = 0;   // their mean over the service times' mean
   double per_attempt() const { return ended ? static_cast<double>(failed) / static_cast<double>(ended) : 0.0; }

@@ -492,7 +492,7 @@ std::vector<std::string> failure_sentences(const QueueFit& q, const fit::JobLog&
   }
   if (q.messages.by_id)
     s += "; per message, " + count(f.messages_failed) + " of " + count(f.messages_ended) + " (" +
-         share(f.messages_failed, f.messages_ended) + ") ended failed (their last attempt)";
+         share(f.messages_failed, f.messages_ended) + ") ended failed (no attempt of theirs succeeded)";
   std::vector<std::string> out{s};
   if (!q.failure_key.empty()) {
     out.push_back("in the written scenario, " + q.failure_key + " " + num(round6(q.failure_probability), "%.6g") +

@@ -92,8 +92,8 @@ ojson placeholder_scenario(std::vector<QueueFit>& queues, const JobLog& log, con
       group["failure_probability"] = round6(q.failure_probability);
     } else if (!q.failure_key.empty()) {
       q.failure_key.clear();
-      q.failure_not_written = "no failure_probability written: no message ended failed (in the fitted scenario a failed "
-                              "execution is final, as RabbitMQ's client acks it: the chance is that a message ends failed)";
+      q.failure_not_written = "in the written scenario, no failure_probability: no message ended failed (a failed execution is "
+                              "final there, as RabbitMQ's client acks it: the chance is that a message ends failed)";
     }
     doc["consumers"].push_back(group);
   }

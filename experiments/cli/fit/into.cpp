@@ -210,13 +210,25 @@ void map_group(QueueFit& q, int t, Into& into, std::vector<int>& fitted_by, std:
 // The failures' chance on each queue's group, as the composed scenario treats a failed execution.
 // A framework whose settings refuse it (a retry policy brokersim cannot honour) keeps the scenario
 // without it, and the report says why.
-void map_failures_into(std::vector<QueueFit>& queues, const JobLog& log, Into& into, const std::string& dir) {
+void map_failures_into(std::vector<QueueFit>& queues, const JobLog& log, const std::vector<int>& targets, Into& into,
+                       const std::string& dir) {
   if (!log.has_outcome) return;
   const Scenario composed = load_or_say(into.doc, dir, into.label + " with the log's fit");
   ojson with = into.doc;
   for (QueueFit& q : queues) {
+    const std::string none = "in the written scenario, no failure_probability: ";
     if (q.group >= composed.consumers.size()) {
-      q.failure_not_written = "no failure_probability written: several groups read the queue, and the log names no workers";
+      q.failure_not_written = none + "several groups read the queue, and the log names no workers";
+      continue;
+    }
+    // A group that also reads a queue the log does not cover would fail that queue's jobs too.
+    const ConsumerSpec& c = composed.consumers[q.group];
+    std::vector<int> uncovered;
+    for (const int read : [&] { std::vector<int> all{c.queue}; all.insert(all.end(), c.other_queues.begin(), c.other_queues.end()); return all; }())
+      if (std::find(targets.begin(), targets.end(), read) == targets.end()) uncovered.push_back(read);
+    if (!uncovered.empty()) {
+      q.failure_not_written = none + "consumers." + std::to_string(q.group) + " also reads " + queue_list(composed, uncovered) +
+                              ", which the log does not cover";
       continue;
     }
     map_failures(q, log, q.group, failures_tried_again(composed, q.group));
@@ -228,7 +240,7 @@ void map_failures_into(std::vector<QueueFit>& queues, const JobLog& log, Into& i
   } catch (const ScenarioError& e) {
     for (QueueFit& q : queues)
       if (!q.failure_key.empty()) {
-        q.failure_not_written = q.failure_key + " not written: the scenario refuses it (" + e.what() + ")";
+        q.failure_not_written = "in the written scenario, no failure_probability: " + q.failure_key + " is refused (" + e.what() + ")";
         q.failure_key.clear();
       }
   }
@@ -246,16 +258,23 @@ ojson fit_into(std::vector<QueueFit>& queues, const JobLog& log, const WriteOpti
     map_group(queues[i], targets[i], into, fitted_by, said);
   }
   // The fitted arrivals cover the log's span (or one mean day): the runs do too.
-  into.doc["stop"]["time_ms"] = write.days_mode ? sim::to_ms(kDayNs) : write.span_ms;
-  said.push_back("stop.time_ms: " + num(write.days_mode ? sim::to_ms(kDayNs) : write.span_ms, "%.0f") +
-                 (write.days_mode ? " (one day, --days)" : " (the log's span)") + "; the broker, its queues and everything else kept");
+  const double stop_ms = write.days_mode ? sim::to_ms(kDayNs) : write.span_ms;
+  into.doc["stop"]["time_ms"] = stop_ms;
+  said.push_back("stop.time_ms: " + num(stop_ms, "%.0f") + (write.days_mode ? " (one day, --days)" : " (the log's span)") +
+                 "; the broker, its queues and everything else kept");
+  // A warm-up as long as the fitted span would leave nothing measured: the runs start as the log does.
+  const ojson& warmup = into.doc.contains("warmup_ms") ? into.doc["warmup_ms"] : ojson();
+  if (warmup.is_number() && warmup.get<double>() >= stop_ms) {
+    said.push_back("warmup_ms " + num(warmup.get<double>(), "%.0f") + " -> 0: as long as the fitted span, it would leave nothing measured");
+    into.doc["warmup_ms"] = 0;
+  }
   if (write.uncertainty) into.doc["parameter_uncertainty"] = true;
   if (!into.doc.contains("notes")) into.doc["notes"] = ojson::array();
   into.doc["notes"].push_back("fit --into: " + std::filesystem::path(options.path).filename().string() + " with what " +
                               std::filesystem::path(write.log_file).filename().string() + " tells put in");
   for (const std::string& n : write.notes) into.doc["notes"].push_back(n);
   for (const std::string& n : said) into.doc["notes"].push_back(n);
-  map_failures_into(queues, log, into, options.out_dir);
+  map_failures_into(queues, log, targets, into, options.out_dir);
   (void)load_or_say(into.doc, options.out_dir, into.label + " with the log's fit");
   return into.doc;
 }
