@@ -189,7 +189,7 @@ TEST_SUITE("fit") {
     CHECK(attempts_has(bad.err, "(the column status was read as the state by its name: --columns state=- reads none), got \"200\"\n"));
   }
 
-  TEST_CASE("fit attempts: messages retried until they succeed end failed in none; failure_probability per message") {
+  TEST_CASE("fit attempts: messages retried until they succeed end failed in none, and failure_probability is per message") {
     ScratchDir dir("fit-failed-retried");
     const std::string log = dir.write("jobs.csv",
                                       "task_id,enqueued_at,started_at,finished_at,status\n"

@@ -105,16 +105,8 @@ static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute,
     }
 }
 
-// How many values the chosen service law was fitted from (the parametric families leave out the
-// zeros, which have no density); 0 when fewer than 2 (nothing to redraw).
-static std::size_t fitted_service_times(const fit::ServiceFit& f) {
-  const bool empirical = f.fits[f.chosen].family == fit::FittedDistribution::Family::Empirical;
-  const std::size_t n = empirical ? f.n : f.n - f.zeros;
-  return n >= 2 ? n : 0;
-}
-
 static void print_uncertainty(std::ostream& out, const QueueFit& q, bool days_mode, bool uncertainty) {
-  const std::size_t n = fitted_service_times(q.service);
+  const std::size_t n = fit::redrawable_service_times(q.service);
   std::vector<std::string> what;
   if (n > 0) what.push_back("the service law");
   if (!days_mode) what.push_back("the rates' level");
@@ -450,8 +442,9 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
            "nor does the fitted scenario (broker.consumer_timeout_ms null)\n";
   if (log.not_started || log.not_finished)
     out << "  " << log.not_started << " jobs never started and " << log.not_finished
-        << " never finished in the log: they count as arrivals; the started ones count in the waits; a job without a "
-           "finish time is in neither the service times nor the fleet's slots\n";
+        << " never finished in the log: " << (log.has_id() ? "their messages count as arrivals" : "they count as arrivals")
+        << "; the started ones count in the waits; a job without a finish time is in neither the service times nor the "
+           "fleet's slots\n";
   for (const auto& n : log_notes) out << "  " << n << '\n';
   if (!log.has_id())
     out << "  arrivals: one per row (no message id column: one named message_id, task_id or id, or --columns id=NAME, "

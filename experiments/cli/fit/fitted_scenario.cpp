@@ -5,17 +5,11 @@
 
 namespace brokersim::fit {
 
-namespace {
-
-// How many values the chosen service law was fitted from (the parametric families leave out the
-// zeros, which have no density); 0 when fewer than 2 (nothing to redraw).
 std::size_t redrawable_service_times(const ServiceFit& f) {
   const bool empirical = f.fits[f.chosen].family == FittedDistribution::Family::Empirical;
   const std::size_t n = empirical ? f.n : f.n - f.zeros;
   return n >= 2 ? n : 0;
 }
-
-}  // namespace
 
 ojson fitted_producer(const QueueFit& q, const std::string& queue, bool days_mode, ojson base) {
   base["queue"] = queue;

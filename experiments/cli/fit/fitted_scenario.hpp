@@ -18,6 +18,10 @@ struct WriteOptions {
   std::vector<std::string> notes;        // what reading the log found (clamps, outcomes, attempts)
 };
 
+// How many values the chosen service law was fitted from (the parametric families leave out the
+// zeros, which have no density); 0 when fewer than 2 (nothing to redraw).
+std::size_t redrawable_service_times(const ServiceFit& f);
+
 // The producer fitted to queue q, publishing to `queue`: its arrivals (the mean day's with --days,
 // and the days' volume spread), its service law and what they were fitted from. The keys of
 // `base` (a scenario's own producer) other than these are kept.
