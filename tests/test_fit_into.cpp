@@ -145,6 +145,9 @@ TEST_SUITE("fit") {
     CHECK(run_cli({"fit", log, "--into", two, "--into-queue", "sms"}).err ==
           "brokersim: error: --into-queue: expected a queue of " + two + ": \"emails\", \"reports\", got \"sms\"\n");
     CHECK(run_cli({"fit", log, "--into-queue", "emails"}).err == "brokersim: error: --into-queue: expected --into beside it, got no --into\n");
+    // Checked before the log is read: a missing log is not what is said first.
+    CHECK(run_cli({"fit", dir.path("missing.csv"), "--into", two, "--into-queue", "sms"}).err ==
+          "brokersim: error: --into-queue: expected a queue of " + two + ": \"emails\", \"reports\", got \"sms\"\n");
     // A log of two queues: each onto the queue of its name; with a worker column, the one group
     // reading both cannot take both fleets.
     const std::string queues = dir.write("queues.csv", into_log(false, "emails"));
@@ -152,6 +155,8 @@ TEST_SUITE("fit") {
     INFO(by_name.out << by_name.err);
     CHECK(by_name.status == 0);
     CHECK(into_has(by_name.out, "the log's queue \"emails\" goes to the scenario's queue of its name"));
+    CHECK(into_has(by_name.out, "  In the written scenario, no failure_probability: consumers.0 reads several of the log's queues, "
+                                "whose failures it would share\n"));
     const auto shared = run_cli({"fit", queues, "--columns", "queue=queue,worker=worker", "--into", two});
     CHECK(shared.status == 2);
     CHECK(into_has(shared.err, "expected a consumer group per log queue (the log's workers of each queue are a fleet of their own), got "

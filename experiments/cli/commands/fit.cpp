@@ -305,6 +305,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     series_file = std::make_unique<OutputFile>(stem + ".overtime.csv", &out);
   }
 
+  if (!into.path.empty()) fit::validate_into(into);
   const fit::JobLog log = fit::read_job_log(log_path, columns, format, read_options);
 
   // Time origin: the first enqueue; the span ends at the last one (at most kMaxSpanNs: the reader

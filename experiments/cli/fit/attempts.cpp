@@ -1,7 +1,6 @@
 #include "experiments/cli/fit/attempts.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <tuple>
 
 #include "sim/time.hpp"

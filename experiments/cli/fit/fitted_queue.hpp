@@ -49,7 +49,8 @@ struct QueueFit {
   // Where it went in the written scenario: its producer and consumer group (fit --into: the
   // scenario's own), and what of its failures: the failure_probability key written ("" when none),
   // whether that scenario tries a failed message again, and why no key was written.
-  std::size_t producer = 0, group = 0;
+  static constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
+  std::size_t producer = 0, group = 0;  // group kNoGroup: no one group (several read it, no workers named)
   std::string failure_key, failure_not_written;
   bool failures_tried_again = false;
   double failure_probability = 0;

@@ -67,6 +67,13 @@ std::vector<int> all_queues(const Scenario& s) {
   return all;
 }
 
+// --into-queue's queue in the scenario.
+int named_queue(const Scenario& s, const IntoOptions& options) {
+  const int t = queue_index(s, options.queue);
+  if (t < 0) throw ScenarioError("--into-queue", "a queue of " + options.path + ": " + queue_list(s, all_queues(s)), quoted(options.queue));
+  return t;
+}
+
 // The queue a log of one queue maps onto when neither --into-queue nor its queue's name says: the
 // one queue the scenario's producers publish to (or, without producers, its groups read).
 int sole_queue(const Into& into, std::string& why) {
@@ -95,8 +102,7 @@ std::vector<int> target_queues(const std::vector<QueueFit>& queues, const JobLog
     if (queues.size() > 1)
       throw ScenarioError("--into-queue", "no --into-queue with a log of several queues (each maps onto the scenario's queue of its name)",
                           quoted(options.queue));
-    const int t = queue_index(s, options.queue);
-    if (t < 0) throw ScenarioError("--into-queue", "a queue of " + options.path + ": " + queue_list(s, all_queues(s)), quoted(options.queue));
+    const int t = named_queue(s, options);
     said.push_back("the log's jobs go to queue " + quoted(options.queue) + " (--into-queue)");
     return {t};
   }
@@ -180,7 +186,7 @@ void map_group(QueueFit& q, int t, Into& into, std::vector<int>& fitted_by, std:
   q.group = reading.front();
   if (!q.fleet.from_workers) {
     said.push_back(indices_text("consumers", reading) + ": kept (the log names no workers)");
-    if (reading.size() > 1) q.group = s.consumers.size();  // no one group: no failure_probability either
+    if (reading.size() > 1) q.group = QueueFit::kNoGroup;  // no failure_probability either
     return;
   }
   if (fitted_by[q.group] >= 0 && fitted_by[q.group] != t)
@@ -217,15 +223,22 @@ void map_failures_into(std::vector<QueueFit>& queues, const JobLog& log, const s
   ojson with = into.doc;
   for (QueueFit& q : queues) {
     const std::string none = "in the written scenario, no failure_probability: ";
-    if (q.group >= composed.consumers.size()) {
+    if (q.group == QueueFit::kNoGroup) {
       q.failure_not_written = none + "several groups read the queue, and the log names no workers";
+      continue;
+    }
+    if (std::count_if(queues.begin(), queues.end(), [&](const QueueFit& o) { return o.group == q.group; }) > 1) {
+      q.failure_not_written = none + "consumers." + std::to_string(q.group) + " reads several of the log's queues, whose "
+                              "failures it would share";
       continue;
     }
     // A group that also reads a queue the log does not cover would fail that queue's jobs too.
     const ConsumerSpec& c = composed.consumers[q.group];
     std::vector<int> uncovered;
-    for (const int read : [&] { std::vector<int> all{c.queue}; all.insert(all.end(), c.other_queues.begin(), c.other_queues.end()); return all; }())
+    for (std::size_t k = 0; k <= c.other_queues.size(); ++k) {
+      const int read = k == 0 ? c.queue : c.other_queues[k - 1];
       if (std::find(targets.begin(), targets.end(), read) == targets.end()) uncovered.push_back(read);
+    }
     if (!uncovered.empty()) {
       q.failure_not_written = none + "consumers." + std::to_string(q.group) + " also reads " + queue_list(composed, uncovered) +
                               ", which the log does not cover";
@@ -247,6 +260,11 @@ void map_failures_into(std::vector<QueueFit>& queues, const JobLog& log, const s
 }
 
 }  // namespace
+
+void validate_into(const IntoOptions& options) {
+  const Into into = read_into(options);
+  if (!options.queue.empty()) (void)named_queue(into.scenario, options);
+}
 
 ojson fit_into(std::vector<QueueFit>& queues, const JobLog& log, const WriteOptions& write, const IntoOptions& options,
                std::vector<std::string>& said) {

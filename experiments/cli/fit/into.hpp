@@ -18,6 +18,10 @@ struct IntoOptions {
   std::string out_dir; // where the result is written: the folder its relative files are read from
 };
 
+// Before the log is read: the scenario loads, and --into-queue names one of its queues (a
+// ScenarioError otherwise, as fit_into would give after the fits).
+void validate_into(const IntoOptions& into);
+
 // The scenario with the log's fit in it, loaded by brokersim's loader before it is returned. Sets
 // each queue's producer, group and failure mapping (q.producer, q.group, q.failure_*), and appends
 // to `said` one sentence per thing replaced, kept or added. A ScenarioError (exit status 2) when
