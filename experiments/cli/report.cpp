@@ -218,7 +218,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << "Warm-up chosen by MSER-5 on the " << (s.auto_warmup->stale ? "stale indicator" : "sojourn")
         << " of each job, averaged over " << kWarmupPilots << " pilot replications (not among those reported): "
         << fmt("%.0f", sim::to_ms(s.warmup)) << " ms (the first " << s.auto_warmup->jobs_discarded
-        << " jobs of each pilot cut); bias check, the kept data's first half against its second: t = "
+        << " jobs of each pilot cut, past where a new replication settles at 99%); bias check, the kept data's first half"
+           " against its second: t = "
         << (std::isnan(s.auto_warmup->trend_t) ? std::string("n/a") : fmt("%.2f", s.auto_warmup->trend_t))
         << (s.auto_warmup->trending ? " (it still trends)" : "");
     if (!s.auto_warmup->steady)
