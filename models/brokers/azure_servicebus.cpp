@@ -201,7 +201,7 @@ void AzureServiceBus::receive_batch(std::uint32_t j, int q, int ci) {
 
 // Peek-lock: the lock starts as the broker sends the message, before the client has it
 // (service-bus-prefetch.md: prefetched messages are already locked, their lock timer running).
-void AzureServiceBus::deliver(std::uint32_t j, int q, int ci, Time latency) {
+void AzureServiceBus::deliver(std::uint32_t j, int q, int ci, Time latency, Link link) {
   Job& job = w_.jobs[j];
   Consumer& c = w_.consumers[static_cast<std::size_t>(ci)];
   Receiver& r = receivers_[static_cast<std::size_t>(ci)];
@@ -226,12 +226,16 @@ void AzureServiceBus::deliver(std::uint32_t j, int q, int ci, Time latency) {
     }
   }
   if (latency >= 0) {  // one message of a batch receive (receive_batch)
-    w_.receive_at(w_.now + latency, j);
+    reach_client(r, j, w_.now + latency, link);
     return;
   }
   // (A deferred message received back comes outside the ring's turns: its client may be in it.)
   if (!r.in_ring && has_credit(c)) r.join(dispatchers_[q], ci, 0);
-  w_.receive_at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), j);
+  reach_client(r, j, w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), link);
+}
+
+void AzureServiceBus::reach_client(Receiver& r, std::uint32_t j, Time on_its_own, Link link) {
+  w_.receive_at(link == Link::Receive ? r.order.arrival(on_its_own) : on_its_own, j);
 }
 
 // The handler has the message: the processor renews its lock while it runs, for at most the
@@ -382,7 +386,7 @@ void AzureServiceBus::receive_deferred(std::uint32_t j) {
     dead_letter(j, q, DeathReason::MaxDeliveryCountExceeded);
     return;
   }
-  deliver(j, q, ci);
+  deliver(j, q, ci, -1, Link::Own);
 }
 
 void AzureServiceBus::expire(std::uint32_t j, int q) {

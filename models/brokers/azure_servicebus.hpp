@@ -142,6 +142,7 @@ class AzureServiceBus final : public Broker {
   // sessions it has accepted.
   struct Receiver : ClientRecord {
     int sessions = 0;
+    SendOrder order;  // of its receive link; a new connection starts its own
   };
   // Per job (by pool index): its peek-lock. `epoch` grows whenever the pending lock end is void
   // (settled, renewed by execution, lapsed), so a stale Ev::Lease is ignored.
@@ -163,9 +164,15 @@ class AzureServiceBus final : public Broker {
   void push_ready(std::uint32_t j, int q, bool returned);
   std::uint32_t pop_ready(int q);
   void dispatch(int q);
+  // The link a delivery travels on. The client's receive link hands over its deliveries in the
+  // order it sent them (Receiver::order). A session's link has one message out at a time, and a
+  // receive by sequence number is answered on the entity's management link: neither waits
+  // behind the receive link.
+  enum class Link : std::uint8_t { Receive, Own };
   // latency >= 0: one message of a batch receive (one response, one latency for all of it); the
   // caller puts the client back in the ring when the receive is done.
-  void deliver(std::uint32_t j, int q, int ci, Time latency = -1);
+  void deliver(std::uint32_t j, int q, int ci, Time latency = -1, Link link = Link::Receive);
+  void reach_client(Receiver& r, std::uint32_t j, Time on_its_own, Link link);
   void receive_batch(std::uint32_t j, int q, int ci);
   // Sessions (azure_servicebus_sessions.cpp).
   bool sessions_on(int q) const { return entities_[static_cast<std::size_t>(q)].spec->servicebus.requires_session; }

@@ -52,6 +52,7 @@ void AzureServiceBus::close_connection(Consumer& c) {
   Receiver& r = receivers_[static_cast<std::size_t>(c.index())];
   const int q = c.queue();
   r.close(dispatchers_[static_cast<std::size_t>(q)], c.index());
+  r.order = {};
   const auto held = r.held;  // a copy: unhold changes r.held
   for (std::uint32_t j : held) {
     r.unhold(w_.jobs, j);

@@ -209,7 +209,7 @@ void AzureServiceBus::dispatch_sessions(int q) {
     const std::uint32_t j = next_for(q, ci);
     popped = popped || entities_[q].level.ready != before;
     if (j == kNoIndex) continue;
-    deliver(j, q, ci);
+    deliver(j, q, ci, -1, Link::Own);
   }
   if (popped) ready_changed(q);
 }

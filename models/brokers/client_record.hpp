@@ -8,6 +8,7 @@
 // never searches the ring to find out. Every change of either goes through the operations here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -114,6 +115,21 @@ struct ClientRecord {
     if (n > kSearched) jobs[last].unacked_pos = pos;
     held.pop_back();
     jobs[j].unacked_pos = kNoIndex;
+  }
+};
+
+// A channel (AMQP 0-9-1) or a link (AMQP 1.0) hands the client its deliveries in the order it sent
+// them: their frames share one connection's byte stream. Each delivery draws its own latency, so
+// one drawn shorter than the delivery sent before it would overtake that one; it arrives right
+// behind it instead, at the same instant (receipts of one instant are handled in the order they
+// were scheduled, which is the order sent). The draws are the same either way.
+struct SendOrder {
+  Time latest = 0;  // the latest arrival of anything the channel has sent
+
+  // When a delivery that would reach the client at `on_its_own` does reach it.
+  Time arrival(Time on_its_own) {
+    latest = std::max(latest, on_its_own);
+    return latest;
   }
 };
 

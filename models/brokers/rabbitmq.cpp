@@ -166,7 +166,7 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
     } else {
       after_delivery(ch, ci, entry);
     }
-    w_.receive_at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), j);
+    send_on(ch, c, j);
     return;
   }
   ch.hold(w_.jobs, j);
@@ -184,7 +184,12 @@ void RabbitMq::deliver(std::uint32_t j, int q) {
   } else {
     after_delivery(ch, ci, entry);
   }
-  w_.receive_at(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng), j);
+  send_on(ch, c, j);
+}
+
+// The delivery latency is drawn per delivery; the channel keeps the order (SendOrder).
+void RabbitMq::send_on(Channel& ch, Consumer& c, std::uint32_t j) {
+  w_.receive_at(ch.order.arrival(w_.now + World::sample_ns(w_.s.broker.delivery_latency, c.delivery_rng)), j);
 }
 
 void RabbitMq::dispatch(int q) {
@@ -417,7 +422,7 @@ void RabbitMq::after_delivery(Channel& ch, int ci, int entry) {
   }
 }
 
-// A channel's window reopened (or it subscribed): each of its queues delivers while it may. With
+// A channel's window reopened: each of its queues delivers while it may. With
 // one window for the channel, the queues compete for it: rabbit_limiter:notify_queues/1 wakes the
 // queues it had refused (those with messages waiting) in a list rotated at a uniformly random
 // place, "ensuring that each queue has an equal chance of being notified first".

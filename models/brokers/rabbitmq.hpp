@@ -78,7 +78,7 @@ class RabbitMq final : public Broker {
   void give_credit(Consumer& c);
   void dispatch(int q);
   // Every queue consumer c reads (consumers[].queue may be a list), in the order that a channel
-  // whose window just reopened would hear it (see dispatch_reopened).
+  // whose window just reopened would hear it (rabbit_limiter's random rotation, in rabbitmq.cpp).
   void dispatch_for(Consumer& c);
   void requeue(std::uint32_t j, ReturnCause why);
   // A message dies in queue q (the caller has decided its outcome), by q's policy.
@@ -112,6 +112,9 @@ class RabbitMq final : public Broker {
     // fleet of 4,000 consumers that line has left the cache by each send (docs/performance.md).
     bool no_ack = false;
     int priority = 0;
+    // Its deliveries reach the client in the order sent, whatever latency each draws; a new
+    // channel starts its own order.
+    SendOrder order;
   };
   static_assert(sizeof(Channel) == 64, "a channel is one cache line");
 
@@ -159,6 +162,7 @@ class RabbitMq final : public Broker {
   // rabbit_amqqueue_process
   void enqueue(std::uint32_t j, int q, bool dead_letter);
   void deliver(std::uint32_t j, int q);
+  void send_on(Channel& ch, Consumer& c, std::uint32_t j);
   void drop_expired(int q);
   void arm_timer(int q);
   void expire(std::uint32_t j, int q);

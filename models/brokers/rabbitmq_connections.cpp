@@ -37,7 +37,11 @@ void RabbitMq::consume(Consumer& c) {
   subscribe_to(c.queue());
   for (int q : c.spec().other_queues) subscribe_to(q);
   give_credit(c);
-  dispatch_for(c);
+  // The client subscribes to its queues one after the other, in the group's `queue` order, and
+  // the first subscription fills what it may of the window before the next one exists: no random
+  // wake-up here (that is the limiter's, when an ack reopens a shared window: dispatch_for).
+  dispatch(c.queue());
+  for (int q : c.spec().other_queues) dispatch(q);
 }
 
 // basic.cancel: out of the dispatch ring, and no credit until the client consumes again.
@@ -59,6 +63,7 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   }
   ++ch.epoch;
   ch.ticking = false;
+  ch.order = {};
   // The client's stale copies of deliveries the queue took back die with it.
   policy(ch, [&](auto& p) { p.on_channel_closed(c.index()); });
   const auto unacked = ch.held;  // a copy: unhold changes ch.held
