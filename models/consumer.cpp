@@ -172,15 +172,13 @@ inline Time Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
   return arrives;
 }
 
-void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot) {
-  Job& job = w.jobs[j];
-  // Early-acked on a connection cut since (its ack still on the wire): the client is gone, the
-  // ack's arrival decides what became of it (World::kept_by_client).
-  if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
+inline void Consumer::end_execution(World& w, Job& job) {
   job.finished = w.now;
   ++ended_;
   w.ledger.wait(Wait::Service, job, w.now - job.started);
-  if (!keeps_slot) busy_changed(w, -1);
+}
+
+inline void Consumer::decide_execution(World& w, Job& job, ExecResult result) {
   switch (result) {
     case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
     case ExecResult::Failed: w.decide(job, Outcome::Failed); break;
@@ -188,20 +186,10 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keep
       w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
       break;
   }
-  if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) [[unlikely]] {
-    // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
-    // outcome and is not retried, requeued or dead-lettered).
-    if (job.early == Job::Early::Released) {
-      release_kept(w, j);
-    } else {
-      job.where = Where::Settling;  // its early ack's arrival lets it leave
-    }
-    try_start(w);
-    if (leaving) [[unlikely]] {
-      if (busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
-    }
-    return;
-  }
+}
+
+inline void Consumer::send_settlement(World& w, std::uint32_t j, ExecResult result) {
+  Job& job = w.jobs[j];
   job.ran_settles = send_ack(w, j, Job::Ack::Ack);
   // If the message still comes back with no cut of this connection before the settlement
   // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
@@ -210,13 +198,44 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keep
   const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->sqs.delete_failed) ||
                                                          (result == ExecResult::TimedOut && spec_->sqs.keep_timed_out));
   job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
-  if (keeps_slot) return;  // the batch's last message frees the slot
+}
+
+inline void Consumer::slot_freed(World& w) {
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived
   // (they travel ahead of the close on the same connection, so they are not returned).
   if (leaving) [[unlikely]] {
     if (busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
   }
+}
+
+void Consumer::end_execution_in_batch(World& w, Job& job) { end_execution(w, job); }
+void Consumer::decide_execution_in_batch(World& w, Job& job, ExecResult result) { decide_execution(w, job, result); }
+void Consumer::send_settlement_in_batch(World& w, std::uint32_t j, ExecResult result) { send_settlement(w, j, result); }
+void Consumer::slot_freed_in_batch(World& w) { slot_freed(w); }
+
+void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot) {
+  Job& job = w.jobs[j];
+  // Early-acked on a connection cut since (its ack still on the wire): the client is gone, the
+  // ack's arrival decides what became of it (World::kept_by_client).
+  if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
+  end_execution(w, job);
+  if (!keeps_slot) busy_changed(w, -1);
+  decide_execution(w, job, result);
+  if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) [[unlikely]] {
+    // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
+    // outcome and is not retried, requeued or dead-lettered).
+    if (job.early == Job::Early::Released) {
+      release_kept(w, j);
+    } else {
+      job.where = Where::Settling;  // its early ack's arrival lets it leave
+    }
+    slot_freed(w);
+    return;
+  }
+  send_settlement(w, j, result);
+  if (keeps_slot) return;  // the batch's last message frees the slot
+  slot_freed(w);
 }
 
 void Consumer::reject_locally(World& w, std::uint32_t j) {
@@ -309,6 +328,9 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
     release_kept(w, j);
   }
   if (!batches()) cut_ += static_cast<std::uint64_t>(busy);
+  // A batch running in turn goes with the connection: its pending Ev::BatchTurn names this one.
+  turns_.clear();
+  free_turns_.clear();
   busy_changed(w, -busy);
   w.ledger.slots_attached(book(), w.now, -slots());
   w.ledger.local_changed(book(), index_, w.now, local.size(), 0);

@@ -70,6 +70,19 @@ struct ConsumerEnd {
 };
 static_assert(sizeof(ConsumerEnd) <= 64, "an execution's end reads one line more");
 
+// A batch run in turn (batch_handler.execution "sequential"): its messages in their order, the
+// one whose turn is next, and what the whole invocation shares (its start, the time its
+// exec_timeout stops it, a failure drawn for all of it). A message rejected at its turn is
+// kNoIndex here (its settlement went as it was rejected); each message keeps the gen it was taken
+// with, so a message the broker voided meanwhile (an orphaned delivery) is passed over, not settled.
+struct BatchInTurn {
+  std::vector<std::uint32_t> messages{}, gens{};
+  std::uint32_t next = 0;  // messages[next - 1] runs
+  Time started = 0, stops_at = sim::kNever;
+  ExecResult whole = ExecResult::Completed, running = ExecResult::Completed;
+  bool billed = false;  // started in the measured span
+};
+
 struct ConsumerCold {
   alignas(64) sim::Rng delivery_rng;
   std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
@@ -86,6 +99,8 @@ struct ConsumerCold {
   // stream of its own, made only for batch handlers.
   std::optional<sim::Rng> batch_rng{};
   std::vector<std::uint32_t> batch_{};  // the batch being started (scratch)
+  std::vector<BatchInTurn> turns_{};    // batches run in turn, by the id their Ev::BatchTurn carries
+  std::vector<std::uint32_t> free_turns_{};
   int group_ = 0;
   std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
   Time measured_since_ = 0;       // the warm-up's end: busy_area and local_area start there
@@ -108,6 +123,9 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   void receive(World& w, std::uint32_t j, std::uint32_t transit);
   // keeps_slot: a message of a batch whose last message has not ended yet (kExecKeepsSlot).
   void exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot = false);  // Ev::ExecDone (gen checked)
+  // Ev::BatchTurn of batch `run`, scheduled on connection `connection` (a batch run in turn: the
+  // running message's execution ends, the next one's starts).
+  void batch_turn(World& w, std::uint32_t connection, std::uint32_t run);
   // After every change of slots: free ones take from the buffer.
   void try_start(World& w) { try_start(w, false); }
   // Ev::StallEnd: a stall may be over; a batch handler may start a batch short of max_messages,
@@ -194,10 +212,25 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   void receive_for_batch(World& w, std::uint32_t j);
   void start_batches(World& w, bool woken);
   void start_batch(World& w);
+  Time invocation_limit(World& w, const std::vector<std::uint32_t>& messages);
+  void start_batch_in_turn(World& w);
+  void next_in_turn(World& w, std::uint32_t run);
+  void end_batch_in_turn(World& w, std::uint32_t run, ExecResult why);
   void wake_for_window(World& w);
   std::size_t min_messages() const;  // batch.min_messages, or max_messages when unset
   void reject_locally(World& w, std::uint32_t j);
   Time send_ack(World& w, std::uint32_t j, Job::Ack what);  // returns when it arrives
+  // The parts of an execution's end (exec_done): its times and service wait; its outcome; the
+  // settlement it sends; a slot freed. Inline in consumer.cpp; a batch run in turn calls the
+  // `_in_batch` wrappers.
+  void end_execution(World& w, Job& job);
+  void decide_execution(World& w, Job& job, ExecResult result);
+  void send_settlement(World& w, std::uint32_t j, ExecResult result);
+  void slot_freed(World& w);
+  void end_execution_in_batch(World& w, Job& job);
+  void decide_execution_in_batch(World& w, Job& job, ExecResult result);
+  void send_settlement_in_batch(World& w, std::uint32_t j, ExecResult result);
+  void slot_freed_in_batch(World& w);
   // Inline in consumer.cpp like `begin` (a start and an execution's end: M/M/10+D 2,416 -> 2,402
   // instructions per job); a batch's start calls `busy_changed_in_batch`.
   void busy_changed(World& w, int delta);

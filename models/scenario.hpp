@@ -197,6 +197,12 @@ struct ConsumerSpec {
     // failure_probability per message (the handler reports the failed items, Lambda's
     // ReportBatchItemFailures) instead of per execution (the whole batch fails).
     bool item_failures = false;
+    // How the handler runs the batch's messages (batch_handler.execution): all at once, every
+    // message starting and ending with the batch; or in turn, as a handler that loops over its
+    // array does: each message starts when the one before it ends, is judged by the admission
+    // rule then, and the batch is settled when its last message ends.
+    enum class Execution : std::uint8_t { Concurrent, Sequential };
+    Execution execution = Execution::Concurrent;
   };
   Batch batch;
   // Each broker kind's own client settings (models/brokers/*_spec.hpp).

@@ -118,6 +118,17 @@ bool Translation::boolean(std::string_view setting, bool fallback) {
   return fallback;
 }
 
+std::string Translation::choice(std::string_view setting, std::initializer_list<std::string_view> names,
+                                std::string_view fallback, std::string_view why) {
+  if (const json* v = given(setting)) {
+    const std::string name(*(names.begin() + static_cast<std::ptrdiff_t>(loader::choice(*v, at(setting), names))));
+    remember(setting, name);
+    return name;
+  }
+  remember(setting, defaulted(std::string(fallback), why));
+  return std::string(fallback);
+}
+
 double Translation::seconds(std::string_view setting, double fallback, double min, double max, std::string_view why) {
   if (const json* v = given(setting)) {
     const std::string expected = "a number of seconds from " + format_number(min) + " to " + format_number(max);

@@ -40,6 +40,9 @@ class Translation {
   double seconds(std::string_view setting, double fallback, double min, double max, std::string_view why = {});
   // A .NET TimeSpan ("00:05:00", "1.02:03:04.5") or ISO-8601 ("PT5M") in host.json, in ms.
   double timespan_ms(std::string_view setting, std::string_view fallback);
+  // One of `names` (brokersim's own names for a framework's choice), or `fallback` when absent.
+  std::string choice(std::string_view setting, std::initializer_list<std::string_view> names, std::string_view fallback,
+                     std::string_view why = {});
   // A setting read by the framework's own rules (a choice of names): its shown value.
   void text(std::string_view setting, std::string shown) { remember(setting, std::move(shown)); }
   // The group's `count` as the user gave it (default 1), taken out of the entry so that the

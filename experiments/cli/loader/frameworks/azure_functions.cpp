@@ -93,16 +93,24 @@ void translate_batched(Translation& t, const BatchSettings& b) {
   t.integer("prefetchCount", 0, 0, 1'000'000);
   t.no_key("prefetchCount", "not modelled with isBatched: the instance holds only the batch it receives (maxMessageBatchSize)");
   t.set("prefetch", b.max, "maxMessageBatchSize", "ReceiveMessagesAsync(maxMessageBatchSize): the instance holds its batch");
-  json handler = {{"max_messages", b.max}, {"window_ms", 0}, {"item_failures", false}};
+  // How the code runs the array it receives is the function's own, not host.json's: brokersim's
+  // setting, whose default is the docs' batched example (functions-bindings-service-bus-trigger,
+  // ServiceBusReceivedMessageBatchFunction: `foreach (ServiceBusReceivedMessage message in
+  // messages)`), one message after another.
+  const std::string execution = t.choice("batch_execution", {"sequential", "concurrent"}, "sequential",
+                                         "the function loops over the array it receives");
+  json handler = {{"max_messages", b.max}, {"window_ms", 0}, {"item_failures", false}, {"execution", execution}};
   if (b.min > 1) {
     handler["min_messages"] = b.min;
     handler["window_ms"] = b.wait_ms;
   } else {
     t.no_key("maxBatchWaitTime", "ignored with minMessageBatchSize 1: a batch is what one receive brought");
   }
-  t.set("batch_handler", handler, "maxMessageBatchSize, minMessageBatchSize, maxBatchWaitTime",
-        b.min > 1 ? "one invocation per batch; it waits for minMessageBatchSize messages up to maxBatchWaitTime"
-                  : "one invocation per batch: what one receive brought, up to maxMessageBatchSize");
+  const std::string in_turn = execution == "sequential" ? "; its messages run in turn" : "; its messages run at once";
+  t.set("batch_handler", handler, "maxMessageBatchSize, minMessageBatchSize, maxBatchWaitTime, batch_execution",
+        (b.min > 1 ? "one invocation per batch; it waits for minMessageBatchSize messages up to maxBatchWaitTime"
+                   : "one invocation per batch: what one receive brought, up to maxMessageBatchSize") +
+            in_turn);
   t.timespan_ms("maxAutoLockRenewalDuration", "00:05:00");
   t.no_key("maxAutoLockRenewalDuration", "does not apply to batched functions (ServiceBusOptions)");
   t.set("max_auto_lock_renewal_ms", 0, "isBatched", "no lock renewal: each message's lock runs from its receipt");
@@ -122,7 +130,8 @@ void translate(Translation& t) {
   if (batched) {
     translate_batched(t, batch);
   } else {
-    for (const char* s : {"maxMessageBatchSize", "minMessageBatchSize", "maxBatchWaitTime"})
+    if (t.given("batch_execution") != nullptr) t.choice("batch_execution", {"sequential", "concurrent"}, "sequential");
+    for (const char* s : {"maxMessageBatchSize", "minMessageBatchSize", "maxBatchWaitTime", "batch_execution"})
       if (t.given(s) != nullptr) t.no_key(s, "applies only to batched functions (isBatched true)");
     if (t.given("isBatched") != nullptr) t.no_key("isBatched", "false: the function receives one message at a time");
     translate_single(t);
@@ -165,7 +174,7 @@ const Framework& azure_functions() {
                            {"host_cpus", "isSessionsEnabled", "maxConcurrentCalls", "maxConcurrentSessions",
                             "sessionIdleTimeout", "prefetchCount", "maxAutoLockRenewalDuration", "autoCompleteMessages",
                             "hosting_plan", "functionTimeout", "isBatched", "maxMessageBatchSize", "minMessageBatchSize",
-                            "maxBatchWaitTime"},
+                            "maxBatchWaitTime", "batch_execution"},
                            translate,
                            {{"maxConcurrentCallsPerSession", "taken as 1 (one call per session)"},
                             {"clientRetryOptions", "retries of SDK calls only"}}};
