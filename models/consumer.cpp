@@ -27,6 +27,8 @@ Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, s
                    .group_ = group} {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
   if (spec.batch.max_messages > 0) batch_rng = stream(seed, replication, group, member, "batch_failure");
+  metering_ = static_cast<std::uint8_t>((spec.metering.executions ? kMeterExecutions : 0) |
+                                        (spec.metering.activity ? kMeterActivity : 0));
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }
 
@@ -102,6 +104,7 @@ void Consumer::start_buffered(World& w, bool woken) {
 }
 
 inline void Consumer::busy_changed(World& w, int delta) {
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy, delta);
   busy_area.change(w.now, delta);
   busy += delta;
   w.ledger.busy_changed(book(), w.now, delta);
@@ -155,6 +158,7 @@ void Consumer::start(World& w, std::uint32_t j) {
     result = ExecResult::Failed;
   }
   w.at(w.now + run, Ev::ExecDone, j, job.gen, static_cast<std::uint32_t>(result));
+  if (metering_ & kMeterExecutions) [[unlikely]] meter_execution(w, w.now, run);
   // before-start: the admission check has passed; the ack goes as the slot takes the job.
   if (spec_->ack == AckMode::BeforeStart && job.early == Job::Early::None && !job.ghost) [[unlikely]]
     ack_early(w, j);
@@ -289,6 +293,35 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
   w.leave(j);
 }
 
+// Out of line: only metered groups call these.
+void Consumer::meter_execution(const World& w, Time started, Time duration) {
+  if (started < w.s.warmup) return;
+  ++invocations_;
+  meter_duration(w, started, duration);
+}
+
+void Consumer::meter_duration(const World& w, Time started, Time duration) {
+  if (started < w.s.warmup) return;
+  const Time ms = std::max(spec_->metering.execution_minimum, (duration + sim::kNsPerMs - 1) / sim::kNsPerMs * sim::kNsPerMs);
+  billed_ms_ += static_cast<std::uint64_t>(ms / sim::kNsPerMs);
+}
+
+void Consumer::meter_activity(World& w, int before, int delta) {
+  if (before == 0 && delta > 0) active_since_ = w.now;
+  // A period in the measured span counts whole; one across the warm-up, its part after it.
+  if (before > 0 && before + delta == 0 && (active_since_ >= w.s.warmup || w.now > w.s.warmup))
+    active_ms_ += metered_period_ms(active_since_, w.now);
+}
+
+// An activity period as metered, the part of it after the warm-up: at least activity_minimum,
+// then rounded up to whole activity_steps.
+std::uint64_t Consumer::metered_period_ms(Time from, Time to) const {
+  const Time step = std::max<Time>(spec_->metering.activity_step, 1);
+  const Time length = to - std::max(from, measured_since_);
+  const Time billed = std::max(spec_->metering.activity_minimum, (length + step - 1) / step * step);
+  return static_cast<std::uint64_t>(billed / sim::kNsPerMs);
+}
+
 ConsumerResult Consumer::result(Time now) const {
   ConsumerResult cr;
   cr.utilization = busy_area.mean(now, measured_since_, busy) / static_cast<double>(slots());
@@ -296,6 +329,9 @@ ConsumerResult Consumer::result(Time now) const {
   cr.started = started();
   cr.invocations = invocations_;
   cr.billed_ms = billed_ms_;
+  // An activity period still open as the span closes is billed up to its close.
+  const bool open = (metering_ & kMeterActivity) && busy > 0 && (active_since_ >= measured_since_ || now > measured_since_);
+  cr.active_ms = active_ms_ + (open ? metered_period_ms(active_since_, now) : 0);
   return cr;
 }
 

@@ -53,6 +53,9 @@ struct ConsumerHot {
   bool attached = false;
   bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
   bool stalled_ = false;  // stalled until ConsumerCold::stalled_until, unless that has passed
+  // ConsumerSpec::metering, on this line so that a start and a change of busy read no other:
+  // kMeterExecutions, kMeterActivity.
+  std::uint8_t metering_ = 0;
   LocalClock clock{};
   // The time integrals of `busy` and of `local.size()` since the warm-up (measured_since_).
   sim::CountIntegral busy_area{};
@@ -80,13 +83,14 @@ struct BatchInTurn {
   std::uint32_t next = 0;  // messages[next - 1] runs
   Time started = 0, stops_at = sim::kNever;
   ExecResult whole = ExecResult::Completed, running = ExecResult::Completed;
-  bool billed = false;  // started in the measured span
 };
 
 struct ConsumerCold {
   alignas(64) sim::Rng delivery_rng;
   std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
   std::uint64_t billed_ms_ = 0;         // ... their durations, each rounded up to a whole ms
+  std::uint64_t active_ms_ = 0;         // activity periods ended in the measured span, as metered
+  Time active_since_ = 0;               // the open activity period's start (busy > 0)
   std::uint64_t cut_ = 0;               // executions cut by a lost connection (not a batch handler's)
   std::uint64_t batch_started_ = 0;     // a batch handler's executions started, one per message
   Time stalled_until = 0;
@@ -170,10 +174,11 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
     measured_since_ = now;
   }
   ConsumerResult result(Time now) const;
-  // A batch handler's executions after the warm-up, and their billed duration (AWS Lambda
-  // bills each invocation's duration rounded up to 1 ms).
+  // The executions metered after the warm-up, and their billed duration (each rounded up to
+  // 1 ms, at least the metering's minimum).
   std::uint64_t invocations() const { return invocations_; }
   std::uint64_t billed_ms() const { return billed_ms_; }
+  static constexpr std::uint8_t kMeterExecutions = 1, kMeterActivity = 2;
 
   // The state the fleet, the brokers and the outputs read or set.
   using ConsumerHot::attached;
@@ -235,6 +240,13 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   // instructions per job); a batch's start calls `busy_changed_in_batch`.
   void busy_changed(World& w, int delta);
   void busy_changed_in_batch(World& w, int delta);
+  // Metering (ConsumerSpec::Metering): an execution of `duration` started at `started` (counted
+  // if that is after the warm-up); busy going from
+  // `before` to `before + delta` opens or closes an activity period.
+  void meter_execution(const World& w, Time started, Time duration);
+  void meter_duration(const World& w, Time started, Time duration);  // its duration only
+  void meter_activity(World& w, int before, int delta);
+  std::uint64_t metered_period_ms(Time from, Time to) const;
   void ack_early(World& w, std::uint32_t j);
   void release_kept(World& w, std::uint32_t j);  // out of kept_, and out of the run
 

@@ -121,10 +121,7 @@ void Consumer::start_batch(World& w) {
   } else if (!spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p)) {
     whole = ExecResult::Failed;
   }
-  if (w.now >= w.s.warmup) {
-    ++invocations_;
-    billed_ms_ += static_cast<std::uint64_t>((run + sim::kNsPerMs - 1) / sim::kNsPerMs);
-  }
+  meter_execution(w, w.now, run);
   const Time ends = w.now + run;
   for (std::size_t k = 0; k < batch_.size(); ++k) {
     const std::uint32_t j = batch_[k];
@@ -173,8 +170,7 @@ void Consumer::start_batch_in_turn(World& w) {
   b.stops_at = sim::add_sat(w.now, invocation_limit(w, b.messages));
   const double p = spec_->failure_probability;
   b.whole = !spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p) ? ExecResult::Failed : ExecResult::Completed;
-  b.billed = w.now >= w.s.warmup;
-  if (b.billed) ++invocations_;
+  if (w.now >= w.s.warmup) ++invocations_;  // its duration is metered as it ends
   next_in_turn(w, run);
 }
 
@@ -240,7 +236,7 @@ void Consumer::batch_turn(World& w, std::uint32_t connection_then, std::uint32_t
 void Consumer::end_batch_in_turn(World& w, std::uint32_t run, ExecResult why) {
   busy_changed_in_batch(w, -1);
   BatchInTurn& b = turns_[run];
-  if (b.billed) billed_ms_ += static_cast<std::uint64_t>((w.now - b.started + sim::kNsPerMs - 1) / sim::kNsPerMs);
+  meter_duration(w, b.started, w.now - b.started);
   for (std::size_t k = 0; k < b.messages.size(); ++k) {
     const std::uint32_t j = b.messages[k];
     if (j == kNoIndex || w.jobs[j].gen != b.gens[k]) continue;

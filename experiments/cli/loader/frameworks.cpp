@@ -272,6 +272,23 @@ json translate_framework(const json& consumer, const std::string& path, std::str
   return out;
 }
 
+// Consumption bills each execution at least 100 ms; Flex each instance's activity period at least
+// 1,000 ms, then in steps of 100 ms (docs/framework-azure-functions.md, "Billing").
+ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing) {
+  using Plan = FrameworkMapping::Billing::Plan;
+  ConsumerSpec::Metering m;
+  if (billing.plan == Plan::FunctionsConsumption) {
+    m.executions = true;
+    m.execution_minimum = sim::from_ms(100);
+  } else if (billing.plan == Plan::FunctionsFlex) {
+    m.executions = true;
+    m.activity = true;
+    m.activity_minimum = sim::from_ms(1000);
+    m.activity_step = sim::from_ms(100);
+  }
+  return m;
+}
+
 void check_framework(const Scenario& s, std::size_t group, const std::string& path) {
   if (s.frameworks.empty() || s.frameworks.back().group != static_cast<int>(group)) return;
   for (auto f : kFrameworks)

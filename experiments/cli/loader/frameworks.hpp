@@ -58,8 +58,8 @@ class Translation {
   void no_key(std::string_view setting, std::string note);
   // A setting brokersim cannot honour at this value: an error naming it.
   [[noreturn]] void refuse(std::string_view setting, const std::string& message) const;
-  // The group is billed per request and per GB-second with this much memory (FrameworkMapping).
-  void bill_memory_mb(double mb) { mapping_.billed_memory_mb = mb; }
+  // The platform bills the group so (FrameworkMapping::billing, experiments/cli/metrics/billing.hpp).
+  void bill(FrameworkMapping::Billing billing) { mapping_.billing = std::move(billing); }
   // Only on these broker kinds.
   void kinds(std::initializer_list<std::string_view> allowed, std::string_view framework) const;
 
@@ -97,6 +97,8 @@ const Framework& aws_lambda();
 // is when it names no framework); the mapping is appended to `mappings`.
 // The framework's cross-section rule for group `group`, the last one loaded (Framework::loaded).
 void check_framework(const Scenario& s, std::size_t group, const std::string& path);
+// What the group's platform meters for its bill (ConsumerSpec::metering), from its mapping.
+ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing);
 
 json translate_framework(const json& consumer, const std::string& path, std::string_view kind, int group,
                          std::vector<FrameworkMapping>& mappings);

@@ -88,7 +88,7 @@ void translate(Translation& t) {
     // memory (128 to 10,240 MB): the group's `billing` figures (docs/framework-aws-lambda.md).
     const std::int64_t memory = t.integer("MemorySize", 128, 128, 10'240);
     t.no_key("MemorySize", "billing only: GB-seconds = each invocation's duration rounded up to 1 ms x MemorySize / 1024");
-    t.bill_memory_mb(static_cast<double>(memory));
+    t.bill({FrameworkMapping::Billing::Plan::Lambda, static_cast<double>(memory), 0, 0, ""});
   }
 }
 
