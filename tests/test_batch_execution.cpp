@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/rng.hpp"
 #include "tests/load_error.hpp"
 #include "tests/test_util.hpp"
 
@@ -167,6 +168,86 @@ TEST_CASE("batch execution: the key and the frameworks' defaults") {
   std::string single = functions;
   single.replace(single.find("\"isBatched\": true"), 17, R"("batch_execution": "concurrent")");
   CHECK(load_error(single) == "(no error)");
+}
+
+// A trace time in ns (exact decimal ms), so the stages' sum is checked exactly.
+std::int64_t trace_ns(const std::string& cell) {
+  const auto dot = cell.find('.');
+  std::int64_t v = std::stoll(cell.substr(0, dot)) * 1'000'000;
+  if (dot != std::string::npos) {
+    std::string frac = cell.substr(dot + 1);
+    frac.resize(6, '0');
+    v += std::stoll(frac);
+  }
+  return v;
+}
+
+// A random batch scenario on Service Bus or SQS: short locks and visibility timeouts, deadlines,
+// failures (per invocation or per item), exec_timeouts, crashes, outages, groups that leave or
+// scale, batches run in turn or at once.
+nlohmann::json random_batches(sim::Rng& rng, bool sb) {
+  const auto pick = [&](std::uint64_t n) { return static_cast<int>(rng.below(n)); };
+  nlohmann::json s;
+  s["seed"] = rng.below(1000);
+  s["stop"] = {{"time_ms", 3000 + pick(8000)}};
+  nlohmann::json queue = sb ? nlohmann::json{{"lock_duration_ms", 100 + pick(1500)}, {"max_delivery_count", 1 + pick(5)}}
+                            : nlohmann::json{{"visibility_timeout_ms", 100 + pick(2000)}};
+  s["broker"] = {{"kind", sb ? "azure-servicebus" : "amazon-sqs"}, {"delivery_latency_ms", pick(10)},
+                 {"ack_latency_ms", {{"exp", {{"mean", 1 + pick(10)}}}}}, {"queues", {{"q", queue}}}};
+  nlohmann::json producer = {{"queue", "q"}, {"service_ms", {{"exp", {{"mean", 10 + pick(150)}}}}},
+                             {"arrivals", {{"poisson", {{"rate_per_s", 5 + rng.uniform() * 40}}}}}};
+  if (pick(2)) producer["deadline_ms"] = 100 + pick(2000);
+  s["producers"] = {producer};
+  const int max = 1 + pick(8);
+  nlohmann::json c = {{"queue", "q"}, {"count", 1 + pick(3)}, {"prefetch", max + pick(4)}, {"slots", 1 + pick(2)},
+                      {"batch_handler", {{"max_messages", max}, {"window_ms", pick(3) * 100},
+                                         {"item_failures", pick(2) == 0}, {"execution", pick(3) ? "sequential" : "concurrent"}}}};
+  if (!sb) c["batch_size"] = std::min(max, 10);
+  if (sb) c["max_auto_lock_renewal_ms"] = pick(2) * 1000;
+  if (pick(3) == 0) c["failure_probability"] = rng.uniform() * 0.5;
+  if (pick(3) == 0) c["exec_timeout"] = 50 + pick(400);
+  if (pick(3) == 0) {
+    c["stop_ms"] = 500 + pick(4000);
+    c["shutdown_grace_ms"] = pick(300);
+  }
+  s["consumers"] = {c};
+  s["faults"] = nlohmann::json::array();
+  for (int f = 0, n = pick(3); f < n; ++f) {
+    if (pick(2))
+      s["faults"].push_back({{"at_ms", pick(4000)}, {"consumer", 0}, {"crash", true}, {"restart_after_ms", 1 + pick(500)}});
+    else
+      s["faults"].push_back({{"at_ms", pick(4000)}, {"broker_down_ms", 1 + pick(800)}});
+  }
+  return s;
+}
+
+TEST_CASE("batch execution: on random batch scenarios every job keeps one outcome and its stages add up") {
+  sim::Rng rng(20261207, 0, "batch-execution-property");
+  std::uint64_t rows = 0, turns = 0;
+  for (const bool sb : {true, false}) {
+    for (int i = 0; i < 80; ++i) {
+      const nlohmann::json doc = random_batches(rng, sb);
+      CAPTURE(doc.dump());
+      Run run;
+      // simulate() checks that the outcomes add up to the jobs generated, and the duplicate causes.
+      REQUIRE_NOTHROW(run = run_scenario(doc.dump()));
+      for (const auto& row : run.trace) {
+        ++rows;
+        if (!row.empty("stage_local_ms") && trace_ns(row["stage_local_ms"]) > 0 && !row.empty("started_ms")) ++turns;
+        if (row["outcome"] == "in_system") continue;
+        std::int64_t sum = 0;
+        for (const char* k : {"stage_publish_ms", "stage_queue_ms", "stage_held_ms", "stage_transit_ms", "stage_local_ms",
+                              "stage_service_ms"}) {
+          CHECK(trace_ns(row[k]) >= 0);
+          sum += trace_ns(row[k]);
+        }
+        CHECK(sum == trace_ns(row["ended_ms"]) - trace_ns(row["created_ms"]));
+        if (!row.empty("started_ms") && !row.empty("finished_ms")) CHECK(trace_ns(row["finished_ms"]) >= trace_ns(row["started_ms"]));
+      }
+    }
+  }
+  CHECK(rows > 10000);
+  CHECK(turns > 1000);
 }
 
 // A batched function's per-message log with a known truth: two instances of a batched Azure
