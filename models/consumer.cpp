@@ -104,13 +104,16 @@ void Consumer::start_buffered(World& w, bool woken) {
 }
 
 inline void Consumer::busy_changed(World& w, int delta) {
-  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy, delta);
   busy_area.change(w.now, delta);
   busy += delta;
   w.ledger.busy_changed(book(), w.now, delta);
 }
 
-void Consumer::busy_changed_in_batch(World& w, int delta) { busy_changed(w, delta); }
+void Consumer::busy_changed_in_batch(World& w, int delta) {
+  const int before = busy;
+  busy_changed(w, delta);
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, before, delta);
+}
 
 // Out of line and cold: building the message would otherwise sit in every start's path.
 [[noreturn, gnu::cold, gnu::noinline]] static void started_twice(const Job& job) {
@@ -158,7 +161,7 @@ void Consumer::start(World& w, std::uint32_t j) {
     result = ExecResult::Failed;
   }
   w.at(w.now + run, Ev::ExecDone, j, job.gen, static_cast<std::uint32_t>(result));
-  if (metering_ & kMeterExecutions) [[unlikely]] meter_execution(w, w.now, run);
+  if (metering_ != 0) [[unlikely]] metered_start(w, run);
   // before-start: the admission check has passed; the ack goes as the slot takes the job.
   if (spec_->ack == AckMode::BeforeStart && job.early == Job::Early::None && !job.ghost) [[unlikely]]
     ack_early(w, j);
@@ -224,7 +227,10 @@ void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keep
   // ack's arrival decides what became of it (World::kept_by_client).
   if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
   end_execution(w, job);
-  if (!keeps_slot) busy_changed(w, -1);
+  if (!keeps_slot) {
+    busy_changed(w, -1);
+    if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy + 1, -1);
+  }
   decide_execution(w, job, result);
   if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) [[unlikely]] {
     // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
@@ -294,6 +300,12 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
 }
 
 // Out of line: only metered groups call these.
+// A one-job start (Consumer::start) of `run`, busy already counting it.
+void Consumer::metered_start(World& w, Time run) {
+  if (metering_ & kMeterExecutions) meter_execution(w, w.now, run);
+  if (metering_ & kMeterActivity) meter_activity(w, busy - 1, +1);
+}
+
 void Consumer::meter_execution(const World& w, Time started, Time duration) {
   if (started < w.s.warmup) return;
   ++invocations_;
@@ -367,6 +379,7 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
   // A batch running in turn goes with the connection: its pending Ev::BatchTurn names this one.
   turns_.clear();
   free_turns_.clear();
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy, -busy);
   busy_changed(w, -busy);
   w.ledger.slots_attached(book(), w.now, -slots());
   w.ledger.local_changed(book(), index_, w.now, local.size(), 0);

@@ -243,6 +243,7 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   // Metering (ConsumerSpec::Metering): an execution of `duration` started at `started` (counted
   // if that is after the warm-up); busy going from
   // `before` to `before + delta` opens or closes an activity period.
+  void metered_start(World& w, Time run);
   void meter_execution(const World& w, Time started, Time duration);
   void meter_duration(const World& w, Time started, Time duration);  // its duration only
   void meter_activity(World& w, int before, int delta);

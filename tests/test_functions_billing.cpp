@@ -117,6 +117,17 @@ TEST_CASE("functions billing: plan --cost takes a plan's figures and refuses one
         "azure-functions, hosting_plan premium, EP1: 1 vCPU, 3.5 GB) is billed by the vCPU-seconds and GB-seconds of the "
         "instances allocated, at least one at all times, not per execution (billing.instance_hours, billing.vcpu_seconds, "
         "billing.memory_gb_seconds)\n");
+  // A target names it the same way.
+  const std::string premium_file = dir.write("p.json", sb_billed(at("0", "100"), functions(R"(, "hosting_plan": "premium")")));
+  const auto target = run_cli({"plan", premium_file, "--vary", "consumers.0.count=1,2", "--target", "billing.gb_seconds<=1"});
+  CHECK(target.status == 2);
+  CHECK(target.err.find("brokersim: error: --target: billing.gb_seconds is not a figure of this scenario: consumer group 0 "
+                        "(framework azure-functions, hosting_plan premium") == 0);
+  // The text summary's line, in the plan's units.
+  const auto text = run_cli({"run", premium_file});
+  CHECK(text.out.find("Billed over the measured 10 s, group 0 (azure-functions, hosting_plan premium, EP1: 1 vCPU, 3.5 GB): "
+                      "0.003 instance-hours, 10.000 vCPU-seconds, 35.000 GB-seconds (the instances allocated, at least one at "
+                      "all times)\n") != std::string::npos);
   const auto consumption = plan(functions(""), "billing.groups.0.gb_seconds");
   CHECK(consumption.status == 2);
   CHECK(consumption.err ==
