@@ -184,6 +184,17 @@ struct ConsumerSpec {
   ExecTimeout exec_timeout = ExecTimeout::None;
   Distribution exec_timeout_value;        // ns, when Fixed
   double failure_probability = 0;
+  // What the platform running the group meters for its bill in its own units (set from the
+  // framework's mapping, FrameworkMapping::billing; experiments/cli/metrics/billing.hpp): each
+  // execution, billed at least `execution_minimum` (Functions Consumption: 100 ms); and each
+  // instance's activity periods, from an idle instance's first execution start to its last
+  // execution's end (Flex Consumption), billed at least `activity_minimum` and in whole steps of
+  // `activity_step`. A batch handler's executions are metered whatever `executions` says.
+  struct Metering {
+    bool executions = false, activity = false;
+    Time execution_minimum = 0, activity_minimum = 0, activity_step = 0;
+  };
+  Metering metering;
   int priority = 0;                       // x-priority (extension): higher is served first
   // consumers[].batch_handler (models/consumer_batch.cpp): one execution takes up to
   // `max_messages` received messages, after waiting up to `window` for them (AWS Lambda's SQS
@@ -198,6 +209,12 @@ struct ConsumerSpec {
     // failure_probability per message (the handler reports the failed items, Lambda's
     // ReportBatchItemFailures) instead of per execution (the whole batch fails).
     bool item_failures = false;
+    // How the handler runs the batch's messages (batch_handler.execution): all at once, every
+    // message starting and ending with the batch; or in turn, as a handler that loops over its
+    // array does: each message starts when the one before it ends, is judged by the admission
+    // rule then, and the batch is settled when its last message ends.
+    enum class Execution : std::uint8_t { Concurrent, Sequential };
+    Execution execution = Execution::Concurrent;
   };
   Batch batch;
   // Each broker kind's own client settings (models/brokers/*_spec.hpp).
@@ -256,9 +273,19 @@ struct FrameworkMapping {
     std::string note;            // how, or why it changes nothing here
   };
   std::vector<Row> rows;
-  // A platform that bills each execution by duration x memory (Lambda's MemorySize, MB): the
-  // group's requests and GB-seconds are run figures (`billing`). 0: not billed so.
-  double billed_memory_mb = 0;
+  // The platform that bills the group in its own units (experiments/cli/metrics/billing.hpp):
+  // its plan and what the bill multiplies by. Plan None: not billed so (no `billing` figures).
+  struct Billing {
+    enum class Plan : std::uint8_t { None, Lambda, FunctionsConsumption, FunctionsFlex, FunctionsPremium, FunctionsDedicated };
+    Plan plan = Plan::None;
+    // Lambda: MemorySize. Consumption: the memory an execution uses as billed (rounded up to
+    // 128 MB; 0: not given, no GB-seconds). Flex: the instance memory. Premium: the SKU's.
+    double memory_mb = 0;
+    double vcpus = 0;       // Premium: the SKU's cores
+    int always_ready = 0;   // Flex: the group's always-ready instances (its first members)
+    std::string sku;        // Premium, Dedicated: the plan's SKU as given (shown)
+  };
+  Billing billing;
 };
 
 struct Scenario {

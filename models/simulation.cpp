@@ -137,6 +137,7 @@ inline void Simulation::handle(const sim::Event& ev) {
                                                              (ev.aux & kExecKeepsSlot) != 0);
       break;
     case Ev::StallEnd: w_.consumers[ev.target].stall_end(w_); break;
+    case Ev::BatchTurn: w_.consumers[ev.target].batch_turn(w_, ev.tag, ev.aux); break;
     case Ev::Observe:
       w_.tick_fired(Ev::Observe);
       on_observe();

@@ -281,6 +281,15 @@ std::vector<Situation> situations() {
   "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
   "consumers": [{"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 31}}]})")})};
        }},
+      {"plan --cost: a billing figure the group's plan does not bill", std::regex("billing.gb_seconds` on a Premium group"),
+       [](const ScratchDir& d) {
+         return std::vector<int>{status({"plan", d.write("premium.json", R"({"stop": {"time_ms": 1000},
+  "broker": {"kind": "azure-servicebus", "queues": {"q": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
+  "consumers": [{"queue": "q", "framework": {"name": "azure-functions", "hosting_plan": "premium"}}]})"),
+                                         "--vary", "consumers.0.count=1,2", "--target", "throughput_per_s>0", "--cost",
+                                         "billing.gb_seconds"})};
+       }},
       {"invalid input", std::regex("invalid|validated|what was expected|refused", std::regex::icase),
        [&](const ScratchDir& d) {
          return std::vector<int>{

@@ -329,11 +329,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     if (r.duplicate_executions) out << "Duplicate executions by cause: " << duplicate_causes(r) << '\n';
   }
   if (changes) print_fleet_cost(out, s, r);
-  // A platform's own cost units (Lambda's requests and GB-seconds, billing.hpp).
-  for (const GroupBilling& b : billed_groups(s))
-    out << "Billed over the measured " << fmt("%.0f", r.measured_s) << " s, group " << b.group << " (MemorySize "
-        << fmt("%.0f", b.memory_mb) << " MB): " << grouped(b.requests(r)) << " requests, " << fmt("%.3f", b.gb_seconds(r))
-        << " GB-seconds (each invocation's duration rounded up to 1 ms x memory)\n";
+  // A platform's own cost units (billing.hpp).
+  for (const GroupBilling& b : billed_groups(s)) out << billing_line(b, r);
   if (s.broker.model != nullptr && s.broker.model->summary != nullptr)
     s.broker.model->summary(r.broker_figures, [](std::uint64_t n) { return grouped(n); }, out);
   out << '\n';

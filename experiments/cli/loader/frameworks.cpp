@@ -131,6 +131,17 @@ bool Translation::boolean(std::string_view setting, bool fallback) {
   return fallback;
 }
 
+std::string Translation::choice(std::string_view setting, std::initializer_list<std::string_view> names,
+                                std::string_view fallback, std::string_view why) {
+  if (const json* v = given(setting)) {
+    const std::string name(*(names.begin() + static_cast<std::ptrdiff_t>(loader::choice(*v, at(setting), names))));
+    remember(setting, name);
+    return name;
+  }
+  remember(setting, defaulted(std::string(fallback), why));
+  return std::string(fallback);
+}
+
 double Translation::seconds(std::string_view setting, double fallback, double min, double max, std::string_view why) {
   if (const json* v = given(setting)) {
     const std::string expected = "a number of seconds from " + format_number(min) + " to " + format_number(max);
@@ -279,6 +290,23 @@ json translate_framework(const json& consumer, const std::string& path, const Br
     }
   mappings.push_back(std::move(mapping));
   return out;
+}
+
+// Consumption bills each execution at least 100 ms; Flex each instance's activity period at least
+// 1,000 ms, then in steps of 100 ms (docs/framework-azure-functions.md, "Billing").
+ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing) {
+  using Plan = FrameworkMapping::Billing::Plan;
+  ConsumerSpec::Metering m;
+  if (billing.plan == Plan::FunctionsConsumption) {
+    m.executions = true;
+    m.execution_minimum = sim::from_ms(100);
+  } else if (billing.plan == Plan::FunctionsFlex) {
+    m.executions = true;
+    m.activity = true;
+    m.activity_minimum = sim::from_ms(1000);
+    m.activity_step = sim::from_ms(100);
+  }
+  return m;
 }
 
 void check_framework(const Scenario& s, std::size_t group, const std::string& path) {

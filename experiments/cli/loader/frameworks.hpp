@@ -44,6 +44,9 @@ class Translation {
   double seconds(std::string_view setting, double fallback, double min, double max, std::string_view why = {});
   // A .NET TimeSpan ("00:05:00", "1.02:03:04.5") or ISO-8601 ("PT5M") in host.json, in ms.
   double timespan_ms(std::string_view setting, std::string_view fallback);
+  // One of `names` (brokersim's own names for a framework's choice), or `fallback` when absent.
+  std::string choice(std::string_view setting, std::initializer_list<std::string_view> names, std::string_view fallback,
+                     std::string_view why = {});
   // A setting read by the framework's own rules (a choice of names): its shown value.
   void text(std::string_view setting, std::string shown) { remember(setting, std::move(shown)); }
   // The group's `count` as the user gave it (default 1), taken out of the entry so that the
@@ -62,8 +65,8 @@ class Translation {
   // The group's own key `key`, when given, refused: the framework's platform decides it (`why`),
   // and no setting of the framework's changes it.
   void refuse_group_key(std::string_view key, const std::string& why) const;
-  // The group is billed per request and per GB-second with this much memory (FrameworkMapping).
-  void bill_memory_mb(double mb) { mapping_.billed_memory_mb = mb; }
+  // The platform bills the group so (FrameworkMapping::billing, experiments/cli/metrics/billing.hpp).
+  void bill(FrameworkMapping::Billing billing) { mapping_.billing = std::move(billing); }
   // Only on these broker kinds.
   void kinds(std::initializer_list<std::string_view> allowed, std::string_view framework) const;
 
@@ -102,6 +105,8 @@ const Framework& aws_lambda();
 // is when it names no framework); the mapping is appended to `mappings`.
 // The framework's cross-section rule for group `group`, the last one loaded (Framework::loaded).
 void check_framework(const Scenario& s, std::size_t group, const std::string& path);
+// What the group's platform meters for its bill (ConsumerSpec::metering), from its mapping.
+ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing);
 
 json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings);

@@ -72,6 +72,7 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
         scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
         check_consumer_queues(scenario, i, path);
         check_framework(scenario, i, path);
+        if (scenario.frameworks.size() > mapped) scenario.consumers.back().metering = metering_of(scenario.frameworks.back().billing);
       } catch (const ScenarioError& e) {
         // A key the framework wrote is not the user's: the error says which setting it came from.
         if (scenario.frameworks.size() == mapped) throw;

@@ -303,30 +303,55 @@ void add_fleet(Entries<RunView>& out, std::size_t groups) {
   }
 }
 
-// A platform's own cost units (billing.hpp): requests and GB-seconds, in all and per billed group;
-// only scenarios with a billed group have the keys.
+// A platform's own cost units (billing.hpp): each figure some billed group has, summed over the
+// groups that have it, then per billed group; only scenarios with a billed group have the keys.
 void add_billing(Entries<RunView>& out, const Scenario& scenario) {
   using V = const RunView&;
   const std::vector<GroupBilling> billed = billed_groups(scenario);
   if (billed.empty()) return;
-  add<RunView>(out, {"billing", "requests"}, MetricKind::Count, "requests", "invocations of every billed group (a batch is one)",
-               [billed](V v) {
-                 std::uint64_t n = 0;
-                 for (const GroupBilling& b : billed) n += b.requests(v.result);
-                 return static_cast<double>(n);
-               });
-  add<RunView>(out, {"billing", "gb_seconds"}, MetricKind::Real, "GB-seconds",
-               "every billed group's invocations, each rounded up to 1 ms, x its memory", [billed](V v) {
-                 double s = 0;
-                 for (const GroupBilling& b : billed) s += b.gb_seconds(v.result);
-                 return s;
-               });
+  struct Figure {
+    BillingFigure figure;
+    const char* unit;
+    const char* all;    // what the sum counts
+    const char* group;  // what the group's counts
+  };
+  static const Figure kFigures[] = {
+      {BillingFigure::Requests, "requests", "invocations of every billed group (a batch is one)", "the group's invocations"},
+      {BillingFigure::Executions, "executions", "executions of every group billed per execution (a batch is one)",
+       "the group's executions"},
+      {BillingFigure::GbSeconds, "GB-seconds", "every billed group's executions (Flex: on-demand instances' active time) x memory",
+       "the group's executions, each rounded up to its platform's unit, x its memory"},
+      {BillingFigure::AlwaysReadyGbSeconds, "GB-seconds", "always-ready instances' active time x memory",
+       "the group's always-ready instances' active time x memory"},
+      {BillingFigure::BaselineGbSeconds, "GB-seconds", "always-ready instances' memory over the span",
+       "the group's always-ready instances' memory over the span"},
+      {BillingFigure::InstanceHours, "instance-hours", "instances allocated (Premium: at least one)", "the group's instances allocated"},
+      {BillingFigure::VcpuSeconds, "vCPU-seconds", "Premium instances allocated x their cores", "the group's instances x cores"},
+      {BillingFigure::MemoryGbSeconds, "GB-seconds", "Premium instances allocated x their memory", "the group's instances x memory"},
+  };
+  const auto kind = [](BillingFigure f) {
+    return f == BillingFigure::Requests || f == BillingFigure::Executions ? MetricKind::Count : MetricKind::Real;
+  };
+  for (const Figure& fig : kFigures) {
+    std::vector<GroupBilling> having;
+    for (const GroupBilling& b : billed)
+      if (b.has(fig.figure)) having.push_back(b);
+    if (having.empty()) continue;
+    const BillingFigure f = fig.figure;
+    add<RunView>(out, {"billing", std::string(billing_figure_name(f))}, kind(f), fig.unit, fig.all, [having, f](V v) {
+      double x = 0;
+      for (const GroupBilling& b : having) x += b.value(f, v.result);
+      return x;
+    });
+  }
   for (const GroupBilling& b : billed) {
     const std::string G = std::to_string(b.group);
-    add<RunView>(out, {"billing", "groups", G, "requests"}, MetricKind::Count, "requests", "the group's invocations",
-                 [b](V v) { return static_cast<double>(b.requests(v.result)); });
-    add<RunView>(out, {"billing", "groups", G, "gb_seconds"}, MetricKind::Real, "GB-seconds",
-                 "the group's invocations, each rounded up to 1 ms, x its memory", [b](V v) { return b.gb_seconds(v.result); });
+    for (const Figure& fig : kFigures) {
+      if (!b.has(fig.figure)) continue;
+      const BillingFigure f = fig.figure;
+      add<RunView>(out, {"billing", "groups", G, std::string(billing_figure_name(f))}, kind(f), fig.unit, fig.group,
+                   [b, f](V v) { return b.value(f, v.result); });
+    }
   }
 }
 
