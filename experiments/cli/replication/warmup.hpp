@@ -1,7 +1,7 @@
 // warmup_ms "auto", the warm-up chosen from the data, and the one way every command runs a
 // scenario: choose the warm-up (when asked), then simulate.
 //
-// The rule (issue 44): MSER-5 on the average of a pilot set of replications, as in AutoSimOA
+// The rule: MSER-5 on the average of a pilot set of replications, as in AutoSimOA
 // (K. Hoad, S. Robinson and R. Davies, "Automating warm-up length estimation", JORS 61 (2010)
 // 1389-1403), one cut for every replication of the point, taken past where a new replication
 // settles at 99% (cut_for_every_replication). The pilots are replications of their
@@ -57,7 +57,7 @@ void choose_auto_warmup(Scenario& s, unsigned threads = 1);
 // draining their backlog at the average's cut).
 std::size_t cut_for_every_replication(const std::vector<std::vector<double>>& series, std::size_t average_cut);
 
-// The rule before issue 44, kept only for `analytic --coverage --warmup`'s comparison: MSER-5 on
+// The per-run rule, kept only for `analytic --coverage --warmup`'s comparison: MSER-5 on
 // this replication's own pilot run (its own streams), the cut applied to the same sample path.
 void choose_auto_warmup_per_run(Scenario& s);
 
