@@ -44,5 +44,7 @@ std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std
 ConsumerSpec load_consumer(const json& v, const std::string& path, const Context& context, std::int64_t& total);
 // A group reading several queues, checked against the broker's queues (their types) once loaded.
 void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path);
+// consumers[].eta's rules that need the group's queue type and the broker kind.
+void check_consumer_eta(const Scenario& s, std::size_t group, const std::string& path);
 
 }  // namespace brokersim::loader
