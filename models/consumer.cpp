@@ -27,6 +27,8 @@ Consumer::Consumer(const ConsumerSpec& spec, int index, int group, int member, s
                    .group_ = group} {
   sim::Rng clock_rng = stream(seed, replication, group, member, "clock");
   if (spec.batch.max_messages > 0) batch_rng = stream(seed, replication, group, member, "batch_failure");
+  metering_ = static_cast<std::uint8_t>((spec.metering.executions ? kMeterExecutions : 0) |
+                                        (spec.metering.activity ? kMeterActivity : 0));
   clock = LocalClock(sim::round_ns(spec.clock_offset.sample(clock_rng)));
 }
 
@@ -133,7 +135,11 @@ inline void Consumer::busy_changed(World& w, int delta) {
   w.ledger.busy_changed(book(), w.now, delta);
 }
 
-void Consumer::busy_changed_in_batch(World& w, int delta) { busy_changed(w, delta); }
+void Consumer::busy_changed_in_batch(World& w, int delta) {
+  const int before = busy;
+  busy_changed(w, delta);
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, before, delta);
+}
 
 // Out of line and cold: building the message would otherwise sit in every start's path.
 [[noreturn, gnu::cold, gnu::noinline]] static void started_twice(const Job& job) {
@@ -181,6 +187,7 @@ void Consumer::start(World& w, std::uint32_t j) {
     result = ExecResult::Failed;
   }
   w.at(w.now + run, Ev::ExecDone, j, job.gen, exec_done_aux(result, false, job.executions));
+  if (metering_ != 0) [[unlikely]] metered_start(w, run);
   // before-start: the admission check has passed; the ack goes as the slot takes the job.
   if (spec_->ack == AckMode::BeforeStart && job.early == Job::Early::None && !job.ghost) [[unlikely]]
     ack_early(w, j);
@@ -198,6 +205,40 @@ inline Time Consumer::send_ack(World& w, std::uint32_t j, Job::Ack what) {
   return arrives;
 }
 
+inline void Consumer::end_execution(World& w, Job& job) {
+  job.finished = w.now;
+  ++ended_;
+  w.ledger.wait(Wait::Service, job, w.now - job.started);
+}
+
+inline void Consumer::decide_execution(World& w, Job& job, ExecResult result) {
+  switch (result) {
+    case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
+    case ExecResult::Failed: w.decide(job, Outcome::Failed); break;
+    case ExecResult::Completed:
+      w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
+      break;
+  }
+}
+
+inline void Consumer::send_settlement(World& w, std::uint32_t j, ExecResult result) {
+  Job& job = w.jobs[j];
+  job.ran_settles = send_ack(w, j, Job::Ack::Ack);
+  // If the message still comes back with no cut of this connection before the settlement
+  // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
+  // SQS does not delete it), or the lock or visibility lapsed first (or an outage lost it).
+  // (An early delete that failed: the message comes back by its lapse, whatever the result.)
+  const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->sqs.delete_failed) ||
+                                                         (result == ExecResult::TimedOut && spec_->sqs.keep_timed_out));
+  job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
+}
+
+// An execution's slot is no longer busy; a metered group's activity period may close with it.
+inline void Consumer::free_busy_slot(World& w) {
+  busy_changed(w, -1);
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy + 1, -1);
+}
+
 // Inline: every execution's end frees its slot here.
 inline void Consumer::slot_freed(World& w) {
   try_start(w);
@@ -207,6 +248,11 @@ inline void Consumer::slot_freed(World& w) {
     if (busy == 0) schedule_close(w, std::max(w.now, last_ack_arrival_));
   }
 }
+
+void Consumer::end_execution_in_batch(World& w, Job& job) { end_execution(w, job); }
+void Consumer::decide_execution_in_batch(World& w, Job& job, ExecResult result) { decide_execution(w, job, result); }
+void Consumer::send_settlement_in_batch(World& w, std::uint32_t j, ExecResult result) { send_settlement(w, j, result); }
+void Consumer::slot_freed_in_batch(World& w) { slot_freed(w); }
 
 void Consumer::exec_done(World& w, std::uint32_t j, std::uint32_t aux) {
   Job& job = w.jobs[j];
@@ -218,17 +264,9 @@ void Consumer::exec_done(World& w, std::uint32_t j, std::uint32_t aux) {
   // ack's arrival decides what became of it (World::kept_by_client).
   if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
   if (job.finished >= 0) [[unlikely]] return;  // its process was killed first (kill_process)
-  job.finished = w.now;
-  ++ended_;
-  w.ledger.wait(Wait::Service, job, w.now - job.started);
-  if (!keeps_slot) busy_changed(w, -1);
-  switch (result) {
-    case ExecResult::TimedOut: w.decide(job, Outcome::TimedOut); break;
-    case ExecResult::Failed: w.decide(job, Outcome::Failed); break;
-    case ExecResult::Completed:
-      w.decide(job, w.now < job.deadline ? Outcome::CompletedOnTime : Outcome::CompletedLate);
-      break;
-  }
+  end_execution(w, job);
+  if (!keeps_slot) free_busy_slot(w);
+  decide_execution(w, job, result);
   if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) [[unlikely]] {
     // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
     // outcome and is not retried, requeued or dead-lettered).
@@ -236,14 +274,7 @@ void Consumer::exec_done(World& w, std::uint32_t j, std::uint32_t aux) {
     slot_freed(w);
     return;
   }
-  job.ran_settles = send_ack(w, j, Job::Ack::Ack);
-  // If the message still comes back with no cut of this connection before the settlement
-  // arrives, the settlement did not take effect: a failed job's retry (Service Bus abandons it,
-  // SQS does not delete it), or the lock or visibility lapsed first (or an outage lost it).
-  // (An early delete that failed: the message comes back by its lapse, whatever the result.)
-  const bool retried = job.early == Job::Early::None && ((result == ExecResult::Failed && !spec_->sqs.delete_failed) ||
-                                                         (result == ExecResult::TimedOut && spec_->sqs.keep_timed_out));
-  job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
+  send_settlement(w, j, result);
   if (keeps_slot) return;  // the batch's last message frees the slot
   slot_freed(w);
 }
@@ -267,7 +298,7 @@ void Consumer::kill_process(World& w) {
   Job& job = w.jobs[j];
   job.finished = w.now;
   ++ended_;
-  busy_changed(w, -1);
+  free_busy_slot(w);
   const bool requeue = spec_->on_process_lost == ConsumerSpec::OnProcessLost::Requeue;
   if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) {
     w.decide(job, Outcome::Lost);
@@ -348,6 +379,41 @@ void Consumer::release_kept(World& w, std::uint32_t j) {
   w.leave(j);
 }
 
+// Out of line: only metered groups call these.
+// A one-job start (Consumer::start) of `run`, busy already counting it.
+void Consumer::metered_start(World& w, Time run) {
+  if (metering_ & kMeterExecutions) meter_execution(w, w.now, run);
+  if (metering_ & kMeterActivity) meter_activity(w, busy - 1, +1);
+}
+
+void Consumer::meter_execution(const World& w, Time started, Time duration) {
+  if (started < w.s.warmup) return;
+  ++invocations_;
+  meter_duration(w, started, duration);
+}
+
+void Consumer::meter_duration(const World& w, Time started, Time duration) {
+  if (started < w.s.warmup) return;
+  const Time ms = std::max(spec_->metering.execution_minimum, (duration + sim::kNsPerMs - 1) / sim::kNsPerMs * sim::kNsPerMs);
+  billed_ms_ += static_cast<std::uint64_t>(ms / sim::kNsPerMs);
+}
+
+void Consumer::meter_activity(World& w, int before, int delta) {
+  if (before == 0 && delta > 0) active_since_ = w.now;
+  // A period in the measured span counts whole; one across the warm-up, its part after it.
+  if (before > 0 && before + delta == 0 && (active_since_ >= w.s.warmup || w.now > w.s.warmup))
+    active_ms_ += metered_period_ms(active_since_, w.now);
+}
+
+// An activity period as metered, the part of it after the warm-up: at least activity_minimum,
+// then rounded up to whole activity_steps.
+std::uint64_t Consumer::metered_period_ms(Time from, Time to) const {
+  const Time step = std::max<Time>(spec_->metering.activity_step, 1);
+  const Time length = to - std::max(from, measured_since_);
+  const Time billed = std::max(spec_->metering.activity_minimum, (length + step - 1) / step * step);
+  return static_cast<std::uint64_t>(billed / sim::kNsPerMs);
+}
+
 ConsumerResult Consumer::result(Time now) const {
   ConsumerResult cr;
   cr.utilization = busy_area.mean(now, measured_since_, busy) / static_cast<double>(slots());
@@ -355,6 +421,9 @@ ConsumerResult Consumer::result(Time now) const {
   cr.started = started();
   cr.invocations = invocations_;
   cr.billed_ms = billed_ms_;
+  // An activity period still open as the span closes is billed up to its close.
+  const bool open = (metering_ & kMeterActivity) && busy > 0 && (active_since_ >= measured_since_ || now > measured_since_);
+  cr.active_ms = active_ms_ + (open ? metered_period_ms(active_since_, now) : 0);
   return cr;
 }
 
@@ -387,6 +456,10 @@ void Consumer::connection_lost(World& w, DuplicateCause why) {
     release_kept(w, j);
   }
   if (!batches()) cut_ += static_cast<std::uint64_t>(busy);
+  // A batch running in turn goes with the connection: its pending Ev::BatchTurn names this one.
+  turns_.clear();
+  free_turns_.clear();
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy, -busy);
   busy_changed(w, -busy);
   w.ledger.slots_attached(book(), w.now, -slots());
   w.ledger.local_changed(book(), index_, w.now, local.size(), 0);

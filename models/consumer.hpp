@@ -53,6 +53,9 @@ struct ConsumerHot {
   bool attached = false;
   bool leaving = false;   // cancelled its subscription; closes when idle or at the grace's end
   bool stalled_ = false;  // stalled until ConsumerCold::stalled_until, unless that has passed
+  // ConsumerSpec::metering, on this line so that a start and a change of busy read no other:
+  // kMeterExecutions, kMeterActivity.
+  std::uint8_t metering_ = 0;
   LocalClock clock{};
   // The time integrals of `busy` and of `local.size()` since the warm-up (measured_since_).
   sim::CountIntegral busy_area{};
@@ -70,10 +73,24 @@ struct ConsumerEnd {
 };
 static_assert(sizeof(ConsumerEnd) <= 64, "an execution's end reads one line more");
 
+// A batch run in turn (batch_handler.execution "sequential"): its messages in their order, the
+// one whose turn is next, and what the whole invocation shares (its start, the time its
+// exec_timeout stops it, a failure drawn for all of it). A message rejected at its turn is
+// kNoIndex here (its settlement went as it was rejected); each message keeps the gen it was taken
+// with, so a message the broker voided meanwhile (an orphaned delivery) is passed over, not settled.
+struct BatchInTurn {
+  std::vector<std::uint32_t> messages{}, gens{};
+  std::uint32_t next = 0;  // messages[next - 1] runs
+  Time started = 0, stops_at = sim::kNever;
+  ExecResult whole = ExecResult::Completed, running = ExecResult::Completed;
+};
+
 struct ConsumerCold {
   alignas(64) sim::Rng delivery_rng;
   std::uint64_t invocations_ = 0;       // batch executions started after the warm-up
   std::uint64_t billed_ms_ = 0;         // ... their durations, each rounded up to a whole ms
+  std::uint64_t active_ms_ = 0;         // activity periods ended in the measured span, as metered
+  Time active_since_ = 0;               // the open activity period's start (busy > 0)
   std::uint64_t cut_ = 0;               // executions cut by a lost connection (not a batch handler's)
   std::uint64_t batch_started_ = 0;     // a batch handler's executions started, one per message
   Time stalled_until = 0;
@@ -86,6 +103,8 @@ struct ConsumerCold {
   // stream of its own, made only for batch handlers.
   std::optional<sim::Rng> batch_rng{};
   std::vector<std::uint32_t> batch_{};  // the batch being started (scratch)
+  std::vector<BatchInTurn> turns_{};    // batches run in turn, by the id their Ev::BatchTurn carries
+  std::vector<std::uint32_t> free_turns_{};
   int group_ = 0;
   std::uint32_t incarnation = 0;  // grows with every leave: voids Ev::Close / Ev::ReplicaUp of a past life
   Time measured_since_ = 0;       // the warm-up's end: busy_area and local_area start there
@@ -112,6 +131,9 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   // Ev::ExecDone (gen checked), its aux as exec_done_aux wrote it: the result, whether a batch's
   // message keeps the slot (its batch's last message has not ended yet), and which start it ends.
   void exec_done(World& w, std::uint32_t j, std::uint32_t aux);
+  // Ev::BatchTurn of batch `run`, scheduled on connection `connection` (a batch run in turn: the
+  // running message's execution ends, the next one's starts).
+  void batch_turn(World& w, std::uint32_t connection, std::uint32_t run);
   // After every change of slots: free ones take from the buffer.
   void try_start(World& w) { try_start(w, false); }
   // Ev::StallEnd: a stall may be over; a batch handler may start a batch short of max_messages,
@@ -160,10 +182,11 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
     measured_since_ = now;
   }
   ConsumerResult result(Time now) const;
-  // A batch handler's executions after the warm-up, and their billed duration (AWS Lambda
-  // bills each invocation's duration rounded up to 1 ms).
+  // The executions metered after the warm-up, and their billed duration (each rounded up to
+  // 1 ms, at least the metering's minimum).
   std::uint64_t invocations() const { return invocations_; }
   std::uint64_t billed_ms() const { return billed_ms_; }
+  static constexpr std::uint8_t kMeterExecutions = 1, kMeterActivity = 2;
 
   // The state the fleet, the brokers and the outputs read or set.
   using ConsumerHot::attached;
@@ -206,18 +229,40 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   void receive_for_batch(World& w, std::uint32_t j);
   void start_batches(World& w, bool woken);
   void start_batch(World& w);
+  Time invocation_limit(World& w, const std::vector<std::uint32_t>& messages);
+  void start_batch_in_turn(World& w);
+  void next_in_turn(World& w, std::uint32_t run);
+  void end_batch_in_turn(World& w, std::uint32_t run, ExecResult why);
   void wake_for_window(World& w);
   std::size_t min_messages() const;  // batch.min_messages, or max_messages when unset
   void reject_locally(World& w, std::uint32_t j);
   Time send_ack(World& w, std::uint32_t j, Job::Ack what);  // returns when it arrives
+  // The parts of an execution's end (exec_done): its times and service wait; its outcome; the
+  // settlement it sends; a slot freed. Inline in consumer.cpp; a batch run in turn calls the
+  // `_in_batch` wrappers.
+  void end_execution(World& w, Job& job);
+  void decide_execution(World& w, Job& job, ExecResult result);
+  void send_settlement(World& w, std::uint32_t j, ExecResult result);
+  void slot_freed(World& w);  // the buffer may start the next; a leaving consumer may close
+  void free_busy_slot(World& w);  // busy down by one, metered
+  void end_execution_in_batch(World& w, Job& job);
+  void decide_execution_in_batch(World& w, Job& job, ExecResult result);
+  void send_settlement_in_batch(World& w, std::uint32_t j, ExecResult result);
+  void slot_freed_in_batch(World& w);
   // Inline in consumer.cpp like `begin` (a start and an execution's end: M/M/10+D 2,416 -> 2,402
   // instructions per job); a batch's start calls `busy_changed_in_batch`.
   void busy_changed(World& w, int delta);
   void busy_changed_in_batch(World& w, int delta);
+  // Metering (ConsumerSpec::Metering): an execution of `duration` started at `started` (counted
+  // if that is after the warm-up); busy going from
+  // `before` to `before + delta` opens or closes an activity period.
+  void metered_start(World& w, Time run);
+  void meter_execution(const World& w, Time started, Time duration);
+  void meter_duration(const World& w, Time started, Time duration);  // its duration only
+  void meter_activity(World& w, int before, int delta);
+  std::uint64_t metered_period_ms(Time from, Time to) const;
   void ack_early(World& w, std::uint32_t j);
   void settle_acked(World& w, std::uint32_t j);
-  // An execution's slot is free: the buffer may start the next; a leaving consumer may close.
-  void slot_freed(World& w);
   std::uint32_t longest_running(World& w) const;  // kNoIndex: nothing executing
   void release_kept(World& w, std::uint32_t j);  // out of kept_, and out of the run
 

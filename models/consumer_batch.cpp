@@ -18,8 +18,14 @@
 //    Lambda's ReportBatchItemFailures). Each message then settles as one message would: the
 //    broker's rules say what a failed or timed-out one becomes (SQS: not deleted, back after its
 //    visibility timeout).
-//  - Every message of a batch ends at the batch's end; the last one frees the slot
-//    (kExecKeepsSlot on the others).
+//  - batch_handler.execution says how the handler runs the batch's messages. "concurrent": all at
+//    once: every message starts at the batch's start and ends at its end; the last one frees the
+//    slot (kExecKeepsSlot on the others). "sequential": in turn, as a handler that loops over its
+//    array: each message starts when the one before it ends (Ev::BatchTurn), is judged by the
+//    admission rule at its own start (its local wait includes its turn), and is decided at its
+//    own end; the invocation lasts until its last message ends, and then (or when exec_timeout
+//    stops it, timing out the rest) every message is settled at once and the slot is free.
+//    Either way the invocation's time is the sum of its messages' service times.
 #include <algorithm>
 
 #include "models/broker.hpp"
@@ -76,7 +82,22 @@ void Consumer::start_batches(World& w, bool woken) {
   if (!local.empty()) wake_for_window(w);  // the rest's window
 }
 
+// The invocation's limit from its start: exec_timeout's draw, or the tightest remaining budget of
+// its messages on the consumer's clock; kNever without one.
+Time Consumer::invocation_limit(World& w, const std::vector<std::uint32_t>& messages) {
+  Time limit = sim::kNever;
+  if (spec_->exec_timeout == ConsumerSpec::ExecTimeout::Fixed) return World::sample_ns(spec_->exec_timeout_value, timeout_rng);
+  if (spec_->exec_timeout != ConsumerSpec::ExecTimeout::RemainingBudget) return limit;
+  for (const std::uint32_t j : messages)
+    if (w.jobs[j].expires_at != sim::kNever) limit = std::min(limit, std::max<Time>(0, w.jobs[j].expires_at - clock.now(w.now)));
+  return limit;
+}
+
 void Consumer::start_batch(World& w) {
+  if (spec_->batch.execution == ConsumerSpec::Batch::Execution::Sequential) {
+    start_batch_in_turn(w);
+    return;
+  }
   batch_.clear();
   while (batch_.size() < static_cast<std::size_t>(spec_->batch.max_messages) && !local.empty()) {
     const std::uint32_t j = local.front();
@@ -90,14 +111,8 @@ void Consumer::start_batch(World& w) {
   if (batch_.empty()) return;
   busy_changed_in_batch(w, +1);
   Time run = 0;
-  Time limit = sim::kNever;
-  for (const std::uint32_t j : batch_) {
-    const Job& job = w.jobs[j];
-    run = sim::add_sat(run, job.service);
-    if (spec_->exec_timeout == ConsumerSpec::ExecTimeout::RemainingBudget && job.expires_at != sim::kNever)
-      limit = std::min(limit, std::max<Time>(0, job.expires_at - clock.now(w.now)));
-  }
-  if (spec_->exec_timeout == ConsumerSpec::ExecTimeout::Fixed) limit = World::sample_ns(spec_->exec_timeout_value, timeout_rng);
+  for (const std::uint32_t j : batch_) run = sim::add_sat(run, w.jobs[j].service);
+  const Time limit = invocation_limit(w, batch_);
   ExecResult whole = ExecResult::Completed;
   const double p = spec_->failure_probability;
   if (limit < run) {
@@ -106,10 +121,7 @@ void Consumer::start_batch(World& w) {
   } else if (!spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p)) {
     whole = ExecResult::Failed;
   }
-  if (w.now >= w.s.warmup) {
-    ++invocations_;
-    billed_ms_ += static_cast<std::uint64_t>((run + sim::kNsPerMs - 1) / sim::kNsPerMs);
-  }
+  meter_execution(w, w.now, run);
   const Time ends = w.now + run;
   for (std::size_t k = 0; k < batch_.size(); ++k) {
     const std::uint32_t j = batch_[k];
@@ -123,6 +135,120 @@ void Consumer::start_batch(World& w) {
   // A heartbeat, if the client has one, runs per message; last: it may move the pool.
   if (w.broker_hears_starts)
     for (const std::uint32_t j : batch_) w.broker->execution_started(j);
+}
+
+// A batch run in turn. The messages stale at the batch's start are rejected there, as "concurrent"
+// rejects them, so that a batch of none makes no invocation; the others wait their turn.
+void Consumer::start_batch_in_turn(World& w) {
+  const std::size_t max = static_cast<std::size_t>(spec_->batch.max_messages);
+  while (!local.empty() && spec_->admission != Admission::None && !admits(*spec_, w.jobs[local.front()].expires_at, clock.now(w.now))) {
+    const std::uint32_t j = local.front();
+    local.pop_front();
+    reject_locally(w, j);
+  }
+  if (local.empty()) return;
+  std::uint32_t run = 0;
+  if (free_turns_.empty()) {
+    run = static_cast<std::uint32_t>(turns_.size());
+    turns_.emplace_back();
+  } else {
+    run = free_turns_.back();
+    free_turns_.pop_back();
+  }
+  BatchInTurn& b = turns_[run];
+  b.messages.clear();
+  b.gens.clear();
+  b.next = 0;
+  while (b.messages.size() < max && !local.empty()) {
+    b.messages.push_back(local.front());
+    b.gens.push_back(w.jobs[local.front()].gen);
+    local.pop_front();
+  }
+  busy_changed_in_batch(w, +1);
+  b.started = w.now;
+  b.stops_at = sim::add_sat(w.now, invocation_limit(w, b.messages));
+  const double p = spec_->failure_probability;
+  b.whole = !spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p) ? ExecResult::Failed : ExecResult::Completed;
+  if (w.now >= w.s.warmup) ++invocations_;  // its duration is metered as it ends
+  next_in_turn(w, run);
+}
+
+// The next message's turn, now: judged by the admission rule on the consumer's clock (rejected,
+// the one after it goes at once), started, and its end scheduled (or the invocation's stop, if
+// that comes first). None left: the batch is over.
+void Consumer::next_in_turn(World& w, std::uint32_t run) {
+  for (;;) {
+    BatchInTurn& b = turns_[run];
+    if (b.next == b.messages.size()) {
+      end_batch_in_turn(w, run, b.whole);
+      return;
+    }
+    const std::uint32_t k = b.next++;
+    const std::uint32_t j = b.messages[k];
+    if (w.jobs[j].gen != b.gens[k]) {
+      b.messages[k] = kNoIndex;
+      continue;
+    }
+    if (spec_->admission != Admission::None && !admits(*spec_, w.jobs[j].expires_at, clock.now(w.now))) {
+      b.messages[k] = kNoIndex;
+      reject_locally(w, j);
+      continue;
+    }
+    begin_in_batch(w, j);
+    ++batch_started_;
+    const double p = spec_->failure_probability;
+    b.running = b.whole == ExecResult::Completed && spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p)
+                    ? ExecResult::Failed
+                    : ExecResult::Completed;
+    Time ends = sim::add_sat(w.now, w.jobs[j].service);
+    if (ends > b.stops_at) {
+      ends = b.stops_at;
+      b.running = ExecResult::TimedOut;
+    }
+    w.at(ends, Ev::BatchTurn, static_cast<std::uint32_t>(index_), connection(), run);
+    if (w.broker_hears_starts) w.broker->execution_started(j);  // last: it may move the pool
+    return;
+  }
+}
+
+void Consumer::batch_turn(World& w, std::uint32_t connection_then, std::uint32_t run) {
+  if (connection_then != connection()) return;  // the connection, and the batch with it, is gone
+  BatchInTurn& b = turns_[run];
+  const std::uint32_t k = b.next - 1;
+  const ExecResult result = b.running;
+  Job& job = w.jobs[b.messages[k]];
+  const bool live = job.gen == b.gens[k];
+  if (live) end_execution_in_batch(w, job);
+  if (result == ExecResult::TimedOut) {
+    end_batch_in_turn(w, run, ExecResult::TimedOut);
+    return;
+  }
+  // Its own outcome, at its own end; a failure of the whole invocation decides at the end.
+  if (live && b.whole == ExecResult::Completed) decide_execution_in_batch(w, job, result);
+  next_in_turn(w, run);
+}
+
+// The invocation is over (its last message ended, or exec_timeout stopped it): every message it
+// holds is settled now, as the trigger completes or abandons a batch once the function returns.
+// `why` other than Completed is the whole invocation's outcome (a failure drawn for all of it, or
+// the timeout, which also times out the messages whose turn never came).
+void Consumer::end_batch_in_turn(World& w, std::uint32_t run, ExecResult why) {
+  busy_changed_in_batch(w, -1);
+  BatchInTurn& b = turns_[run];
+  meter_duration(w, b.started, w.now - b.started);
+  for (std::size_t k = 0; k < b.messages.size(); ++k) {
+    const std::uint32_t j = b.messages[k];
+    if (j == kNoIndex || w.jobs[j].gen != b.gens[k]) continue;
+    ExecResult result = why;
+    if (why == ExecResult::Completed) {
+      result = w.jobs[j].decision == Outcome::Failed ? ExecResult::Failed : ExecResult::Completed;
+    } else {
+      decide_execution_in_batch(w, w.jobs[j], why);
+    }
+    send_settlement_in_batch(w, j, result);
+  }
+  free_turns_.push_back(run);
+  slot_freed_in_batch(w);
 }
 
 }  // namespace brokersim

@@ -35,7 +35,11 @@ enum class Ev : std::uint32_t {
   Close,        // consumer: a leaving consumer closes its connection
   Scale,        // fleet: an autoscaler's sync
   Observe,      // kernel: a sample of the state (--timeseries)
-  EtaDue,       // consumer: a job it holds for its ETA may start (after the others: their numbers stay)
+  // consumer: a batch run in turn (batch_handler.execution "sequential") ends one message's
+  // execution and starts the next. After the older kinds, so that none of them changes its number
+  // (the event streams' fingerprints hash the kind).
+  BatchTurn,
+  EtaDue,  // consumer: a job it holds for its ETA may start (last, for the same reason)
 };
 
 // The priority classes, earliest first: among events due at the same instant, a lower class runs
@@ -115,7 +119,8 @@ constexpr Priority priority_of(Ev kind) {
     case Ev::Publish: return Priority::Publish;
     case Ev::Arrival: return Priority::Arrival;
     case Ev::Receive: return Priority::Receive;
-    case Ev::ExecDone: return Priority::ExecutionEnd;
+    case Ev::ExecDone:
+    case Ev::BatchTurn: return Priority::ExecutionEnd;
     case Ev::StallEnd: return Priority::StallEnd;
     case Ev::Close: return Priority::Close;
     case Ev::Scale: return Priority::Scale;

@@ -19,12 +19,14 @@ Ledger::Ledger(const Scenario& s, const RunOptions& o)
     queues_[c.queue].read = true;
     for (int q : c.other_queues) queues_[q].read = true;
     if (c.reads_several()) {
-      by_queue_.resize(s.broker.queues.size());
-      by_queue_on_ = true;
       std::vector<int> reads{c.queue};
       reads.insert(reads.end(), c.other_queues.begin(), c.other_queues.end());
       idleness_.add_union(c.slot_book, reads);
     }
+  }
+  if (s.reports_jobs_by_queue()) {
+    by_queue_.resize(s.broker.queues.size());
+    by_queue_on_ = true;
   }
   for (const auto& p : s.producers) track_bytes_ = track_bytes_ || !p.message_bytes.is_zero();
   tallies_ = by_queue_on_ || windows_.on();

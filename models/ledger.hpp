@@ -179,8 +179,8 @@ class Ledger {
   Windows windows_;
   JobCopies copies_;
   ReplicaBook replicas_;
-  // Counted jobs by the queue their producer publishes to (RunResult::by_queue), when some group
-  // reads several queues: which of its queues pays for the shared slots.
+  // Counted jobs by the queue their producer publishes to (RunResult::by_queue), when producers
+  // publish to several queues (Scenario::reports_jobs_by_queue).
   std::vector<WindowResult> by_queue_;
   bool by_queue_on_ = false;
   bool tallies_ = false;  // windows or by_queue: one test on the per-job path for both

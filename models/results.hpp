@@ -44,9 +44,11 @@ struct ConsumerResult {
   double utilization = 0;     // busy slot time / slot time while attached
   double mean_local = 0;      // received, not started
   std::uint64_t started = 0;
-  // A batch handler's executions (invocations) and their durations each rounded up to 1 ms, in
-  // the measured span (Consumer::invocations).
-  std::uint64_t invocations = 0, billed_ms = 0;
+  // The executions metered (a batch handler's invocations, or each execution with
+  // ConsumerSpec::Metering::executions) and their durations each rounded up to 1 ms (and to the
+  // metering's minimum), in the measured span (Consumer::invocations); the instance's activity
+  // periods, as metered, in ms (Metering::activity).
+  std::uint64_t invocations = 0, billed_ms = 0, active_ms = 0;
 };
 
 // A wait histogram for one window: the buckets of sim::Histogram (so a window's quantiles read
@@ -149,6 +151,9 @@ constexpr bool stopped_by_limit(StopReason r) {
 
 struct GroupFleetResult {
   double consumer_seconds = 0, slot_seconds = 0;
+  // Replica time with the count taken as one while the group has none (a platform that always
+  // bills at least one instance: Functions Premium).
+  double at_least_one_seconds = 0;
   double mean_replicas = 0;
   int peak_replicas = 0;
 };
@@ -177,7 +182,7 @@ struct RunResult : Tally<sim::Histogram> {
   std::vector<QueueResult> queues;
   std::vector<ConsumerResult> consumers;
   std::vector<WindowResult> windows;       // observe.window_ms only
-  // With a consumer group reading several queues: the counted jobs by the queue their producer
+  // With producers publishing to several queues: the counted jobs by the queue their producer
   // publishes to (jobs_by_queue.NAME in the outputs), by queue index; empty otherwise.
   std::vector<WindowResult> by_queue;
   std::vector<GroupFleetResult> groups;    // per consumer group

@@ -78,6 +78,7 @@ struct ArrivalSpec {
   struct TraceRow { Time publish; std::optional<Time> deadline; std::optional<Time> service; };
   std::vector<TraceRow> trace;           // Trace, publish ascending
   std::string trace_path;                // as resolved, for messages
+  std::uint64_t trace_fnv1a64 = 0;       // FNV-1a 64 of the file's bytes as read: what runs made apart pin
   // {"days_csv": FILE}: a trace of whole days, each run replaying one of them, drawn uniformly
   // (whole days resampled: a day keeps its own volume and shape). Day d's rows are
   // trace[day_starts[d] .. day_starts[d + 1]); empty for an ordinary trace.
@@ -198,6 +199,17 @@ struct ConsumerSpec {
   // (Celery's worker with global QoS): HoldOutsidePrefetch.
   enum class Eta : std::uint8_t { Ignore, Hold, HoldOutsidePrefetch };
   Eta eta = Eta::Ignore;
+  // What the platform running the group meters for its bill in its own units (set from the
+  // framework's mapping, FrameworkMapping::billing; experiments/cli/metrics/billing.hpp): each
+  // execution, billed at least `execution_minimum` (Functions Consumption: 100 ms); and each
+  // instance's activity periods, from an idle instance's first execution start to its last
+  // execution's end (Flex Consumption), billed at least `activity_minimum` and in whole steps of
+  // `activity_step`. A batch handler's executions are metered whatever `executions` says.
+  struct Metering {
+    bool executions = false, activity = false;
+    Time execution_minimum = 0, activity_minimum = 0, activity_step = 0;
+  };
+  Metering metering;
   int priority = 0;                       // x-priority (extension): higher is served first
   // consumers[].batch_handler (models/consumer_batch.cpp): one execution takes up to
   // `max_messages` received messages, after waiting up to `window` for them (AWS Lambda's SQS
@@ -212,6 +224,12 @@ struct ConsumerSpec {
     // failure_probability per message (the handler reports the failed items, Lambda's
     // ReportBatchItemFailures) instead of per execution (the whole batch fails).
     bool item_failures = false;
+    // How the handler runs the batch's messages (batch_handler.execution): all at once, every
+    // message starting and ending with the batch; or in turn, as a handler that loops over its
+    // array does: each message starts when the one before it ends, is judged by the admission
+    // rule then, and the batch is settled when its last message ends.
+    enum class Execution : std::uint8_t { Concurrent, Sequential };
+    Execution execution = Execution::Concurrent;
   };
   Batch batch;
   // Each broker kind's own client settings (models/brokers/*_spec.hpp).
@@ -272,9 +290,19 @@ struct FrameworkMapping {
     std::string note;            // how, or why it changes nothing here
   };
   std::vector<Row> rows;
-  // A platform that bills each execution by duration x memory (Lambda's MemorySize, MB): the
-  // group's requests and GB-seconds are run figures (`billing`). 0: not billed so.
-  double billed_memory_mb = 0;
+  // The platform that bills the group in its own units (experiments/cli/metrics/billing.hpp):
+  // its plan and what the bill multiplies by. Plan None: not billed so (no `billing` figures).
+  struct Billing {
+    enum class Plan : std::uint8_t { None, Lambda, FunctionsConsumption, FunctionsFlex, FunctionsPremium, FunctionsDedicated };
+    Plan plan = Plan::None;
+    // Lambda: MemorySize. Consumption: the memory an execution uses as billed (rounded up to
+    // 128 MB; 0: not given, no GB-seconds). Flex: the instance memory. Premium: the SKU's.
+    double memory_mb = 0;
+    double vcpus = 0;       // Premium: the SKU's cores
+    int always_ready = 0;   // Flex: the group's always-ready instances (its first members)
+    std::string sku;        // Premium, Dedicated: the plan's SKU as given (shown)
+  };
+  Billing billing;
 };
 
 struct Scenario {
@@ -303,6 +331,19 @@ struct Scenario {
     int n = 0;
     for (const auto& c : consumers) n += c.members();
     return n;
+  }
+  // Whether some producer publishes to queue q.
+  bool published_to(int q) const {
+    for (const auto& p : producers)
+      if (p.queue == q) return true;
+    return false;
+  }
+  // Jobs are reported by the queue their producer publishes to (jobs_by_queue) when producers
+  // publish to more than one queue: a shared fleet's and a split fleet's queues read the same way.
+  bool reports_jobs_by_queue() const {
+    int published = 0;
+    for (std::size_t q = 0; q < broker.queues.size(); ++q) published += published_to(static_cast<int>(q));
+    return published > 1;
   }
   // The fleet changes during the run (a group stops or autoscales): fleet costs are reported
   // (also whenever windows are, so that a sweep of fixed against autoscaled fleets has one

@@ -135,6 +135,7 @@ inline void Simulation::handle(const sim::Event& ev) {
       if (w_.jobs[ev.target].gen == ev.tag) w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, ev.aux);
       break;
     case Ev::StallEnd: w_.consumers[ev.target].stall_end(w_); break;
+    case Ev::BatchTurn: w_.consumers[ev.target].batch_turn(w_, ev.tag, ev.aux); break;
     case Ev::EtaDue:
       if (const Job& job = w_.jobs[ev.target]; job.gen == ev.tag)
         w_.consumers[static_cast<std::size_t>(job.consumer)].eta_due(w_, ev.target, ev.aux);

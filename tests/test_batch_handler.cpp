@@ -87,15 +87,19 @@ TEST_CASE("framework aws-lambda batches: MaximumConcurrency caps the invocations
   REQUIRE(run.trace.size() == 40);
   // Two invocations of ten messages (1 s each) at a time: batches start at 0 and 1000 only.
   // The batches started at 1000 ms were received then, when the first two invocations had ended:
-  // they waited visible in the queue, never in a busy invocation's buffer.
-  std::set<double> starts;
+  // they waited visible in the queue, never in a busy invocation's buffer. In a batch, each
+  // record waits for the ones before it (the handler loops over them, the framework's default):
+  // its local stage is its turn, 0 to 900 ms.
+  std::set<double> batches, turns;
   for (const auto& row : run.trace) {
-    starts.insert(row.ms("started_ms"));
+    batches.insert(row.ms("received_ms"));
+    turns.insert(row.ms("stage_local_ms"));
     CHECK(row["outcome"] == "completed_on_time");
-    CHECK(row.ms("received_ms") == row.ms("started_ms"));
-    CHECK(row.ms("stage_local_ms") == 0);
+    CHECK(row.ms("stage_local_ms") == row.ms("started_ms") - row.ms("received_ms"));
+    CHECK(row.ms("finished_ms") - row.ms("started_ms") == 100);
   }
-  CHECK(starts == std::set<double>{0, 1000});
+  CHECK(batches == std::set<double>{0, 1000});
+  CHECK(turns == std::set<double>{0, 100, 200, 300, 400, 500, 600, 700, 800, 900});
 }
 
 TEST_CASE("framework aws-lambda batches: the platform's refusals name the setting") {
@@ -119,6 +123,30 @@ TEST_CASE("framework aws-lambda batches: the platform's refusals name the settin
   CHECK(load_error(one_queue(q, R"({"queue": "q", "prefetch": 5, "batch_handler": {"max_messages": 10}})")) ==
         "consumers.0.prefetch: expected at least batch_handler.max_messages (10: the client holds its batch until it is "
         "deleted), got 5");
+}
+
+TEST_CASE("framework aws-lambda: a group's own visibility_timeout_ms or on_failure is refused naming the framework") {
+  // The queue's visibility is 1 s and Timeout 1 s passes Lambda's check; a group visibility of
+  // 100 ms would have every invocation's batch come back while it runs.
+  const std::string lambda = R"({"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 1}, )";
+  CHECK(load_error(one_queue("0", lambda + R"("visibility_timeout_ms": 100})", 1, "", 1000)) ==
+        "consumers.0.visibility_timeout_ms: expected none with framework \"aws-lambda\" (the event source mapping receives "
+        "with the queue's own visibility timeout, which Lambda checks the function's Timeout against "
+        "(services-sqs-configure): give the queue's visibility_timeout_ms; leave it out, or leave out framework), got 100");
+  CHECK(load_error(one_queue("0", lambda + R"("on_failure": "delete"})", 1, "", 1000)) ==
+        "consumers.0.on_failure: expected none with framework \"aws-lambda\" (Lambda returns a failed batch to the queue, its "
+        "messages visible again when their visibility timeout lapses (services-sqs-errorhandling): nothing deletes them; "
+        "leave it out, or leave out framework), got \"delete\"");
+  // Refused whatever the value: the key is Lambda's to decide, not the group's.
+  CHECK(load_error(one_queue("0", lambda + R"("on_failure": "keep"})", 1, "", 1000)).find("consumers.0.on_failure: expected none") == 0);
+  // The same keys without a framework are an SQS client's own.
+  CHECK(load_error(one_queue("0", R"({"queue": "q", "visibility_timeout_ms": 100, "on_failure": "delete"})", 1, "", 1000)) ==
+        "(no error)");
+  brokersim::test::ScratchDir d("lambda-keys");
+  const auto r = brokersim::test::run_cli(
+      {"run", d.write("s.json", one_queue("0", lambda + R"("on_failure": "delete"})", 1, "", 1000))});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("framework \"aws-lambda\"") != std::string::npos);
 }
 
 TEST_CASE("framework aws-lambda billing: requests and GB-seconds of a known case") {

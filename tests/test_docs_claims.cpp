@@ -260,12 +260,42 @@ std::vector<Situation> situations() {
              status({"run", small(d), "--set", "producers.0.deadline_ms=null", "--set",
                      R"(producers.0.framework={"name": "celery", "expires": 0})"})};
        }},
+      {"framework aws-lambda: a group's own visibility_timeout_ms or on_failure", std::regex("expected none with framework"),
+       [&](const ScratchDir& d) {
+         const std::string lambda = d.write("lambda-keys.json", R"({"stop": {"time_ms": 1000},
+  "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 30000}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
+  "consumers": [{"queue": "q", "framework": {"name": "aws-lambda"}}]})");
+         return std::vector<int>{status({"run", lambda, "--set", "consumers.0.visibility_timeout_ms=100"}),
+                                 status({"run", lambda, "--set", "consumers.0.on_failure=\"delete\""})};
+       }},
+      {"global QoS on a quorum queue", std::regex("quorum queues refuse a consumer on a channel with global QoS|`channel` on a quorum queue"),
+       [&](const ScratchDir& d) {
+         const std::string quorum = d.write("global-qos.json", R"({"stop": {"time_ms": 1000},
+  "broker": {"kind": "rabbitmq-quorum", "queues": {"work": {}}},
+  "producers": [{"queue": "work", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
+  "consumers": [{"queue": "work"}]})");
+         return std::vector<int>{
+             status({"run", quorum, "--set", "consumers.0.prefetch_scope=\"channel\""}),
+             status({"run", quorum, "--set", R"(consumers.0={"queue": "work", "framework": {"name": "spring-amqp", "globalQos": true}})"}),
+             status({"run", quorum, "--set",
+                     R"(consumers.0={"queue": "work", "framework": {"name": "celery", "worker_concurrency": 2, "worker_detect_quorum_queues": false}})"})};
+       }},
       {"framework aws-lambda: a Timeout longer than the queue's visibility timeout", std::regex("framework\\.Timeout"),
        [&](const ScratchDir& d) {
          return std::vector<int>{status({"run", d.write("lambda-timeout.json", R"({"stop": {"time_ms": 1000},
   "broker": {"kind": "amazon-sqs", "queues": {"q": {"visibility_timeout_ms": 30000}}},
   "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
   "consumers": [{"queue": "q", "framework": {"name": "aws-lambda", "Timeout": 31}}]})")})};
+       }},
+      {"plan --cost: a billing figure the group's plan does not bill", std::regex("billing.gb_seconds` on a Premium group"),
+       [](const ScratchDir& d) {
+         return std::vector<int>{status({"plan", d.write("premium.json", R"({"stop": {"time_ms": 1000},
+  "broker": {"kind": "azure-servicebus", "queues": {"q": {}}},
+  "producers": [{"queue": "q", "arrivals": {"at_ms": [0]}, "service_ms": 10}],
+  "consumers": [{"queue": "q", "framework": {"name": "azure-functions", "hosting_plan": "premium"}}]})"),
+                                         "--vary", "consumers.0.count=1,2", "--target", "throughput_per_s>0", "--cost",
+                                         "billing.gb_seconds"})};
        }},
       {"invalid input", std::regex("invalid|validated|what was expected|refused", std::regex::icase),
        [&](const ScratchDir& d) {

@@ -184,8 +184,10 @@ TEST_CASE("docs: every key docs/outcomes.md names for run --json is one the prog
   run(baseline, {R"(warmup_ms="auto")", R"(producers.0.volume={"multiplier": 1.1})"});
   // Fitted parameters redrawn each run (producers.N.service_mean_ms).
   run(baseline, {R"(producers.0.fitted={"service_times": 500})", "parameter_uncertainty=true"});
-  // A group its platform bills per request and GB-second (billing).
+  // A group its platform bills per request and GB-second (billing), and Azure Functions' plans.
   run(kSource + "/experiments/scenarios/lambda-sqs-batch.json", {});
+  for (const char* plan : {"\"flex-consumption\"", "\"premium\""})
+    run(kSource + "/experiments/scenarios/functions-servicebus.json", {std::string("consumers.0.framework.hosting_plan=") + plan});
   // A group reading several queues (jobs_by_queue).
   run(kSource + "/experiments/scenarios/celery-two-queues.json", {});
   // A pool process killed (duplicate_executions_by_cause.worker_lost) and Celery's producer side.

@@ -133,7 +133,7 @@ TEST_SUITE("fit") {
   TEST_CASE("fit: --columns and --time-unit are validated") {
     CHECK(fit::parse_column_names("enqueued=a,started=b,finished=c,queue=q,worker=w").worker == "w");
     for (const auto& [text_, message_] : std::vector<std::pair<std::string, std::string>>{
-             {"enqueued=a,start=b", "--columns: expected FIELD=NAME items with FIELD one of enqueued, started, finished, queue, worker, state, succeeded, failed, got \"start=b\""},
+             {"enqueued=a,start=b", "--columns: expected FIELD=NAME items with FIELD one of enqueued, started, finished, queue, worker, state, succeeded, failed, id, got \"start=b\""},
              {"enqueued=", "--columns: expected a column name after \"enqueued=\", got nothing"},
              {"queue=a,queue=b", "--columns: expected each field once, got \"queue\" twice"}}) {
       const auto& text = text_;  // not the binding: clang 14 cannot capture one in a check's lambda

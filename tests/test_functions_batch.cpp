@@ -3,6 +3,7 @@
 // "Batched triggers"): small deterministic cases, exact, and the host's refusals.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "tests/load_error.hpp"
@@ -36,18 +37,24 @@ TEST_CASE("functions batches: a batch that fails whole is abandoned whole") {
   const auto run = run_scenario(
       sb_batch_scenario("0, 0, 0", batched_function(R"(, "maxMessageBatchSize": 3)", R"(, "failure_probability": 1)")));
   REQUIRE(run.trace.size() == 3);
+  std::set<double> firsts, starts, finishes;
   for (const auto& row : run.trace) {
-    // Run 0-300 as one invocation, failed: each message abandoned (delivery count 1), received
-    // again at once and run 300-600 with the others; failed again at its second delivery, each is
-    // dead-lettered (max_delivery_count 2).
+    // Run in turn 0-300 as one invocation, failed: every message abandoned (delivery count 1)
+    // when the invocation ends, received again at once and run in turn 300-600 with the others;
+    // failed again at its second delivery, each is dead-lettered (max_delivery_count 2) at 600.
     CHECK(row["outcome"] == "dead_lettered");
     CHECK(row["executions"] == "2");
     CHECK(row["redeliveries"] == "1");
-    CHECK(row.ms("first_started_ms") == 0);
-    CHECK(row.ms("started_ms") == 300);
-    CHECK(row.ms("finished_ms") == 600);
+    CHECK(row.ms("started_ms") - row.ms("first_started_ms") == 300);
+    CHECK(row.ms("finished_ms") - row.ms("started_ms") == 100);
     CHECK(row.ms("ended_ms") == 600);
+    firsts.insert(row.ms("first_started_ms"));
+    starts.insert(row.ms("started_ms"));
+    finishes.insert(row.ms("finished_ms"));
   }
+  CHECK(firsts == std::set<double>{0, 100, 200});
+  CHECK(starts == std::set<double>{300, 400, 500});
+  CHECK(finishes == std::set<double>{400, 500, 600});
 }
 
 TEST_CASE("functions batches: a batch that succeeds completes each message") {
@@ -58,11 +65,12 @@ TEST_CASE("functions batches: a batch that succeeds completes each message") {
     CHECK(row["outcome"] == "completed_on_time");
     CHECK(row["executions"] == "1");
     CHECK(row["redeliveries"] == "0");
-    // Three in the first invocation (0-300); the fourth waited available in the queue while it
-    // ran (a running instance receives nothing) and ran alone from 300.
-    if (row.ms("started_ms") == 0) {
+    // Three in the first invocation (0-300), in turn; the fourth waited available in the queue
+    // while it ran (a running instance receives nothing) and ran alone from 300.
+    if (row.ms("received_ms") == 0) {
       ++first;
-      CHECK(row.ms("finished_ms") == 300);
+      CHECK(row.ms("finished_ms") == row.ms("started_ms") + 100);
+      CHECK(row.ms("stage_local_ms") == row.ms("started_ms"));
     } else {
       CHECK(row.ms("received_ms") == 300);
       CHECK(row.ms("started_ms") == 300);
@@ -104,29 +112,42 @@ TEST_CASE("functions batches: a message goes stale while its batch waits for min
   CHECK(lone.trace[0]["outcome"] == "expired_before_start");
   CHECK(lone.trace[0].ms("ended_ms") == 5000);
   CHECK(lone.trace[0].ms("stage_local_ms") == 5000);
-  // Five at once are enough: the batch starts at 0 (5 x 100 ms), every message in time.
+  // Five at once are enough: the batch starts at 0 (5 x 100 ms, in turn), every message in time.
   const auto five = run_scenario(sb_batch_scenario("0, 0, 0, 0, 0", batched_function(wait), 2, 10000, R"(, "deadline_ms": 3000)"));
   REQUIRE(five.trace.size() == 5);
+  std::set<double> starts;
   for (const auto& row : five.trace) {
     CHECK(row["outcome"] == "completed_on_time");
-    CHECK(row.ms("started_ms") == 0);
-    CHECK(row.ms("finished_ms") == 500);
+    CHECK(row.ms("finished_ms") == row.ms("started_ms") + 100);
+    starts.insert(row.ms("started_ms"));
   }
+  CHECK(starts == std::set<double>{0, 100, 200, 300, 400});
   // Two early messages and three at 1 s: the batch starts at 1 s, when the fifth is in.
   const auto later = run_scenario(sb_batch_scenario("0, 0, 1000, 1000, 1000", batched_function(wait)));
   REQUIRE(later.trace.size() == 5);
-  for (const auto& row : later.trace) CHECK(row.ms("started_ms") == 1000);
+  starts.clear();
+  for (const auto& row : later.trace) starts.insert(row.ms("started_ms"));
+  CHECK(starts == std::set<double>{1000, 1100, 1200, 1300, 1400});
 }
 
 TEST_CASE("functions batches: the mapping is the batch handler it names") {
   const std::string text = sb_batch_scenario("0, 0, 0, 0, 0, 0, 0", batched_function(R"(, "maxMessageBatchSize": 3)"));
   const std::string by_hand = sb_batch_scenario(
       "0, 0, 0, 0, 0, 0, 0", R"({"queue": "q", "slots": 1, "prefetch": 3, "max_auto_lock_renewal_ms": 0, "ack": "after-finish",
-      "receive_mode": "peek-lock", "exec_timeout": 300000, "batch_handler": {"max_messages": 3, "window_ms": 0}})");
+      "receive_mode": "peek-lock", "exec_timeout": 300000, "batch_handler": {"max_messages": 3, "window_ms": 0,
+      "execution": "sequential"}})");
   const auto a = run_scenario(text);
   const auto b = run_scenario(by_hand);
   REQUIRE(a.trace.size() == b.trace.size());
   for (std::size_t i = 0; i < a.trace.size(); ++i) CHECK(a.trace[i].cells == b.trace[i].cells);
+  // batch_execution "concurrent" is the batch handler's "concurrent".
+  std::string concurrent = by_hand;
+  concurrent.replace(concurrent.find("sequential"), 10, "concurrent");
+  const auto c = run_scenario(sb_batch_scenario(
+      "0, 0, 0, 0, 0, 0, 0", batched_function(R"(, "maxMessageBatchSize": 3, "batch_execution": "concurrent")")));
+  const auto d = run_scenario(concurrent);
+  REQUIRE(c.trace.size() == d.trace.size());
+  for (std::size_t i = 0; i < c.trace.size(); ++i) CHECK(c.trace[i].cells == d.trace[i].cells);
 }
 
 TEST_CASE("functions batches: the host's refusals name the setting") {

@@ -297,7 +297,7 @@ TEST_SUITE("import") {
                                e.path().filename().string()));
       ++examples;
     }
-    CHECK(examples == 5);
+    CHECK(examples == 6);
   }
 
   TEST_CASE("import: every example imports to a scenario that loads and runs") {

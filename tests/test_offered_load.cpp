@@ -217,3 +217,78 @@ TEST_CASE("plan: slots_total counts an autoscaled group at autoscale.max and eac
   CHECK(fj["best"]["slots_total"] == 6);
   CHECK_FALSE(fj["best"].contains("slots_min"));
 }
+
+namespace {
+
+// 100 jobs at given times on one consumer of 2 slots, 1 s each, over 300 s: a burst of 90 (every
+// 100 ms from 100 s), then one every 10 s from 200 s to 290 s. The run's mean is 100 / 300 s =
+// 0.33 jobs/s (16.7% of the slots); its busiest minute, [100 s, 160 s), holds the 90: 1.5 jobs/s,
+// 75%.
+std::vector<double> burst_times_ms() {
+  std::vector<double> at;
+  for (int i = 0; i < 90; ++i) at.push_back(100'000 + 100 * i);
+  for (int i = 0; i < 10; ++i) at.push_back(200'000 + 10'000 * i);
+  return at;
+}
+
+nlohmann::json burst_scenario(const nlohmann::json& arrivals) {
+  return {{"stop", {{"time_ms", 300'000}}},
+          {"broker", {{"queues", {{"q", nlohmann::json::object()}}}}},
+          {"producers", {{{"queue", "q"}, {"arrivals", arrivals}, {"service_ms", 1000}}}},
+          {"consumers", {{{"queue", "q"}, {"slots", 2}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("offered load: fixed times peak in their busiest minute, which the header states beside the mean") {
+  const auto run = run_scenario(burst_scenario({{"at_ms", burst_times_ms()}}).dump());
+  const auto l = only(brokersim::offered_load(run.scenario));
+  CHECK(l.rate_per_s == doctest::Approx(100.0 / 300));
+  CHECK(l.peak_rate_per_s == doctest::Approx(1.5));
+  CHECK(l.peak_from_ms == 100'000);
+  CHECK(l.peak_window_ms == brokersim::kPeakWindowMs);
+  CHECK(run.json()["offered_load"]["q"]["peak_utilization"].get<double>() == doctest::Approx(0.75));
+  brokersim::test::ScratchDir dir("offered-load-burst");
+  const auto r = run_cli({"run", dir.write("burst.json", burst_scenario({{"at_ms", burst_times_ms()}}).dump())});
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("Offered load on q: 0.33 jobs/s x 1000.0 ms = 0.33 erlangs on 2 slots: 16.7% utilisation; "
+                   "peak 1.50 jobs/s in the busiest 60 s, from 100000 ms: 75.0%\n") != std::string::npos);
+  // After a warm-up of 150 s only the spaced jobs are measured: six in a minute from 200 s.
+  const auto warm = only(brokersim::offered_load(run_scenario(burst_scenario({{"at_ms", burst_times_ms()}}).dump(), {"warmup_ms=150000"}).scenario));
+  CHECK(warm.peak_rate_per_s == doctest::Approx(0.1));
+  CHECK(warm.peak_from_ms == 200'000);
+  // A busiest window at the span's end is stated where it lies wholly inside it.
+  const auto late = only(brokersim::offered_load(run_scenario(burst_scenario({{"at_ms", {295'000, 296'000, 299'000}}}).dump()).scenario));
+  CHECK(late.peak_rate_per_s == doctest::Approx(0.05));
+  CHECK(late.peak_from_ms == 240'000);
+  // A span no longer than the window: the window is the span, the peak the mean, and the header
+  // says nothing more.
+  const auto short_run = run_scenario(burst_scenario({{"at_ms", {0, 10, 20}}}).dump(), {"stop.time_ms=1000"});
+  const auto s = only(brokersim::offered_load(short_run.scenario));
+  CHECK(s.peak_rate_per_s == doctest::Approx(3.0));
+  CHECK(s.peak_window_ms == 0);
+}
+
+TEST_CASE("offered load: a trace peaks as the same times given inline, and days_csv in its busiest day's minute") {
+  brokersim::test::ScratchDir dir("offered-load-trace");
+  std::string trace = "publish_ms\n";
+  for (double t : burst_times_ms()) trace += std::to_string(static_cast<long long>(t)) + "\n";
+  const auto traced = only(brokersim::offered_load(
+      run_scenario(burst_scenario({{"trace_csv", dir.write("burst.csv", trace)}}).dump()).scenario));
+  CHECK(traced.peak_rate_per_s == doctest::Approx(1.5));
+  CHECK(traced.peak_from_ms == 100'000);
+  // Day 0 is the burst above; day 1 has 120 jobs every 100 ms from 20 s of its day: 2 jobs/s in its
+  // busiest minute, the busier of the two. The mean is the days' (220 over two days).
+  std::string days = trace;
+  for (int i = 0; i < 120; ++i) days += std::to_string(86'400'000 + 20'000 + 100 * i) + "\n";
+  const auto run = run_scenario(burst_scenario({{"days_csv", dir.write("days.csv", days)}}).dump());
+  const auto l = only(brokersim::offered_load(run.scenario));
+  CHECK(l.rate_per_s == doctest::Approx(220.0 / (2 * 86'400)));
+  CHECK(l.peak_rate_per_s == doctest::Approx(2.0));
+  CHECK(l.peak_from_ms == 20'000);
+  CHECK(l.peak_day == 1);
+  std::ostringstream summary;
+  brokersim::print_summary(summary, run.scenario, run.result);
+  CHECK(summary.str().find("; peak 2.00 jobs/s in the busiest 60 s of any day, from 20000 ms of day 1: 100.0%\n") !=
+        std::string::npos);
+}

@@ -90,6 +90,10 @@ TEST_CASE("outputs: run refuses an output naming the scenario or a trace_csv it 
   const std::string traced = d.write("traced.json", R"({"stop": {"time_ms": 100}, "broker": {"queues": {"q": {}}},
     "producers": [{"queue": "q", "arrivals": {"trace_csv": "arrivals.csv"}, "service_ms": 1}],
     "observe": {"every_ms": 10}})");
+  d.write("days.csv", "publish_ms\n0\n86400000\n");
+  const std::string daily = d.write("daily.json", R"({"stop": {"time_ms": 100}, "broker": {"queues": {"q": {}}},
+    "producers": [{"queue": "q", "arrivals": {"days_csv": "days.csv"}, "service_ms": 1}],
+    "observe": {"every_ms": 10}})");
   d.write("old.csv", "keep me\n");
   fs::create_symlink(d.path("old.csv"), d.path("link.csv"));
   struct Case {
@@ -113,6 +117,10 @@ TEST_CASE("outputs: run refuses an output naming the scenario or a trace_csv it 
       {{"run", traced, "--timeseries", d.path("arrivals.csv")},
        "--timeseries: expected a file that no other input or output of the command uses, got \"" +
            d.path("arrivals.csv") + "\", which is also producers.0.arrivals.trace_csv"},
+      // Named by the key the scenario has.
+      {{"run", daily, "--timeseries", d.path("days.csv")},
+       "--timeseries: expected a file that no other input or output of the command uses, got \"" +
+           d.path("days.csv") + "\", which is also producers.0.arrivals.days_csv"},
   };
   for (const auto& c : cases) {
     const CliResult r = run_cli(c.args);
@@ -123,7 +131,9 @@ TEST_CASE("outputs: run refuses an output naming the scenario or a trace_csv it 
   CHECK(read_file(d.scenario) == kScenario);
   CHECK(read_file(d.path("old.csv")) == "keep me\n");
   CHECK(read_file(d.path("arrivals.csv")) == "publish_ms\n0\n10\n");
-  CHECK(folder_listing(d.dir) == std::vector<std::string>{"arrivals.csv", "link.csv", "old.csv", "s.json", "traced.json"});
+  CHECK(read_file(d.path("days.csv")) == "publish_ms\n0\n86400000\n");
+  CHECK(folder_listing(d.dir) ==
+        std::vector<std::string>{"arrivals.csv", "daily.json", "days.csv", "link.csv", "old.csv", "s.json", "traced.json"});
 }
 
 TEST_CASE("outputs: sweep and merge refuse an --out that is an input or whose metadata is one") {

@@ -216,3 +216,38 @@ TEST_CASE("correlation times: sweep and run warn of a steady-state p99 from runs
   REQUIRE_MESSAGE(l.status == 0, l.err);
   CHECK(l.err.find("correlation times") == std::string::npos);
 }
+
+TEST_CASE("correlation times: runs that are days of a days_csv are not told to be made longer") {
+  brokersim::test::ScratchDir d("corr-days");
+  // Day 0: 100 jobs a second apart, none waits; day 1: the same 100 at once, a queue 10 s deep. One
+  // consumer of 100 ms jobs, one-day runs: the runs' mean waits differ by their day, far beyond
+  // the spread of the waits within one, and a run cannot outlast its day.
+  std::string days = "publish_ms\n";
+  for (int i = 0; i < 100; ++i) days += std::to_string(1000 * i) + "\n";
+  for (int i = 0; i < 100; ++i) days += "86400000\n";
+  d.write("days.csv", days);
+  const std::string scenario = d.write("days.json", R"({"name": "days", "stop": {"time_ms": 86400000},
+    "broker": {"queues": {"work": {}}},
+    "producers": [{"queue": "work", "arrivals": {"days_csv": "days.csv"}, "service_ms": 100}],
+    "consumers": [{"queue": "work", "prefetch": 1}]})");
+  const auto s = brokersim::test::run_cli({"sweep", scenario, "--vary", "consumers.0.count=1", "--replications", "10"});
+  REQUIRE_MESSAGE(s.status == 0, s.err);
+  CHECK(s.err.find("consumers.0.count=1: steady-state p99 from runs that hold few correlation times of the wait "
+                   "(wait_ms.queue.p99_pooled ") != std::string::npos);
+  CHECK(s.err.find("the runs are days (producers.0 days_csv), which differ by more than chance and cannot be made longer, "
+                   "so these are no steady state's p99s but the p99s of the days' jobs together, their intervals from the "
+                   "spread of the days drawn (more runs narrow it); for what a day must meet, plan a target 'in P% of runs' "
+                   "(docs/fit.md)\n") != std::string::npos);
+  CHECK(s.err.find("make the runs longer") == std::string::npos);
+  // run --precision says the same.
+  const auto r = brokersim::test::run_cli({"run", scenario, "--precision", "0.5", "--max-replications", "10"});
+  REQUIRE_MESSAGE(r.status == 0, r.err);
+  CHECK(r.err.find("the runs are days (producers.0 days_csv)") != std::string::npos);
+  CHECK(r.err.find("make the runs longer") == std::string::npos);
+  // Days of a drawn volume are days too; a fixed volume is not.
+  const std::string per_run = R"({"stop": {"time_ms": 10}, "broker": {"queues": {"work": {}}},
+    "producers": [{"queue": "work", "arrivals": {"poisson": {"rate_per_s": 1}}, "service_ms": 1,
+                   "volume": {"per_run": {"lognormal": {"mean": 1, "cv": 0.2}}}}], "consumers": [{"queue": "work"}]})";
+  CHECK(brokersim::runs_are_days(brokersim::test::run_scenario(per_run).scenario) == "producers.0 volume.per_run");
+  CHECK(brokersim::runs_are_days(brokersim::test::run_scenario(per_run, {"producers.0.volume={\"multiplier\": 2}"}).scenario).empty());
+}

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "experiments/cli/plan/headroom.hpp"
 #include "tests/load_error.hpp"
 #include "tests/test_util.hpp"
 
@@ -123,7 +126,11 @@ TEST_CASE("plan --headroom bisects the volume the chosen setting still carries")
   CHECK(j["risk"]["runs_cover"]["days_vary"] == false);
   const auto text = brokersim::test::run_cli({"plan", file, "--vary", "consumers.0.count=3", "--target",
                                               "fraction.completed_on_time>=1", "--replications", "1", "--headroom"});
-  CHECK(text.out.find("Headroom: meets every target up to volume x1.20 (+20%); misses at x1.25") != std::string::npos);
+  CHECK(text.out.find("Headroom: meets every target up to volume x1.20 (+20%); shown to miss at x1.25, where target 1 "
+                      "(fraction.completed_on_time>=1) missed on the runs' means (every producer's volume scaled") != std::string::npos);
+  CHECK(j["headroom"]["misses_at_verdict"] == "shown_to_miss");
+  CHECK(j["headroom"]["misses_at_why"] == "target 1 (fraction.completed_on_time>=1) missed on the runs' means");
+  CHECK(j["headroom"]["judged"][0]["verdict"] == "shown_to_miss");  // x4.00, looked at first
   CHECK(text.out.find("Runs are copies of one day") != std::string::npos);
   // With a volume that varies from run to run, plan names it.
   const auto days = brokersim::test::run_cli({"plan", file, "--set", "producers.0.volume={\"per_run\": {\"lognormal\": {\"mean\": 1, \"cv\": 0.1}}}",
@@ -133,4 +140,91 @@ TEST_CASE("plan --headroom bisects the volume the chosen setting still carries")
   const auto d = nlohmann::json::parse(days.out)["risk"]["runs_cover"];
   CHECK(d["days_vary"] == true);
   CHECK(d["volumes"][0]["volume_cv"].get<double>() == doctest::Approx(0.1));
+}
+
+namespace {
+
+// One target's judgement as judge_point leaves it for a setting that did not meet it.
+brokersim::PointResult headroom_short_of(double margin, std::uint64_t runs_met, std::uint64_t runs) {
+  brokersim::PointResult r;
+  r.meets = false;
+  r.holds = {false};
+  r.margin = {margin};
+  r.runs_met = {runs_met};
+  r.runs_judged = {runs};
+  r.replications = runs;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("plan --headroom says whether a look was shown to miss or only not shown to meet") {
+  using brokersim::LookVerdict;
+  const std::vector<brokersim::Target> mean{brokersim::parse_target("fraction.expired_before_start<=0.01")};
+  // On the means: a mean past the threshold is a miss; a mean inside it whose bound is not
+  // (--conservative) is no meet.
+  auto look = brokersim::look_verdict(1.25, headroom_short_of(-0.002, 0, 10), mean, false);
+  CHECK(look.verdict == LookVerdict::ShownToMiss);
+  CHECK(look.why == "target 1 (fraction.expired_before_start<=0.01) missed on the runs' means");
+  look = brokersim::look_verdict(1.25, headroom_short_of(0.002, 0, 10), mean, false);
+  CHECK(look.verdict == LookVerdict::NotShownToMeet);
+  CHECK(look.why == "target 1 (fraction.expired_before_start<=0.01) met on the runs' means but not at its confidence bound");
+  // Over runs: 58 of 59 is above 95% but its Clopper-Pearson bound is not; 55 of 59 is below.
+  const std::vector<brokersim::Target> runs{brokersim::parse_target("wait_ms.queue.p99<=2000 in 95% of runs")};
+  look = brokersim::look_verdict(1.25, headroom_short_of(-5, 58, 59), runs, false);
+  CHECK(look.verdict == LookVerdict::NotShownToMeet);
+  CHECK(look.why == "target 1 (wait_ms.queue.p99<=2000 in 95% of runs) met in 58 of 59 runs but not at its confidence bound");
+  look = brokersim::look_verdict(1.25, headroom_short_of(-5, 55, 59), runs, false);
+  CHECK(look.verdict == LookVerdict::ShownToMiss);
+  CHECK(look.why == "target 1 (wait_ms.queue.p99<=2000 in 95% of runs) missed in 55 of 59 runs");
+  // --precision: decided at the bound towards passing is a miss; a straddling interval is no meet.
+  auto undecided = headroom_short_of(-0.002, 0, 40);
+  undecided.decided = {false};
+  look = brokersim::look_verdict(1.25, undecided, mean, true);
+  CHECK(look.verdict == LookVerdict::NotShownToMeet);
+  CHECK(look.why == "target 1 (fraction.expired_before_start<=0.01) undecided after 40 runs (its interval still straddles it)");
+  auto decided = undecided;
+  decided.decided = {true};
+  look = brokersim::look_verdict(1.25, decided, mean, true);
+  CHECK(look.verdict == LookVerdict::ShownToMiss);
+  CHECK(look.why == "target 1 (fraction.expired_before_start<=0.01) missed at its confidence bound after 40 runs");
+  // Runs stopped at a limit show nothing.
+  auto stopped = headroom_short_of(-0.002, 0, 10);
+  stopped.incomplete = 3;
+  look = brokersim::look_verdict(1.25, stopped, mean, false);
+  CHECK(look.verdict == LookVerdict::NotShownToMeet);
+  CHECK(look.why == "3 of its runs stopped at a limit or measured nothing");
+  // The text names which.
+  brokersim::Headroom h;
+  h.meets_up_to = 1.2;
+  h.misses_at = brokersim::look_verdict(1.25, headroom_short_of(0.002, 0, 10), mean, false);
+  CHECK(brokersim::headroom_text(h).starts_with(
+      "Headroom: meets every target up to volume x1.20 (+20%); not shown to meet at x1.25, where target 1 "
+      "(fraction.expired_before_start<=0.01) met on the runs' means but not at its confidence bound ("));
+}
+
+TEST_CASE("plan --headroom on replayed days names days_csv, the key the scenario has") {
+  brokersim::test::ScratchDir dir("volume-headroom-days");
+  dir.write("days.csv", "publish_ms\n0\n100\n86400000\n86400100\n");
+  const std::string file = dir.write("days.json", R"({"stop": {"time_ms": 1000},
+    "broker": {"queues": {"work": {}}},
+    "producers": [{"queue": "work", "arrivals": {"days_csv": "days.csv"}, "service_ms": 10}],
+    "consumers": [{"queue": "work", "prefetch": 1}]})");
+  const std::vector<std::string> args = {"plan", file, "--vary", "consumers.0.count=1", "--target",
+                                         "fraction.completed_on_time>=0.5", "--replications", "2", "--headroom"};
+  const auto text = brokersim::test::run_cli(args);
+  REQUIRE_MESSAGE(text.status == 0, text.err);
+  const std::string reason =
+      "producers.0 replays whole days of a trace (days_csv), each run one day at its own volume, which no volume "
+      "multiplier scales: for headroom, plan with a rate_schedule and a volume.per_run in its place (fit --days writes both)";
+  CHECK(text.out.find("Headroom: not available: " + reason + "\n") != std::string::npos);
+  auto json_args = args;
+  json_args.push_back("--json");
+  const auto j = nlohmann::json::parse(brokersim::test::run_cli(json_args).out);
+  CHECK(j["headroom"]["available"] == false);
+  CHECK(j["headroom"]["reason"] == reason);
+  // Fixed times and a trace still name their own keys.
+  CHECK(brokersim::unscalable_volume(brokersim::test::run_scenario(R"({"stop": {"time_ms": 10}, "broker": {"queues": {"w": {}}},
+    "producers": [{"queue": "w", "arrivals": {"at_ms": [0]}, "service_ms": 1}], "consumers": [{"queue": "w"}]})").scenario, 0) ==
+        "producers.0 has arrivals at given times (at_ms), which no volume scales");
 }

@@ -39,6 +39,7 @@ constexpr const char* kUsage =
     "  brokersim analytic --coverage SEEDS [--quantiles | --skew | --warmup] [--jobs N] [--replications R | --precision REL ...]\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
     "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--parameter-uncertainty]\n"
+    "                [--into SCENARIO.json [--into-queue NAME]]\n"
     "                [--check SCENARIO.json] [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
     "  brokersim import FILE [--out SCENARIO.json]\n"
     "  brokersim --help | --version\n"

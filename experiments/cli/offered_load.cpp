@@ -12,6 +12,8 @@ namespace {
 struct Rate {
   double mean = 0, peak = 0, peak_from_ms = 0;
   bool scheduled = false;
+  double peak_window_ms = 0;  // arrivals at given times: their peak's window
+  int peak_day = -1;
 };
 
 // The span the run measures starts at warmup_ms, as the throughput's does (run.measured_s).
@@ -30,25 +32,87 @@ double list_rate(const Scenario& s, std::size_t n, const Times& time_of) {
   return end > from ? 1000.0 * static_cast<double>(counted) / (end - from) : 0.0;
 }
 
+// The busiest window of arrivals at given times (ms, ascending) within [from, end]: the window is
+// kPeakWindowMs, or the span when that is shorter (a longer window would spread the span's arrivals
+// over time the run does not measure, putting the peak below the mean). A
+// window starting at an arrival holds as many as any window can (slid right until its start meets
+// one, it loses none), so two pointers over the arrivals find it; it is stated as starting where
+// it lies wholly in the span.
+struct Busiest {
+  double rate_per_s = 0, from_ms = 0, window_ms = kPeakWindowMs;
+  bool whole_span = false;  // the window is the span: the peak is the mean, and says nothing more
+};
+template <class Times>
+Busiest busiest_window(double from, double end, std::size_t n, const Times& time_of) {
+  Busiest b;
+  if (end > from) b.window_ms = std::min(kPeakWindowMs, end - from);
+  b.whole_span = end > from && b.window_ms >= end - from;
+  b.from_ms = from;
+  std::size_t first = 0, best = 0;
+  while (first < n && time_of(first) < from) ++first;
+  std::size_t last = first;
+  for (std::size_t i = first; i < n && time_of(i) <= end; ++i) {
+    if (last < i) last = i;
+    while (last < n && time_of(last) <= end && time_of(last) < time_of(i) + b.window_ms) ++last;
+    if (last - i > best) {
+      best = last - i;
+      b.from_ms = std::max(from, std::min(time_of(i), end - b.window_ms));
+    }
+  }
+  b.rate_per_s = 1000.0 * static_cast<double>(best) / b.window_ms;
+  return b;
+}
+
+// The end of the span the run measures: stop.time_ms, else the last of the given times.
+double measured_to_ms(const Scenario& s, double last_ms) { return s.stop_time ? sim::to_ms(*s.stop_time) : last_ms; }
+
+void take_busiest(Rate& r, const Busiest& b) {
+  r.peak = b.rate_per_s;
+  r.peak_from_ms = b.from_ms;
+  r.peak_window_ms = b.whole_span ? 0.0 : b.window_ms;
+}
+
+// days_csv: each run replays one day at its times of day, so the peak is the busiest window of
+// any day within the measured span of a run.
+void busiest_day(const Scenario& s, const ArrivalSpec& a, Rate& r) {
+  const double day_ms = 86'400'000.0;
+  for (std::size_t d = 0; d < a.days(); ++d) {
+    const std::size_t begin = a.day_starts[d], n = a.day_starts[d + 1] - begin;
+    const auto time_of = [&](std::size_t i) { return sim::to_ms(a.trace[begin + i].publish) - static_cast<double>(d) * day_ms; };
+    const Busiest b = busiest_window(measured_from_ms(s), measured_to_ms(s, n ? time_of(n - 1) : 0.0), n, time_of);
+    if (r.peak_day < 0 || b.rate_per_s > r.peak) {
+      take_busiest(r, b);
+      r.peak_day = static_cast<int>(d);
+    }
+  }
+}
+
 Rate arrival_rate(const Scenario& s, const ArrivalSpec& a) {
   Rate r;
   switch (a.kind) {
     case ArrivalSpec::Kind::Poisson: r.mean = a.rate_per_s; break;
     case ArrivalSpec::Kind::Periodic: r.mean = a.every > 0 ? sim::kNsPerSF / static_cast<double>(a.every) : 0.0; break;
-    case ArrivalSpec::Kind::AtTimes:
-      r.mean = list_rate(s, a.at.size(), [&](std::size_t i) { return sim::to_ms(a.at[i]); });
-      break;
-    case ArrivalSpec::Kind::Trace:
+    case ArrivalSpec::Kind::AtTimes: {
+      const auto time_of = [&](std::size_t i) { return sim::to_ms(a.at[i]); };
+      r.mean = list_rate(s, a.at.size(), time_of);
+      if (!a.at.empty())
+        take_busiest(r, busiest_window(measured_from_ms(s), measured_to_ms(s, time_of(a.at.size() - 1)), a.at.size(), time_of));
+      return r;
+    }
+    case ArrivalSpec::Kind::Trace: {
       if (a.days() > 0) {
-        // days_csv: each run one of the days; the expected rate is the days' mean. Its highest
-        // hour is what the fleet must be sized for: the peak.
+        // days_csv: each run one of the days; the expected rate is the days' mean.
         const double day_s = 86'400.0;
         r.mean = static_cast<double>(a.trace.size()) / (static_cast<double>(a.days()) * day_s);
-        r.peak = r.mean;
-        break;
+        busiest_day(s, a, r);
+        return r;
       }
-      r.mean = list_rate(s, a.trace.size(), [&](std::size_t i) { return sim::to_ms(a.trace[i].publish); });
-      break;
+      const auto time_of = [&](std::size_t i) { return sim::to_ms(a.trace[i].publish); };
+      r.mean = list_rate(s, a.trace.size(), time_of);
+      if (!a.trace.empty())
+        take_busiest(r, busiest_window(measured_from_ms(s), measured_to_ms(s, time_of(a.trace.size() - 1)), a.trace.size(), time_of));
+      return r;
+    }
     case ArrivalSpec::Kind::RateSchedule: {
       r.scheduled = true;
       // Time-weighted over [warmup_ms, stop.time_ms]; the peak is the highest step in that span.
@@ -122,6 +186,7 @@ std::vector<QueueLoad> offered_load(const Scenario& s) {
     QueueLoad l;
     l.queue = static_cast<int>(q);
     double work = 0;  // sum of rate x service
+    double peak_excess = 0;
     bool fed = false;
     for (const auto& p : s.producers) {
       if (p.queue != l.queue) continue;
@@ -134,10 +199,14 @@ std::vector<QueueLoad> offered_load(const Scenario& s) {
       const double service = mean_service_ms(p);
       l.rate_per_s += r.mean;
       l.peak_rate_per_s += r.peak;
-      if (r.scheduled) {
-        l.scheduled = true;
+      // The peak's time and window: the producer whose peak stands highest above its mean.
+      if ((r.scheduled || r.peak_window_ms > 0) && r.peak - r.mean >= peak_excess) {
+        peak_excess = r.peak - r.mean;
         l.peak_from_ms = r.peak_from_ms;
+        l.peak_day = r.peak_day;
       }
+      l.scheduled = l.scheduled || r.scheduled;
+      l.peak_window_ms = std::max(l.peak_window_ms, r.peak_window_ms);
       work += r.mean * service;
     }
     if (!fed) continue;

@@ -126,7 +126,19 @@ bool fleet_changes(const Scenario& s) {
                      [](const ConsumerSpec& c) { return c.autoscale || c.stop || c.start > 0; });
 }
 
-// A group reading several queues: which queue's jobs pay for the shared slots.
+// The offered load's peak, after its mean: a rate_schedule's highest step, or the busiest window of
+// arrivals at given times (a burst the mean spreads over the whole run); nothing for a constant rate.
+std::string peak_words(const QueueLoad& l) {
+  if (!l.scheduled && l.peak_window_ms <= 0) return "";
+  std::string s = "; peak " + fmt("%.2f", l.peak_rate_per_s) + " jobs/s";
+  if (l.peak_window_ms > 0 && !l.scheduled)
+    s += " in the busiest " + fmt("%g", l.peak_window_ms / 1000) + " s" + (l.peak_day >= 0 ? " of any day" : "") + ",";
+  s += " from " + fmt("%.0f", l.peak_from_ms) + " ms";
+  if (l.peak_day >= 0) s += " of day " + std::to_string(l.peak_day);
+  return s + ": " + fmt("%.1f", 100 * l.peak_utilization()) + "%";
+}
+
+// Jobs by the queue they were published to: which queue's jobs pay for the slots.
 void by_queue_sentence(std::ostream& out, const Scenario& s, const RunResult& r) {
   if (r.by_queue.empty()) return;
   out << "By the queue a job was published to (jobs_by_queue):\n";
@@ -210,7 +222,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     out << "Warm-up chosen by MSER-5 on the " << (s.auto_warmup->stale ? "stale indicator" : "sojourn")
         << " of each job, averaged over " << kWarmupPilots << " pilot replications (not among those reported): "
         << fmt("%.0f", sim::to_ms(s.warmup)) << " ms (the first " << s.auto_warmup->jobs_discarded
-        << " jobs of each pilot cut); bias check, the kept data's first half against its second: t = "
+        << " jobs of each pilot cut, past where a new replication settles at 99%); bias check, the kept data's first half"
+           " against its second: t = "
         << (std::isnan(s.auto_warmup->trend_t) ? std::string("n/a") : fmt("%.2f", s.auto_warmup->trend_t))
         << (s.auto_warmup->trending ? " (it still trends)" : "");
     if (!s.auto_warmup->steady)
@@ -238,10 +251,7 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     if (changes && l.mean_slots > 0)
       out << "; on the run's mean " << fmt("%.2f", l.mean_slots) << " slots: " << fmt("%.1f", 100 * l.mean_slots_utilization())
           << "%";
-    if (l.scheduled)
-      out << "; peak " << fmt("%.2f", l.peak_rate_per_s) << " jobs/s from " << fmt("%.0f", l.peak_from_ms)
-          << " ms: " << fmt("%.1f", 100 * l.peak_utilization()) << "%";
-    out << '\n';
+    out << peak_words(l) << '\n';
   }
   out << '\n';
 
@@ -323,11 +333,8 @@ void print_summary(std::ostream& out, const Scenario& s, const RunResult& r) {
     if (r.duplicate_executions) out << "Duplicate executions by cause: " << duplicate_causes(r) << '\n';
   }
   if (changes) print_fleet_cost(out, s, r);
-  // A platform's own cost units (Lambda's requests and GB-seconds, billing.hpp).
-  for (const GroupBilling& b : billed_groups(s))
-    out << "Billed over the measured " << fmt("%.0f", r.measured_s) << " s, group " << b.group << " (MemorySize "
-        << fmt("%.0f", b.memory_mb) << " MB): " << grouped(b.requests(r)) << " requests, " << fmt("%.3f", b.gb_seconds(r))
-        << " GB-seconds (each invocation's duration rounded up to 1 ms x memory)\n";
+  // A platform's own cost units (billing.hpp).
+  for (const GroupBilling& b : billed_groups(s)) out << billing_line(b, r);
   if (s.broker.model != nullptr && s.broker.model->summary != nullptr)
     s.broker.model->summary(r.broker_figures, [](std::uint64_t n) { return grouped(n); }, out);
   out << '\n';

@@ -120,15 +120,16 @@ double print_warmup_coverage(std::ostream& out, std::uint64_t seeds, int replica
       << seeds << " seeds per model,\n"
       << replications << " replications each; every rule judged on the same replications (the same streams).\n"
       << "fixed: a warm-up of 400 s, long past the transient; per-run MSER-5: warmup_ms \"auto\" before issue 44 (each\n"
-      << "replication's own series chose its cut); pilots: warmup_ms \"auto\" now (MSER-5 on the average of " << kWarmupPilots
-      << " pilot\nreplications, one cut for all). bias: the mean estimate over seeds relative to the exact value; misses low/high:\n"
-      << "seeds whose interval lies below / above it; cut: the median warm-up over all replications (s); doubtful: the\n"
-      << "fraction of replications with run.warmup_doubtful 1.\n\n";
+      << "replication's own series chose its cut); pilots: warmup_ms \"auto\" now (one cut for all from " << kWarmupPilots
+      << " pilot replications:\nMSER-5 on their average, or where a new replication settles at 99%, if later). bias: the mean estimate over\n"
+      << "seeds relative to the exact value, with its standard error over the seeds; misses low/high: seeds whose interval\n"
+      << "lies below / above it; cut: the median warm-up over all replications (s); doubtful: the fraction of replications\n"
+      << "with run.warmup_doubtful 1.\n\n";
   char line[400];
-  std::snprintf(line, sizeof line, "| %-60s | %-16s | %10s | %-22s | %9s | %-11s | %8s | %9s |\n", "model", "warm-up rule",
-                "exact (ms)", "coverage (C-P)", "bias", "misses l/h", "cut (s)", "doubtful");
+  std::snprintf(line, sizeof line, "| %-60s | %-16s | %10s | %-22s | %-16s | %-11s | %8s | %9s |\n", "model", "warm-up rule",
+                "exact (ms)", "coverage (C-P)", "bias (se)", "misses l/h", "cut (s)", "doubtful");
   out << line << "|" << std::string(62, '-') << "|" << std::string(18, '-') << "|" << std::string(12, '-') << "|"
-      << std::string(24, '-') << "|" << std::string(11, '-') << "|" << std::string(13, '-') << "|" << std::string(10, '-') << "|"
+      << std::string(24, '-') << "|" << std::string(18, '-') << "|" << std::string(13, '-') << "|" << std::string(10, '-') << "|"
       << std::string(11, '-') << "|\n";
   double lowest = 1;
   const Rule rules[] = {Rule::Fixed, Rule::PerRun, Rule::Pilots};
@@ -149,24 +150,26 @@ double print_warmup_coverage(std::ostream& out, std::uint64_t seeds, int replica
     for (auto& t : pool) t.join();
     for (std::size_t k = 0; k < 3; ++k) {
       std::uint64_t covered = 0, low = 0, high = 0;
-      double sum = 0, doubtful = 0;
-      std::vector<double> cuts;
+      double doubtful = 0;
+      std::vector<double> cuts, relative;  // relative: each seed's estimate / exact - 1
       for (const auto& seed : got) {
         const RuleResult& g = seed[k];
         const bool in = std::fabs(g.ci.mean - exact) <= g.ci.half_width;
         covered += in;
         low += !in && g.ci.mean < exact;
         high += !in && g.ci.mean > exact;
-        sum += g.ci.mean;
+        relative.push_back(g.ci.mean / exact - 1);
         doubtful += g.doubtful;
         cuts.insert(cuts.end(), g.cuts_s.begin(), g.cuts_s.end());
       }
+      const MeanInterval bias = student_t_interval_with(relative, 1.0);  // half_width: the standard error
       const double n = static_cast<double>(seeds), c = static_cast<double>(covered) / n;
       if (rules[k] == Rule::Pilots) lowest = std::min(lowest, c);
       const auto [lo, hi] = warmup_clopper_pearson(covered, seeds);
-      std::snprintf(line, sizeof line, "| %-60s | %-16s | %10s | %-22s | %9s | %-11s | %8s | %9s |\n", m.label.c_str(), names[k],
+      std::snprintf(line, sizeof line, "| %-60s | %-16s | %10s | %-22s | %-16s | %-11s | %8s | %9s |\n", m.label.c_str(), names[k],
                     fmt("%.1f", exact).c_str(), (fmt("%.3f", c) + " (" + fmt("%.3f", lo) + "-" + fmt("%.3f", hi) + ")").c_str(),
-                    fmt("%+.2f%%", (sum / n / exact - 1) * 100).c_str(), (std::to_string(low) + " / " + std::to_string(high)).c_str(),
+                    (fmt("%+.2f%%", bias.mean * 100) + " (" + fmt("%.2f%%", bias.half_width * 100) + ")").c_str(),
+                    (std::to_string(low) + " / " + std::to_string(high)).c_str(),
                     fmt("%.0f", empirical_quantile(cuts, 0.5)).c_str(),
                     fmt("%.3f", doubtful / static_cast<double>(cuts.size())).c_str());
       out << line;

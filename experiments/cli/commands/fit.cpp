@@ -4,6 +4,7 @@
 #include "experiments/cli/commands/fit.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -22,6 +23,8 @@
 #include "experiments/cli/fit/arrivals.hpp"
 #include "experiments/cli/fit/check.hpp"
 #include "experiments/cli/fit/fitted_queue.hpp"
+#include "experiments/cli/fit/fitted_scenario.hpp"
+#include "experiments/cli/fit/into.hpp"
 #include "experiments/cli/fit/log_reader.hpp"
 #include "experiments/cli/fit/mle.hpp"
 #include "experiments/cli/output_file.hpp"
@@ -60,6 +63,7 @@ constexpr const char* kSynopsis =
     "usage:\n"
     "  brokersim fit LOG.csv [--out fitted.json] [--columns FIELD=NAME,...] [--time-unit auto|iso|s|ms]\n"
     "                [--interval DURATION] [--skew-tolerance DURATION] [--days] [--parameter-uncertainty]\n"
+    "                [--into SCENARIO.json [--into-queue NAME]]\n"
     "                [--check SCENARIO.json] [--check-tolerance 10%,20ms] [--replications R] [--seed N]\n"
     "\n"
     "options";
@@ -101,16 +105,8 @@ static void fit_mean_day(QueueFit& q, const std::vector<std::int64_t>& absolute,
     }
 }
 
-// How many values the chosen service law was fitted from (the parametric families leave out the
-// zeros, which have no density); 0 when fewer than 2 (nothing to redraw).
-static std::size_t fitted_service_times(const fit::ServiceFit& f) {
-  const bool empirical = f.fits[f.chosen].family == fit::FittedDistribution::Family::Empirical;
-  const std::size_t n = empirical ? f.n : f.n - f.zeros;
-  return n >= 2 ? n : 0;
-}
-
 static void print_uncertainty(std::ostream& out, const QueueFit& q, bool days_mode, bool uncertainty) {
-  const std::size_t n = fitted_service_times(q.service);
+  const std::size_t n = fit::redrawable_service_times(q.service);
   std::vector<std::string> what;
   if (n > 0) what.push_back("the service law");
   if (!days_mode) what.push_back("the rates' level");
@@ -147,6 +143,44 @@ static void print_mean_day(std::ostream& out, const QueueFit& q, std::size_t pro
         << ".volume={\"multiplier\": 1}'\n";
 }
 
+// --into's scenario is read, and written over only when --out itself names it: no side file may.
+static void check_into(const std::vector<NamedPath>& outputs, const std::string& into) {
+  if (into.empty() || outputs.size() < 2) return;
+  check_distinct_files({outputs.begin() + 1, outputs.end()}, {{"--into's scenario", into}});
+}
+
+// Queue q's arrivals (one per message), waits (one per started attempt), service times (the
+// executions that finished normally) and failed attempts, from its rows.
+static void fit_queue_rows(QueueFit& q, const fit::JobLog& log, std::int64_t origin) {
+  q.messages = fit::group_messages(log, q.rows, origin);
+  q.arrival_times = q.messages.arrivals;
+  std::vector<double> service;
+  for (std::size_t r : q.rows) {
+    const auto& row = log.rows[r];
+    if (row.started != fit::kNoTime) q.waits_ms.push_back(sim::to_ms(row.wait()));
+    if (fit::finished_normally(row)) service.push_back(sim::to_ms(row.finished - row.started));
+  }
+  if (service.empty())
+    throw ScenarioError(log.file, "jobs with both " + log.columns.started + " and " + finish_column(log) +
+                                      (log.has_outcome ? " that did not fail" : "") +
+                                      (log.has_queue() ? " in queue " + loader::quoted(q.log_name) : ""),
+                        "none");
+  std::sort(q.waits_ms.begin(), q.waits_ms.end());
+  q.service = fit::fit_service_times(std::move(service));
+  drawable_service(q);
+  if (log.has_outcome) q.failures = fit::fit_failures(log, q.rows, q.messages, q.service.mean);
+}
+
+// What the log's reading and each queue's attempts and failures say, for the report and the
+// scenario's notes.
+static std::vector<std::string> queue_notes(const QueueFit& q, const fit::JobLog& log) {
+  std::vector<std::string> notes;
+  if (q.messages.by_id) notes.push_back(fit::attempts_sentence(q, log));
+  if (log.has_outcome)
+    for (const std::string& s : fit::failure_sentences(q, log)) notes.push_back(s);
+  return notes;
+}
+
 int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description opts(kSynopsis);
   opts.add_options()
@@ -154,9 +188,11 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("out", po::value<std::string>(), "write the fitted scenario here (FILE.json), with FILE.plot.json (plot data), "
                                         "FILE.arrivals.csv (the log's arrivals as a trace) and FILE.overtime.csv beside it")
       ("columns", po::value<std::string>(), "the log's column names: enqueued=NAME,started=NAME,finished=NAME,queue=NAME,"
-                                            "worker=NAME,state=NAME,succeeded=NAME,failed=NAME (defaults enqueued_at, "
-                                            "started_at, finished_at; the others optional: state a Celery state column, "
-                                            "succeeded / failed timestamp columns giving the finish time and outcome)")
+                                            "worker=NAME,state=NAME,succeeded=NAME,failed=NAME,id=NAME (defaults enqueued_at, "
+                                            "started_at, finished_at; the others optional: state an outcome column (found by "
+                                            "the name status or state), succeeded / failed timestamp columns giving the finish "
+                                            "time and outcome, id the message id of a log with a row per attempt (found by the "
+                                            "name message_id, task_id or id); state=- or id=- reads none)")
       ("skew-tolerance", po::value<std::string>(), "clock skew: a start before its enqueue, or a finish before its start, by "
                                                    "at most this is clamped and counted (default 1s; 0: refused)")
       ("time-unit", po::value<std::string>(), "auto (default: ISO-8601, or numbers in the unit the column name "
@@ -168,6 +204,11 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ("parameter-uncertainty", "write parameter_uncertainty true: each run redraws the fitted service-time law, and the "
                                 "volume's level and spread, from their sampling distributions (what a log of this size "
                                 "leaves unknown)")
+      ("into", po::value<std::string>(), "fit into this scenario (imported or written): replace only what the log tells "
+                                         "(the producer, its service law, and the fleet where the log names workers), keep "
+                                         "its broker, queues and framework settings; --out writes the result")
+      ("into-queue", po::value<std::string>(), "--into: the scenario's queue the log's jobs go to (default: the one its "
+                                               "producers publish to, or the log's queue name)")
       ("check", po::value<std::string>(), "run the fitted workload through this scenario (its broker and consumers) "
                                           "and compare its waits with the log's (exit status 6 when they do not match)")
       ("check-tolerance", po::value<std::string>(), "--check: a figure outside its interval by less than this "
@@ -216,6 +257,15 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                         "--check");
   for (const char* o : {"replications", "seed", "check-tolerance"})
     if (vm.count(o) && !vm.count("check")) throw ScenarioError(std::string("--") + o, "--check beside it", "no --check");
+  fit::IntoOptions into;
+  if (vm.count("into")) {
+    into.path = vm["into"].as<std::string>();
+    if (into.path.empty()) throw ScenarioError("--into", "a scenario file", "\"\"");
+  }
+  if (vm.count("into-queue")) {
+    if (into.path.empty()) throw ScenarioError("--into-queue", "--into beside it", "no --into");
+    into.queue = vm["into-queue"].as<std::string>();
+  }
 
   // Outputs: checked and opened (as partial files beside their targets) before anything is read,
   // written only when everything succeeded.
@@ -249,11 +299,13 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                {"--out's time series", stem + ".overtime.csv"}};
     for (std::size_t i = 1; i < outputs.size(); ++i) check_side_file(outputs[i]);
     check_distinct_files(outputs, inputs);
+    check_into(outputs, into.path);
     scenario_file = std::make_unique<OutputFile>(out_path, &out);
     plot_file = std::make_unique<OutputFile>(stem + ".plot.json", &out);
     series_file = std::make_unique<OutputFile>(stem + ".overtime.csv", &out);
   }
 
+  if (!into.path.empty()) fit::validate_into(into);
   const fit::JobLog log = fit::read_job_log(log_path, columns, format, read_options);
 
   // Time origin: the first enqueue; the span ends at the last one (at most kMaxSpanNs: the reader
@@ -300,6 +352,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       }
     }
     check_distinct_files(outputs, inputs);
+    check_into(outputs, into.path);
     for (const auto& q : named)
       if (!q.trace_path.empty()) traces.push_back(std::make_unique<OutputFile>(q.trace_path, &out));
     for (const auto& q : named)
@@ -316,21 +369,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   check_fleet(queues, log);
   for (QueueFit& q : queues) {
-    std::vector<double> service;
-    for (std::size_t r : q.rows) {
-      const auto& row = log.rows[r];
-      q.arrival_times.push_back(row.enqueued - origin);
-      if (row.started != fit::kNoTime) q.waits_ms.push_back(sim::to_ms(row.started - row.enqueued));
-      if (row.finished != fit::kNoTime) service.push_back(sim::to_ms(row.finished - row.started));
-    }
-    if (service.empty())
-      throw ScenarioError(log.file, "jobs with both " + log.columns.started + " and " + finish_column(log) +
-                                        (log.has_queue() ? " in queue " + loader::quoted(q.log_name) : ""),
-                          "none");
-    std::sort(q.arrival_times.begin(), q.arrival_times.end());
-    std::sort(q.waits_ms.begin(), q.waits_ms.end());
-    q.service = fit::fit_service_times(std::move(service));
-    drawable_service(q);
+    fit_queue_rows(q, log, origin);
     q.arrivals = fit::fit_arrivals(q.arrival_times, 0, end - origin, interval);
     std::vector<std::int64_t> absolute(q.arrival_times);
     for (std::int64_t& t : absolute) t += origin;
@@ -342,57 +381,33 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   // notes and the plot data.
   const std::vector<std::string> log_notes = reading_notes(log);
 
-  // The fitted scenario.
+  // The fitted scenario: the placeholder around the fit, or --into's own.
   const double span_ms = std::max(sim::to_ms(end - origin), 1.0);
-  ojson doc;
-  doc["name"] = "fitted from " + std::filesystem::path(log.file).filename().string();
-  doc["seed"] = 1;
-  doc["stop"] = {{"time_ms", days_mode ? sim::to_ms(fit::kDayNs) : span_ms}};
-  doc["warmup_ms"] = 0;
-  if (uncertainty) doc["parameter_uncertainty"] = true;
-  doc["broker"] = {{"kind", "rabbitmq-classic"}, {"queues", ojson::object()}};
-  // Jobs that ran longer than RabbitMQ's default consumer timeout (30 min) finished in the log, so
-  // its broker did not enforce one: neither does the fitted scenario (with it, every such job would
-  // be redelivered for ever).
-  double longest_ms = 0;
+  fit::WriteOptions write;
+  write.log_file = log.file;
+  write.span_ms = span_ms;
+  write.days_mode = days_mode;
+  write.uncertainty = uncertainty;
+  write.notes = log_notes;
+  std::vector<std::string> into_said;
+  // Where the scenario's relative files are read from: beside --out, or (not written) beside --into.
+  into.out_dir = std::filesystem::path(out_path.empty() ? into.path : out_path).parent_path().string();
+  if (into.out_dir.empty()) into.out_dir = ".";
+  ojson doc = into.path.empty() ? fit::placeholder_scenario(queues, log, write) : fit::fit_into(queues, log, write, into, into_said);
   for (const auto& q : queues)
-    if (!q.service.sample.empty()) longest_ms = std::max(longest_ms, q.service.sample.back());
-  constexpr double kDefaultConsumerTimeoutMs = 1'800'000;
-  const bool no_consumer_timeout = longest_ms > kDefaultConsumerTimeoutMs;
-  if (no_consumer_timeout) doc["broker"]["consumer_timeout_ms"] = nullptr;
-  if (!log_notes.empty()) doc["notes"] = log_notes;
-  doc["producers"] = ojson::array();
-  doc["consumers"] = ojson::array();
-  for (const auto& q : queues) {
-    doc["broker"]["queues"][q.name] = ojson::object();
-    doc["producers"].push_back({{"queue", q.name}, {"arrivals", rate_schedule(days_mode ? q.mean_day : q.arrivals)},
-                                {"service_ms", q.service.fits[q.service.chosen].syntax}});
-    if (days_mode) {
-      // Each run one day, its volume drawn from the days' spread (the lognormal cv, or the sample
-      // cv when a day had no jobs).
-      const double cv = q.days.lognormal ? q.days.cv : q.days.sample_cv;
-      doc["producers"].back()["volume"] = {{"per_run", {{"lognormal", {{"mean", 1}, {"cv", round6(cv)}}}}}};
-      if (q.days.lognormal)
-        doc["producers"].back()["volume"]["fitted"] = {{"days", q.days.days.size()}, {"cv_low", round6(q.days.cv_lo)},
-                                                       {"cv_high", round6(q.days.cv_hi)}};
+    for (const std::string& n : queue_notes(q, log)) {
+      if (!doc.contains("notes")) doc["notes"] = ojson::array();
+      doc["notes"].push_back(n);
     }
-    // What each fitted parameter was estimated from: what parameter_uncertainty redraws from.
-    // Fitted from days, the rates' level is the days' (volume.fitted): not counted twice.
-    ojson fitted = ojson::object();
-    if (const std::size_t n = fitted_service_times(q.service)) fitted["service_times"] = n;
-    if (!days_mode) fitted["arrivals"] = q.arrival_times.size();
-    if (!fitted.empty()) doc["producers"].back()["fitted"] = fitted;
-    // Prefetch as many as the slots: the least that keeps every slot busy (with prefetch 1, a
-    // consumer of 4 slots ran one job at a time). A log does not show the prefetch: set yours.
-    doc["consumers"].push_back({{"queue", q.name}, {"count", q.fleet.count}, {"prefetch", q.fleet.slots}, {"slots", q.fleet.slots}});
-  }
+  double longest_ms = 0;
+  const bool no_consumer_timeout = into.path.empty() && fit::beyond_consumer_timeout(queues, longest_ms);
   // Validated by the loader, and run (over a stretch of at most 200,000 arrivals) so that a
   // scenario that loads but cannot run is found here, not by the user.
-  const std::string base_dir = out_path.empty() ? "." : std::filesystem::path(out_path).parent_path().string();
   Scenario fitted;
   try {
-    fitted = load_scenario(nlohmann::json::parse(doc.dump()), base_dir);
+    fitted = load_scenario(nlohmann::json::parse(doc.dump()), into.out_dir);
   } catch (const ScenarioError& e) {
+    if (!into.path.empty()) throw;  // fit_into loaded it: unreachable
     throw ScenarioError(about_the_log(e, queues, log));
   }
   {
@@ -428,17 +443,25 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
            "nor does the fitted scenario (broker.consumer_timeout_ms null)\n";
   if (log.not_started || log.not_finished)
     out << "  " << log.not_started << " jobs never started and " << log.not_finished
-        << " never finished in the log: they count as arrivals; the started ones count in the waits; a job without a "
-           "finish time is in neither the service times nor the fleet's slots\n";
+        << " never finished in the log: " << (log.has_id() ? "their messages count as arrivals" : "they count as arrivals")
+        << "; the started ones count in the waits; a job without a finish time is in neither the service times nor the "
+           "fleet's slots\n";
   for (const auto& n : log_notes) out << "  " << n << '\n';
-  for (std::size_t i = 0; i < queues.size(); ++i) {
-    const auto& q = queues[i];
+  if (!log.has_id())
+    out << "  arrivals: one per row (no message id column: one named message_id, task_id or id, or --columns id=NAME, "
+           "counts each message once however many attempts it had)\n";
+  if (!into.path.empty()) {
+    out << "  --into " << into.path << ":\n";
+    for (const auto& n : into_said) out << "    " << n << '\n';
+  }
+  for (const auto& q : queues) {
     out << "\nQueue " << loader::quoted(q.name) << (q.name != q.log_name && log.has_queue() ? " (" + loader::quoted(q.log_name) + " in the log)" : "")
         << ": " << q.rows.size() << " jobs\n";
     print_fits(out, q);
-    print_arrivals(out, q, why_interval, q.trace_path, i, days_mode);
-    print_days(out, q, log, i, span_ms / 3'600'000.0, days_mode);
-    if (days_mode) print_mean_day(out, q, i);
+    for (const std::string& n : queue_notes(q, log)) out << "  " << static_cast<char>(std::toupper(static_cast<unsigned char>(n[0]))) << n.substr(1) << '\n';
+    print_arrivals(out, q, why_interval, q.trace_path, q.producer, days_mode);
+    print_days(out, q, log, q.producer, span_ms / 3'600'000.0, days_mode);
+    if (days_mode) print_mean_day(out, q, q.producer);
     print_uncertainty(out, q, days_mode, uncertainty);
     out << "  Fleet: " << q.fleet.why << '\n';
   }
@@ -463,7 +486,10 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     options.replications = replications;
     options.seed = seed;
     options.span_ms = span_ms;
-    options.jobs = log.rows.size();
+    // The runs create as many messages as the log has (its attempts beyond the first are the
+    // model's own retries, if any).
+    options.jobs = 0;
+    for (const auto& q : queues) options.jobs += q.messages.count();
     const fit::CheckResult result = fit::run_check(cq, options);
     fit::print_check(out, result);
     if (!result.no_verdict.empty()) {
@@ -478,6 +504,10 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     scenario_file->stream() << doc.dump(2) << '\n';
     {
       ojson plot = plot_data(queues, log, end - origin);
+      for (std::size_t i = 0; i < queues.size(); ++i) {
+        plot["queues"][i]["attempts"] = fit::attempts_data(queues[i]);
+        if (log.has_outcome) plot["queues"][i]["failures"] = fit::failures_data(queues[i]);
+      }
       const auto& k = log.skew;
       plot["skew"] = {{"tolerance_ms", sim::to_ms(log.skew_tolerance_ns)}, {"rows", k.rows},
                       {"starts", k.starts}, {"start_max_ms", sim::to_ms(k.start_max)},
@@ -520,7 +550,7 @@ int cmd_fit(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     series_file->commit();
     for (auto& t : traces) t->commit();
     for (auto& t : day_traces) t->commit();
-    out << "\nWrote " << out_path << " (loads and runs: checked), " << stem << ".plot.json, " << stem
+    out << "\nWrote " << out_path << (into.path.empty() ? "" : " (--into " + into.path + " with the log's fit)") << " (loads and runs: checked), " << stem << ".plot.json, " << stem
         << ".overtime.csv and the arrival trace" << (queues.size() > 1 ? "s " + stem + ".arrivals.QUEUE.csv" : " " + stem + ".arrivals.csv")
         << ".\nPlots: /usr/bin/python3 experiments/fit/plot_fit.py " << stem << ".plot.json --out " << stem << "-plots\n";
   }

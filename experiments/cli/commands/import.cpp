@@ -35,6 +35,18 @@ constexpr const char* kSynopsis =
     "\n"
     "options";
 
+// A value of the file's function app that the framework refuses (a host.json setting out of its
+// range, a timeout above the plan's) is the file's error: named at the entry it came from.
+void refused_function_app(const import::Imported& imported, const std::string& error) {
+  if (!imported.consumer || error.rfind("consumers.0.", 0) != 0) return;
+  for (const auto& [key, source] : imported.consumer_sources) {
+    const std::string path = "consumers.0.framework." + key;
+    if (error.rfind(path, 0) == 0 && error.size() > path.size() && error[path.size()] == ':')
+      throw ScenarioError(source + " (the function app's " + key + ", " + path + " in the scenario)" + error.substr(path.size()));
+  }
+  throw ScenarioError("the function app's settings, as the scenario's consumers.0: " + error);
+}
+
 }  // namespace
 
 int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -81,6 +93,7 @@ int cmd_import(const std::vector<std::string>& args, std::ostream& out, std::ost
   try {
     loaded = load_scenario(nlohmann::json::parse(scenario.dump()), base_dir);
   } catch (const ScenarioError& e) {
+    refused_function_app(imported, e.what());
     throw InvariantError(std::string("brokersim import made a scenario that does not load: ") + e.what());
   }
   loaded.stop_time = sim::from_ms(60000);

@@ -1,17 +1,14 @@
 // brokersim merge: the shards of one sweep (each CSV with its FILE.meta.json) put back into the
 // CSV the whole sweep would have written.
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/commands/commands.hpp"
+#include "experiments/cli/input_file.hpp"
 #include "experiments/cli/output_file.hpp"
 #include "experiments/cli/replication/journal.hpp"
 #include "experiments/cli/replication/shards.hpp"
@@ -26,13 +23,9 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ": cannot read file (" + std::strerror(errno) + ")");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// A shard's CSV and metadata are a sweep's results: read only when regular files, so that a FIFO
+// under a shard's name is refused at once instead of blocking the merge.
+std::string read_text(const std::string& path) { return read_regular_file(path, ""); }
 
 // The cells of one CSV line as sweep writes them (csv_cell: a cell with a comma, quote or line
 // break is quoted, quotes doubled); nullopt when a quote is not closed or text follows one.
@@ -94,6 +87,32 @@ void check_metric_columns(const std::vector<std::string>& header, std::size_t ax
   }
 }
 
+// The files the shards read, each (file, key) once, sorted: a file two shards read with other
+// contents (replaced between their runs) is refused, naming the file and both shards, since the
+// merged grid would be runs of two workloads.
+class ShardInputs {
+ public:
+  void add(const std::vector<PinnedInput>& inputs, const std::string& shard) {
+    for (const PinnedInput& p : inputs) {
+      const auto [it, fresh] = first_.emplace(p.file, std::make_pair(p.fnv1a64, shard));
+      if (!fresh && it->second.first != p.fnv1a64)
+        throw ScenarioError("merge: " + shard + " and " + it->second.second + " read " + p.key + ", the file " + quote(p.file) +
+                            ", with other contents (FNV-1a 64 " + p.fnv1a64 + " and " + it->second.first +
+                            "): it was replaced between the shards' runs; run them again on one version of it");
+      all_.push_back(p);
+    }
+  }
+  std::vector<PinnedInput> all() const {
+    std::vector<PinnedInput> out = all_;
+    sort_inputs(out);
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::pair<std::string, std::string>> first_;  // file -> (hash, the shard that read it first)
+  std::vector<PinnedInput> all_;
+};
+
 }  // namespace
 
 int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostream&) {
@@ -133,6 +152,7 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::string header;
   std::map<std::size_t, std::pair<std::string, std::size_t>> lines;  // grid index -> (row, file number)
   std::size_t points = 0;
+  ShardInputs inputs;
   for (std::size_t f = 0; f < files.size(); ++f) {
     const std::string& file = files[f];
     const std::string meta_path = file + ".meta.json";
@@ -149,6 +169,7 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
         }
       throw ScenarioError("merge: " + file + " is from a different sweep than " + files[0] + " (" + key + " differs)");
     }
+    inputs.add(meta.inputs, file);
     // Every line is checked against the metadata: a shard whose rows were cut, swapped, edited or
     // written by another sweep is refused, naming the line.
     const auto at = [&](std::size_t line) { return "merge: " + file + ":" + std::to_string(line) + ": "; };
@@ -224,6 +245,7 @@ int cmd_merge(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return 0;
   }
   OutputFile meta(out_path + ".meta.json");
+  if (const auto read = inputs.all(); !read.empty()) identity["inputs"] = inputs_json(read);
   meta.stream() << write_meta_text(identity, Shard{}, all, csv);
   OutputFile file(out_path);
   file.stream() << csv;

@@ -225,6 +225,7 @@ int run_plan_task(const po::variables_map& vm, std::ostream& out, std::ostream& 
   if (hash != id.scenario_hash)
     throw ScenarioError("--run-task", "the scenario the plan in " + dir + " was started with (scenario_hash " + id.scenario_hash + ")",
                         quote(o.scenario) + " with scenario_hash " + hash + " (the file changed since: put it back, or start the plan afresh)");
+  check_stage_inputs(id, pinned_inputs(pp.grid.scenarios), "--run-task", dir);
   // A Slurm array's index is the task number itself (the count is the stage's), so that
   // --array=1,4 runs just the tasks 1 and 4 of a stage again.
   Shard task;
@@ -277,7 +278,8 @@ int cmd_plan(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const std::uint64_t tasks = parse_count("--tasks", vm["tasks"].as<std::string>(), 1);
     if (tasks > kMaxStageTasks)
       throw ScenarioError("--tasks", "an integer from 1 to " + std::to_string(kMaxStageTasks), quote(vm["tasks"].as<std::string>()));
-    const StageIdentity id = make_stage_identity(hash_hex(grid.space.base.dump()), plan_identity_args(vm));
+    const StageIdentity id =
+        make_stage_identity(hash_hex(grid.space.base.dump()), plan_identity_args(vm), pinned_inputs(grid.scenarios));
     open_stage_dir(dir, id, "--stage-dir");
     staged = std::make_unique<StagedExecutor>(dir, id, tasks, grid);
   }

@@ -183,7 +183,7 @@ int run_with_precision(const Scenario& scenario, const PrecisionRule& rule, bool
   for (const auto& p : steady)
     if (warns_of_short_runs(p.q, p.correlation_times))
       tails.emplace_back(p.name, p.correlation_times);
-  if (!tails.empty()) err << "brokersim: warning: " << short_tails_warning(tails);
+  if (!tails.empty()) err << "brokersim: warning: " << short_tails_warning(tails, runs_are_days(scenario));
   return warn_incomplete_runs(err, stats);
 }
 
@@ -231,7 +231,9 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
   for (std::size_t i = 0; i < scenario.producers.size(); ++i)
     if (scenario.producers[i].arrivals.kind == ArrivalSpec::Kind::Trace)
-      inputs.push_back({"producers." + std::to_string(i) + ".arrivals.trace_csv", scenario.producers[i].arrivals.trace_path});
+      inputs.push_back({"producers." + std::to_string(i) + ".arrivals." +
+                            (scenario.producers[i].arrivals.days() ? "days_csv" : "trace_csv"),
+                        scenario.producers[i].arrivals.trace_path});
   std::vector<NamedPath> outputs;
   if (vm.count("trace")) outputs.push_back({"--trace", vm["trace"].as<std::string>()});
   if (vm.count("timeseries")) outputs.push_back({"--timeseries", vm["timeseries"].as<std::string>()});

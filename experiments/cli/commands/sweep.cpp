@@ -241,6 +241,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::size_t p = shard.index; p < total; p += shard.count) mine.push_back(p);
 
   const std::vector<Scenario> scenarios = validate_points(space, mine);
+  // The files this shard's scenarios read, by contents: written to its metadata (merge refuses
+  // shards that read one file with two contents) and its journal (a resume refuses a file replaced).
+  const std::vector<PinnedInput> inputs = pinned_inputs(scenarios);
   std::vector<std::string> names = metric_names(space);  // the whole grid's: shards agree
   const std::size_t windows = vm.count("window-columns") ? window_columns(space) : 0;
   if (windows > 0) {
@@ -260,17 +263,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
       precision ? pooled_precision_columns(*precision, names) : std::vector<PooledQuantileColumn>{};
 
   if (out_path) {
-    std::vector<NamedPath> inputs{{"the scenario file", vm["scenario"].as<std::string>()}};
-    for (const auto& s : scenarios)
-      for (std::size_t i = 0; i < s.producers.size(); ++i)
-        if (s.producers[i].arrivals.kind == ArrivalSpec::Kind::Trace)
-          inputs.push_back({"producers." + std::to_string(i) + ".arrivals.trace_csv", s.producers[i].arrivals.trace_path});
+    std::vector<NamedPath> read{{"the scenario file", vm["scenario"].as<std::string>()}};
+    for (const PinnedInput& p : inputs) read.push_back({p.key, p.file});
     std::vector<NamedPath> outputs{{"--out", *out_path}};
     if (out_is_file) {
       outputs.push_back({"--out's metadata", *out_path + ".meta.json"});
       outputs.push_back({"--out's resume journal", *out_path + ".journal"});
     }
-    check_distinct_files(outputs, inputs);
+    check_distinct_files(outputs, read);
   }
   ojson identity = sweep_identity(space, replications, sets, varies);
   if (precision) {
@@ -302,7 +302,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                hash_hex(identity.dump() + "|" + std::to_string(shard.index) + "/" +
                                         std::to_string(shard.count) + "|" + names_joined) +
                                "\n";
-    journal.emplace(*out_path + ".journal", header);
+    journal.emplace(*out_path + ".journal", header, inputs);
     cells = journal->open(resume, (spread ? 4 : 2) * names.size() + 2 * steady.size() + 1 + (precision ? 1 : 0));
   }
   // Every output is checked before any point runs, not found unwritable after the whole sweep: a
@@ -360,12 +360,14 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   };
   // Points whose steady-state p99 comes from runs short beside their wait's correlation
   // (correlation_times, sectioning.hpp): its interval may be too narrow. By point, in grid order.
-  std::map<std::size_t, std::vector<std::pair<std::string, double>>> short_tails;
-  const auto check_tails = [&](std::size_t point, const PooledWaits& waits) {
+  std::map<std::size_t, std::pair<std::vector<std::pair<std::string, double>>, std::string>> short_tails;
+  const auto check_tails = [&](std::size_t point, const PooledWaits& waits, const Scenario& s) {
     for (const auto& q : steady) {
       if (q.q < kTailQuantile) continue;  // no warning of it: its figure is not needed
       const double k = correlation_times(waits, q.wait);
-      if (warns_of_short_runs(q.q, k)) short_tails[point].emplace_back(q.name, k);
+      if (!warns_of_short_runs(q.q, k)) continue;
+      short_tails[point].first.emplace_back(q.name, k);
+      short_tails[point].second = runs_are_days(s);
     }
   };
   // One row's cells after `replications`: NAME_mean,NAME_ci95 per metric, the pooled quantiles,
@@ -416,7 +418,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           // The replications used lead the cells, so that the journal keeps them too.
           std::string c = std::to_string(rows.size()) + "," + row_cells(reps, incomplete, pooled_set(k));
           const std::size_t point = mine[todo[k]];
-          check_tails(point, pooled_set(k));
+          check_tails(point, pooled_set(k), scenarios[todo[k]]);
           if (k < pooled.size()) pooled[k] = {};
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
@@ -444,7 +446,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
           for (std::uint64_t r = 0; r < replications; ++r) incomplete += !stats.incomplete[k * replications + r].empty();
           std::string c = row_cells(reps, incomplete, pooled_set(k));
           const std::size_t point = mine[todo[k]];
-          check_tails(point, pooled_set(k));
+          check_tails(point, pooled_set(k), scenarios[todo[k]]);
           if (k < pooled.size()) pooled[k] = {};  // under run_tasks' lock, as its merges are
           if (journal) journal->append(point, c);
           cells[point] = std::move(c);
@@ -457,7 +459,7 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (const auto& [point, tails] : short_tails) {
     const std::string label = space.point_label(point);
     err << "brokersim: warning: sweep: " << (label.empty() ? std::string("the scenario's setting") : label) << ": "
-        << short_tails_warning(tails);
+        << short_tails_warning(tails.first, tails.second);
   }
 
   std::string csv = csv_header(space.axes, names, spread, steady);
@@ -469,7 +471,9 @@ int cmd_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
   if (out_is_file) {
     OutputFile meta(*out_path + ".meta.json");
-    meta.stream() << write_meta_text(identity, shard, mine, csv);
+    ojson shard_meta = identity;
+    if (!inputs.empty()) shard_meta["inputs"] = inputs_json(inputs);
+    meta.stream() << write_meta_text(shard_meta, shard, mine, csv);
     OutputFile file(*out_path);
     file.stream() << csv;
     meta.commit();

@@ -410,7 +410,8 @@ std::vector<std::string> reading_notes(const fit::JobLog& log) {
     if (k.starts)
       s += " " + grouped(static_cast<std::int64_t>(k.starts)) + " " + log.columns.started + " before " + log.columns.enqueued +
            " by up to " + ms_text(static_cast<double>(k.start_max)) + " (mean " +
-           ms_text(k.start_sum / static_cast<double>(k.starts)) + "), moved to it with the finish (the service time kept, the wait 0)";
+           ms_text(k.start_sum / static_cast<double>(k.starts)) +
+           "), their waits counted as 0 (start and finish kept on the worker's clock, so its executions do not overlap)";
     if (k.finishes)
       s += std::string(k.starts ? ";" : "") + " " + grouped(static_cast<std::int64_t>(k.finishes)) + " finishes before " +
            log.columns.started + " by up to " + ms_text(static_cast<double>(k.finish_max)) + " (mean " +
@@ -432,14 +433,14 @@ std::vector<std::string> reading_notes(const fit::JobLog& log) {
     }
     const auto at = [](fit::Outcome o) { return static_cast<std::size_t>(o); };
     std::string s = "outcomes (from " +
-                    (!log.columns.state.empty() ? "the column " + log.columns.state
+                    (!log.columns.state.empty() ? "the column " + log.columns.state + (log.state_by_name ? ", found by its name" : "")
                                                 : std::string("the columns ") + log.columns.succeeded +
                                                       (log.columns.succeeded.empty() || log.columns.failed.empty() ? "" : " and ") +
                                                       log.columns.failed) +
                     "): " + grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Succeeded)] + n[at(fit::Outcome::Finished)])) +
                     " succeeded, " + grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Failed)])) + " failed (" +
                     grouped(static_cast<std::int64_t>(with_finish[at(fit::Outcome::Failed)])) +
-                    " with a finish time: in the service times and the fleet, they held a worker; " +
+                    " with a finish time: in the fleet, they held a worker, but not in the service times: their durations are fitted on their own; " +
                     grouped(static_cast<std::int64_t>(started_no_finish[at(fit::Outcome::Failed)])) +
                     " started without one: left out of the service times and the slots; the rest never started), " +
                     grouped(static_cast<std::int64_t>(n[at(fit::Outcome::Running)])) + " running, " +
@@ -450,6 +451,82 @@ std::vector<std::string> reading_notes(const fit::JobLog& log) {
     notes.push_back(s);
   }
   return notes;
+}
+
+}  // namespace brokersim::fit
+
+namespace brokersim::fit {
+
+namespace {
+
+std::string share(std::size_t part, std::size_t whole) {
+  return whole ? num(100.0 * static_cast<double>(part) / static_cast<double>(whole), "%.3g") + "%" : "-";
+}
+
+std::string count(std::size_t n) { return grouped(static_cast<std::int64_t>(n)); }
+
+}  // namespace
+
+std::string attempts_sentence(const QueueFit& q, const fit::JobLog& log) {
+  const fit::Messages& m = q.messages;
+  return "attempts" + in_queue(q, log) + ": " + count(m.attempts) + " rows are " + count(m.count()) +
+         " messages (by the column " + log.columns.id + (log.id_by_name ? ", found by its name" : "") + "): " +
+         num(m.attempts_per_message(), "%.4g") + " attempts per message on average, " + count(m.retried) + " messages (" +
+         share(m.retried, m.count()) + ") tried more than once, at most " + count(m.most) +
+         " times; arrivals count each message once, at its first enqueue";
+}
+
+std::vector<std::string> failure_sentences(const QueueFit& q, const fit::JobLog& log) {
+  const fit::FailureFit& f = q.failures;
+  std::string s = "failed attempts" + in_queue(q, log) + ": " + count(f.failed) + " of " + count(f.ended) +
+                  " attempts that ended (" + share(f.failed, f.ended) + ")";
+  if (f.durations) {
+    const fit::ServiceFit& d = *f.durations;
+    const fit::FittedDistribution& law = d.fits[d.chosen];
+    s += "; " + count(f.failed_timed) + " with a finish time, left out of the service times and fitted on their own: mean " +
+         num(d.mean) + " ms, cv " + num(d.cv) + ", " + num(f.fraction_of_service, "%.3g") + " of the service times' mean; " +
+         (law.family == fit::FittedDistribution::Family::Empirical ? "their own " + std::to_string(d.n) + " values" : law.syntax.dump()) +
+         " (" + law.name + ": " + d.why + ")";
+  } else {
+    s += "; none with a finish time";
+  }
+  if (q.messages.by_id)
+    s += "; per message, " + count(f.messages_failed) + " of " + count(f.messages_ended) + " (" +
+         share(f.messages_failed, f.messages_ended) + ") ended failed (no attempt of theirs succeeded)";
+  std::vector<std::string> out{s};
+  if (!q.failure_key.empty()) {
+    out.push_back("in the written scenario, " + q.failure_key + " " + num(round6(q.failure_probability), "%.6g") +
+                  (q.failures_tried_again ? ": the chance that an attempt fails (the scenario's broker offers a failed message again)"
+                                          : ": the chance that a message ends failed (in the scenario a failed execution is final)") +
+                  "; brokersim runs a failed execution for a whole service time: no scenario key says when in its execution a job "
+                  "fails" + (f.durations ? " (the log's failed attempts ran " + num(f.fraction_of_service, "%.3g") + " of the service times' mean)" : ""));
+  } else if (!q.failure_not_written.empty()) {
+    out.push_back(q.failure_not_written);
+  }
+  return out;
+}
+
+ojson attempts_data(const QueueFit& q) {
+  const fit::Messages& m = q.messages;
+  return {{"by_id", m.by_id}, {"rows", m.attempts}, {"messages", m.count()}, {"attempts_per_message", round6(m.attempts_per_message())},
+          {"retried", m.retried}, {"most", m.most}};
+}
+
+ojson failures_data(const QueueFit& q) {
+  const fit::FailureFit& f = q.failures;
+  ojson j{{"ended", f.ended}, {"failed", f.failed}, {"per_attempt", round6(f.per_attempt())},
+          {"messages_ended", f.messages_ended}, {"messages_failed", f.messages_failed}, {"per_message", round6(f.per_message())},
+          {"with_finish_time", f.failed_timed}};
+  if (f.durations) {
+    const fit::ServiceFit& d = *f.durations;
+    j["durations"] = {{"n", d.n}, {"mean_ms", round6(d.mean)}, {"cv", round6(d.cv)},
+                      {"fraction_of_service", round6(f.fraction_of_service)}, {"law", d.fits[d.chosen].name},
+                      {"syntax", d.fits[d.chosen].family == fit::FittedDistribution::Family::Empirical ? ojson() : d.fits[d.chosen].syntax}};
+  }
+  j["scenario_key"] = q.failure_key.empty() ? ojson() : ojson(q.failure_key);
+  j["failure_probability"] = q.failure_key.empty() ? ojson() : ojson(round6(q.failure_probability));
+  j["tried_again"] = q.failures_tried_again;
+  return j;
 }
 
 }  // namespace brokersim::fit

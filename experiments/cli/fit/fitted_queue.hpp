@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/cli/fit/arrivals.hpp"
+#include "experiments/cli/fit/attempts.hpp"
 #include "experiments/cli/fit/days.hpp"
 #include "experiments/cli/fit/log_reader.hpp"
 #include "experiments/cli/fit/mle.hpp"
@@ -41,8 +42,18 @@ struct QueueFit {
   fit::ArrivalFit mean_day;          // fit --days: the whole days folded onto one, rates per day
   std::vector<std::int64_t> day_times;  // fit --days: the whole days' arrivals from the first one's midnight
   std::string days_path;             // fit --days --out: the days_csv trace of them
-  std::vector<std::int64_t> arrival_times;  // sorted, from the origin
-  std::vector<double> waits_ms;      // sorted
+  std::vector<std::int64_t> arrival_times;  // sorted, from the origin: each message's first enqueue
+  std::vector<double> waits_ms;      // sorted, one per started attempt
+  fit::Messages messages;            // its rows as attempts of messages
+  fit::FailureFit failures;          // its failed attempts (with an outcome column)
+  // Where it went in the written scenario: its producer and consumer group (fit --into: the
+  // scenario's own), and what of its failures: the failure_probability key written ("" when none),
+  // whether that scenario tries a failed message again, and why no key was written.
+  static constexpr std::size_t kNoGroup = static_cast<std::size_t>(-1);
+  std::size_t producer = 0, group = 0;  // group kNoGroup: no one group (several read it, no workers named)
+  std::string failure_key, failure_not_written;
+  bool failures_tried_again = false;
+  double failure_probability = 0;
 };
 
 // A queue name brokersim accepts: 1..255 bytes without '.', ',', '"' or control characters.
@@ -98,8 +109,17 @@ std::string about_the_log(const ScenarioError& e, const std::vector<QueueFit>& q
 // Per outcome, the jobs, and of them those with a start and a finish time.
 ojson outcome_counts(const fit::JobLog& log);
 
-// Sentences for the report and the fitted scenario's notes: the rows clamped for clock skew, and
-// the outcomes read from the log's outcome columns.
+// Sentences for the report and the fitted scenario's notes: the rows clamped for clock skew, the
+// outcomes read from the log's outcome columns, and how arrivals are counted (by message id, or one
+// per row).
 std::vector<std::string> reading_notes(const fit::JobLog& log);
+
+// The report's Attempts line for queue q (with an id column) and its failed attempts' lines (with
+// an outcome column), and the same sentences for the fitted scenario's notes.
+std::string attempts_sentence(const QueueFit& q, const fit::JobLog& log);
+std::vector<std::string> failure_sentences(const QueueFit& q, const fit::JobLog& log);
+// The plot data's "attempts" and "failures" of queue q.
+ojson attempts_data(const QueueFit& q);
+ojson failures_data(const QueueFit& q);
 
 }  // namespace brokersim::fit

@@ -166,7 +166,8 @@ ColumnNames parse_column_names(const std::string& text) {
   std::map<std::string, std::string*> fields{{"enqueued", &names.enqueued}, {"started", &names.started},
                                              {"finished", &names.finished}, {"queue", &names.queue},
                                              {"worker", &names.worker}, {"state", &names.state},
-                                             {"succeeded", &names.succeeded}, {"failed", &names.failed}};
+                                             {"succeeded", &names.succeeded}, {"failed", &names.failed},
+                                             {"id", &names.id}};
   std::map<std::string, bool> seen;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -177,10 +178,13 @@ ColumnNames parse_column_names(const std::string& text) {
     const auto it = fields.find(field);
     if (eq == std::string::npos || it == fields.end())
       throw ScenarioError("--columns", "FIELD=NAME items with FIELD one of enqueued, started, finished, queue, worker, "
-                          "state, succeeded, failed",
+                          "state, succeeded, failed, id",
                           loader::quoted(item));
     const std::string name(trim(std::string_view(item).substr(eq + 1)));
     if (name.empty()) throw ScenarioError("--columns", "a column name after \"" + field + "=\"", "nothing");
+    if (name == kNoColumn && field != "state" && field != "id")
+      throw ScenarioError("--columns", "a column name after \"" + field + "=\" (\"-\", no column, only for state and id, "
+                                       "which are otherwise looked for by name)", loader::quoted(name));
     if (seen[field]) throw ScenarioError("--columns", "each field once", loader::quoted(field) + " twice");
     seen[field] = true;
     *it->second = name;
@@ -189,6 +193,25 @@ ColumnNames parse_column_names(const std::string& text) {
   // The finish time from the outcome columns: no finished column needed unless one is named.
   if ((seen["succeeded"] || seen["failed"]) && !seen["finished"]) names.finished.clear();
   return names;
+}
+
+bool parse_state(std::string_view cell, Outcome& outcome) {
+  // Celery's task states, and the words other frameworks and hand-written logs use.
+  static const std::map<std::string, Outcome, std::less<>> kStates{
+      {"SUCCESS", Outcome::Succeeded},   {"SUCCEEDED", Outcome::Succeeded}, {"OK", Outcome::Succeeded},
+      {"COMPLETED", Outcome::Succeeded}, {"DONE", Outcome::Succeeded},      {"FAILURE", Outcome::Failed},
+      {"FAILED", Outcome::Failed},       {"ERROR", Outcome::Failed},        {"RETRY", Outcome::Failed},
+      {"TIMEOUT", Outcome::Failed},      {"TIMED_OUT", Outcome::Failed},    {"ABANDONED", Outcome::Failed},
+      {"DEAD_LETTERED", Outcome::Failed}, {"REVOKED", Outcome::Failed},     {"REJECTED", Outcome::Failed},
+      {"IGNORED", Outcome::Failed},      {"STARTED", Outcome::Running},     {"RUNNING", Outcome::Running},
+      {"RECEIVED", Outcome::Queued},     {"PENDING", Outcome::Queued},      {"QUEUED", Outcome::Queued}};
+  if (cell.size() > 20) return false;
+  std::string upper;
+  for (char c : cell) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  const auto it = kStates.find(upper);
+  if (it == kStates.end()) return false;
+  outcome = it->second;
+  return true;
 }
 
 const char* outcome_name(Outcome o) {

@@ -35,7 +35,6 @@ class LogParser {
     log_.columns = columns;
     log_.format = requested;
     log_.skew_tolerance_ns = options.skew_tolerance_ns;
-    log_.has_outcome = !columns.state.empty() || !columns.succeeded.empty() || !columns.failed.empty();
   }
 
   void line(std::string_view text) {
@@ -64,7 +63,7 @@ class LogParser {
   }
 
  private:
-  enum Field { Enqueued, Started, Finished, Queue, Worker, State, Succeeded, Failed, kFields };
+  enum Field { Enqueued, Started, Finished, Queue, Worker, State, Succeeded, Failed, Id, kFields };
 
   [[noreturn]] void fail(const std::string& column, const std::string& expected, const std::string& got) const {
     std::string where = log_.file + " line " + std::to_string(line_no_);
@@ -115,9 +114,12 @@ class LogParser {
     std::map<std::string, std::size_t> at;
     for (std::size_t c = 0; c < header_names_.size(); ++c)
       if (!at.emplace(header_names_[c], c).second) fail(std::string(), "each column name once", shown(cells_[c]) + " twice");
+    log_.state_by_name = look_for(log_.columns.state, kStateColumnNames, at);
+    log_.id_by_name = look_for(log_.columns.id, kIdColumnNames, at);
+    log_.has_outcome = !log_.columns.state.empty() || !log_.columns.succeeded.empty() || !log_.columns.failed.empty();
     const std::string* wanted[kFields] = {&log_.columns.enqueued, &log_.columns.started, &log_.columns.finished,
                                           &log_.columns.queue,    &log_.columns.worker,  &log_.columns.state,
-                                          &log_.columns.succeeded, &log_.columns.failed};
+                                          &log_.columns.succeeded, &log_.columns.failed, &log_.columns.id};
     std::string header_text;
     for (const auto& n : header_names_) header_text += (header_text.empty() ? "" : ",") + n;
     for (int f = 0; f < kFields; ++f) {
@@ -132,6 +134,22 @@ class LogParser {
       index_[f] = static_cast<int>(it->second);
     }
     owned_.clear();
+  }
+
+  // A field the log may hold under one of the usual names: the first of `names` in the header when
+  // `--columns` named none (true when found so), none for kNoColumn.
+  static bool look_for(std::string& column, const std::vector<std::string>& names, const std::map<std::string, std::size_t>& at) {
+    if (column == kNoColumn) {
+      column.clear();
+      return false;
+    }
+    if (column != kLookForColumn) return false;
+    for (const std::string& name : names)
+      if (at.count(name)) {
+        column = name;
+        return true;
+      }
+    return false;
   }
 
   void decide_format(std::string_view cell, const std::string& column) {
@@ -264,9 +282,37 @@ class LogParser {
       if (r.outcome == Outcome::Failed) r.finished = kNoTime;
       else fail(sc, "a time (the job has a " + fc + ")", "an empty cell");
     }
-    // Clock skew: the enqueue is the producer's clock, the start and finish the worker's. Up to the
-    // tolerance, a start before its enqueue is moved to it, its finish with it (the same clock: the
-    // service time is kept), and a finish before its start is moved to it.
+    const bool skewed = clamp_skew(r, sc, fc, ff);
+    span(r, sc, fc, ff);
+    if (r.started == kNoTime) ++log_.not_started;
+    if (r.finished == kNoTime) ++log_.not_finished;
+    r.queue = static_cast<std::uint16_t>(name_index(Queue, log_.queues, queue_index_));
+    r.worker = name_index(Worker, log_.workers, worker_index_, r.started == kNoTime);
+    SkewStats& k = log_.skew;
+    if (log_.has_worker() && r.started != kNoTime) {
+      if (k.rows_per_worker.size() <= r.worker) {
+        k.rows_per_worker.resize(r.worker + 1, 0);
+        k.per_worker.resize(r.worker + 1, 0);
+      }
+      ++k.rows_per_worker[r.worker];
+      if (skewed) ++k.per_worker[r.worker];
+    }
+    if (index_[Id] >= 0) log_.message_keys.push_back(message_key());
+    const std::size_t offset = line_no_ - log_.rows.size();
+    if (log_.line_offsets.empty() || log_.line_offsets.back().second != offset)
+      log_.line_offsets.emplace_back(log_.rows.size(), offset);
+    log_.rows.push_back(r);
+    owned_.clear();
+  }
+
+  // Clock skew: the enqueue is the producer's clock, the start and finish the worker's. Up to the
+  // tolerance, a start before its enqueue is counted and left as it is (its wait is 0: JobRow::wait),
+  // and a finish before its start is moved to it (a service time of 0). Moving the start, and the
+  // finish with it, would make the worker's next execution overlap this one: a worker that ran one
+  // job at a time would seem to run two. True when the row was clamped.
+  bool clamp_skew(JobRow& r, const std::string& sc, const std::string& fc, int ff) {
+    const auto col = [&](int field) -> const std::string& { return header_names_[static_cast<std::size_t>(index_[field])]; };
+    const auto cell = [&](int field) { return cells_[static_cast<std::size_t>(index_[field])]; };
     const std::int64_t tol = log_.skew_tolerance_ns;
     const auto before = [&](std::int64_t a, std::int64_t b) {  // a - b in ms as text, a >= b
       char buf[64];
@@ -295,28 +341,27 @@ class LogParser {
       ++k.starts;
       k.start_max = std::max(k.start_max, by);
       k.start_sum += static_cast<double>(by);
-      r.started += by;
-      if (r.finished != kNoTime) r.finished += by;
     }
     if (early_start || early_finish) ++k.rows;
-    span(r, sc, fc, ff);
-    if (r.started == kNoTime) ++log_.not_started;
-    if (r.finished == kNoTime) ++log_.not_finished;
-    r.queue = static_cast<std::uint16_t>(name_index(Queue, log_.queues, queue_index_));
-    r.worker = name_index(Worker, log_.workers, worker_index_, r.started == kNoTime);
-    if (log_.has_worker() && r.started != kNoTime) {
-      if (k.rows_per_worker.size() <= r.worker) {
-        k.rows_per_worker.resize(r.worker + 1, 0);
-        k.per_worker.resize(r.worker + 1, 0);
-      }
-      ++k.rows_per_worker[r.worker];
-      if (early_start || early_finish) ++k.per_worker[r.worker];
+    return early_start || early_finish;
+  }
+
+  // The row's message: its id cell hashed (FNV-1a, then SplitMix64's finaliser to spread the bits).
+  std::uint64_t message_key() const {
+    const std::string_view cell = cells_[static_cast<std::size_t>(index_[Id])];
+    if (cell.empty())
+      fail(header_names_[static_cast<std::size_t>(index_[Id])], "a message id (the column names each row's message)",
+           "an empty cell");
+    std::uint64_t h = 14695981039346656037ULL;
+    for (const char c : cell) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ULL;
     }
-    const std::size_t offset = line_no_ - log_.rows.size();
-    if (log_.line_offsets.empty() || log_.line_offsets.back().second != offset)
-      log_.line_offsets.emplace_back(log_.rows.size(), offset);
-    log_.rows.push_back(r);
-    owned_.clear();
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 31);
   }
 
   // The outcome: from the state column, else from which outcome column holds the finish time, else
@@ -325,19 +370,11 @@ class LogParser {
     if (index_[State] >= 0) {
       const std::string& column = header_names_[static_cast<std::size_t>(index_[State])];
       const std::string_view cell = cells_[static_cast<std::size_t>(index_[State])];
-      std::string upper;
-      for (char c : cell.substr(0, 20)) upper += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-      static const std::map<std::string, Outcome, std::less<>> kStates{
-          {"SUCCESS", Outcome::Succeeded}, {"SUCCEEDED", Outcome::Succeeded}, {"FAILURE", Outcome::Failed},
-          {"FAILED", Outcome::Failed},     {"RETRY", Outcome::Failed},        {"REVOKED", Outcome::Failed},
-          {"REJECTED", Outcome::Failed},   {"IGNORED", Outcome::Failed},      {"STARTED", Outcome::Running},
-          {"RUNNING", Outcome::Running},   {"RECEIVED", Outcome::Queued},     {"PENDING", Outcome::Queued},
-          {"QUEUED", Outcome::Queued}};
-      const auto it = cell.size() <= 20 ? kStates.find(upper) : kStates.end();
-      if (it == kStates.end())
-        fail(column, "a task state: SUCCESS, FAILURE, RETRY, REVOKED, REJECTED, IGNORED, STARTED, RECEIVED or PENDING (Celery's)",
+      Outcome o = Outcome::Finished;
+      if (!parse_state(cell, o))
+        fail(column, std::string("a state: ") + kStateWords + ", in any case" +
+                         (log_.state_by_name ? " (the column " + column + " was read as the state by its name: --columns state=- reads none)" : ""),
              cell.empty() ? std::string("an empty cell") : shown(cell));
-      const Outcome o = it->second;
       const auto field_name = [&](int f) { return header_names_[static_cast<std::size_t>(index_[f])]; };
       if (o == Outcome::Succeeded && t_failed != kNoTime)
         fail(field_name(Failed), "an empty cell (the state is " + std::string(cell) + ")", shown(cells_[static_cast<std::size_t>(index_[Failed])]));

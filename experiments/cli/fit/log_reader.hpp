@@ -13,15 +13,25 @@
 namespace brokersim::fit {
 
 // Which header names hold which field (`--columns enqueued=...,started=...`); queue and worker are
-// optional ("" = the log has none). The outcome columns are optional too: `state` (a Celery/Flower
-// state: SUCCESS, FAILURE, RETRY, REVOKED, REJECTED, IGNORED, STARTED, RECEIVED, PENDING), and
-// `succeeded` / `failed` (timestamp columns: the finish time is whichever is set, and the outcome
-// follows). With `succeeded` or `failed` and no `finished=` named, the log needs no finished column.
+// optional ("" = the log has none). The outcome columns are optional too: `state` (a row's outcome
+// in a task framework's words: Celery's SUCCESS, FAILURE, RETRY, ..., or success / ok / error /
+// failed / retry / timeout; parse_state lists them), and `succeeded` / `failed` (timestamp columns:
+// the finish time is whichever is set, and the outcome follows). With `succeeded` or `failed` and no
+// `finished=` named, the log needs no finished column.
+// `id` names each row's message, so that a log with a row per attempt counts a message once.
+// `state` and `id` are looked for by name when not given (kLookForColumn): a column named status or
+// state, and message_id, task_id or id; kNoColumn (`--columns id=-`) reads none.
+inline constexpr const char* kLookForColumn = "";
+inline constexpr const char* kNoColumn = "-";
 struct ColumnNames {
   std::string enqueued = "enqueued_at", started = "started_at", finished = "finished_at";
   std::string queue, worker;
   std::string state, succeeded, failed;
+  std::string id;
 };
+// The names `state` and `id` are looked for under, in order of preference.
+inline const std::vector<std::string> kStateColumnNames{"status", "state"};
+inline const std::vector<std::string> kIdColumnNames{"message_id", "task_id", "id"};
 
 // "enqueued=created_ms,started=started_ms": unknown fields, empty names and repeats are refused.
 ColumnNames parse_column_names(const std::string& text);
@@ -29,16 +39,24 @@ ColumnNames parse_column_names(const std::string& text);
 // What became of a job, from the log's outcome columns (or from its times without them).
 enum class Outcome : std::uint8_t {
   Finished,   // no outcome column, a finish time: a job that ran to its end
-  Succeeded,  // SUCCESS, or a time in the succeeded column
-  Failed,     // FAILURE, RETRY, REVOKED, REJECTED, IGNORED, or a time in the failed column
+  Succeeded,  // SUCCESS, OK, ..., or a time in the succeeded column
+  Failed,     // FAILURE, ERROR, RETRY, TIMEOUT, ..., or a time in the failed column
   Running,    // STARTED, or (no outcome column) started without a finish time
   Queued,     // PENDING, RECEIVED, or never started
 };
 const char* outcome_name(Outcome o);
+// A state cell's outcome, case-insensitively; false for a word it does not know.
+bool parse_state(std::string_view cell, Outcome& outcome);
+// The words parse_state knows, for error messages and the docs.
+inline constexpr const char* kStateWords =
+    "SUCCESS, SUCCEEDED, OK, COMPLETED, DONE (succeeded); FAILURE, FAILED, ERROR, RETRY, TIMEOUT, TIMED_OUT, "
+    "ABANDONED, DEAD_LETTERED, REVOKED, REJECTED, IGNORED (failed); STARTED, RUNNING; RECEIVED, PENDING, QUEUED";
 
 // Clock skew: a start before its enqueue, or a finish before its start, by at most this, is
-// clamped to the event it follows and counted; beyond it the row is refused naming its line and
-// column. `brokersim fit` passes --skew-tolerance (default kDefaultSkewNs); the reader's own
+// clamped and counted; beyond it the row is refused naming its line and column. A start before its
+// enqueue clamps the wait only (JobRow::wait): the start and finish stay on the worker's clock, so
+// that its executions keep the order and the gaps they had and the fleet's concurrency is the
+// log's. `brokersim fit` passes --skew-tolerance (default kDefaultSkewNs); the reader's own
 // default is 0 (strict).
 inline constexpr std::int64_t kDefaultSkewNs = 1'000'000'000;  // 1 s
 struct ReadOptions {
@@ -79,12 +97,14 @@ inline constexpr std::size_t kMaxWorkers = 1'000'000;
 inline constexpr std::int64_t kMaxSpanNs = 100'000'000'000LL * 1'000'000LL;
 
 struct JobRow {
-  std::int64_t enqueued = 0;        // ns from the log's time origin
-  std::int64_t started = kNoTime;   // kNoTime: not started (still queued, or expired) when logged
-  std::int64_t finished = kNoTime;  // kNoTime: not finished
+  std::int64_t enqueued = 0;        // ns from the log's time origin (the producer's clock)
+  std::int64_t started = kNoTime;   // kNoTime: not started (still queued, or expired) when logged; the worker's clock
+  std::int64_t finished = kNoTime;  // kNoTime: not finished; the worker's clock, at or after started
   std::uint32_t worker = 0;         // index into JobLog::workers (0 without a worker column)
   std::uint16_t queue = 0;          // index into JobLog::queues (at most kMaxQueues)
   Outcome outcome = Outcome::Finished;
+  // Enqueue to start, 0 when skew put the start before the enqueue; the row must have started.
+  std::int64_t wait() const { return started > enqueued ? started - enqueued : 0; }
 };
 static_assert(sizeof(JobRow) == 32, "a job row is 32 bytes: 50,000,000 rows in 1.6 GB");
 
@@ -99,6 +119,12 @@ struct JobLog {
   std::vector<std::string> workers;      // {""} without a worker column
   std::size_t not_started = 0, not_finished = 0;
   bool has_outcome = false;              // a state, succeeded or failed column
+  // With an id column: a key per row (rows[i]'s message is message_keys[i]; empty without one). Ids
+  // are kept as 64-bit hashes of their text: two of 50,000,000 distinct ids share one with a chance
+  // below 1e-4, and a message's id text may be long.
+  std::vector<std::uint64_t> message_keys;
+  // The state and id columns were found by their names, not named with --columns.
+  bool state_by_name = false, id_by_name = false;
   SkewStats skew;
   std::int64_t skew_tolerance_ns = 0;    // as read with
   // Where each row is in the file: rows[i] is on line i + offset, where offset is the second of
@@ -107,6 +133,7 @@ struct JobLog {
   std::size_t line_of(std::size_t row) const;
   bool has_queue() const { return !columns.queue.empty(); }
   bool has_worker() const { return !columns.worker.empty(); }
+  bool has_id() const { return !columns.id.empty(); }
 };
 
 // Reads LOG. `requested` is --time-unit. Throws ScenarioError for a missing or unreadable file, a

@@ -28,6 +28,11 @@ int import_prefetch(const std::string& kind) {
 }  // namespace
 
 std::string Imported::work_queue() const {
+  if (consumer && consumer->contains("queue")) return (*consumer)["queue"].get<std::string>();
+  return first_work_queue();
+}
+
+std::string Imported::first_work_queue() const {
   std::vector<std::string> names;
   for (auto it = broker["queues"].begin(); it != broker["queues"].end(); ++it) names.push_back(it.key());
   std::sort(names.begin(), names.end());
@@ -287,17 +292,25 @@ ojson scenario_of(const Imported& imported, const std::string& file) {
   const bool sessions = imported.broker["queues"][queue].value("requires_session", false);
   if (sessions) producer["session"] = {{"uniform", {{"min", 0}, {"max", 99}}}};
   doc["producers"] = ojson::array({producer});
-  ojson consumer{
-      {"queue", queue}, {"count", 2}, {"prefetch", import_prefetch(kind)}, {"slots", 1}};
-  doc["consumers"] = ojson::array({consumer});
+  const std::string workload = std::string("producers.0 (Poisson 10/s to queue \"") + queue +
+                               "\", service_ms exponential with mean 100 ms, no deadline" + (sessions ? ", session ids 0..99" : "") + ")";
   ojson notes = ojson::array();
-  notes.push_back("imported by brokersim import from " + base + " (" + imported.format +
-                  "): broker.queues are the file's; broker.delivery_latency_ms, broker.ack_latency_ms, stop, "
-                  "producers and consumers are not in it");
-  notes.push_back(std::string("PLACEHOLDER: producers.0 (Poisson 10/s to queue \"") + queue +
-                  "\", service_ms exponential with mean 100 ms, no deadline" + (sessions ? ", session ids 0..99" : "") +
-                  ") and consumers.0 (2 consumers, prefetch " + consumer["prefetch"].dump() +
-                  ", 1 slot each) are placeholders, not read from the file: replace them with your workload and fleet");
+  if (imported.consumer) {
+    doc["consumers"] = ojson::array({*imported.consumer});
+    notes.push_back("imported by brokersim import from " + base + " (" + imported.format +
+                    "): broker.queues and consumers.0 are the file's; broker.delivery_latency_ms, broker.ack_latency_ms, "
+                    "stop and producers are not in it");
+    notes.push_back("PLACEHOLDER: " + workload + " is a placeholder, not read from the file: replace it with your workload");
+    notes.push_back(imported.consumer_origin);
+  } else {
+    ojson consumer{{"queue", queue}, {"count", 2}, {"prefetch", import_prefetch(kind)}, {"slots", 1}};
+    doc["consumers"] = ojson::array({consumer});
+    notes.push_back("imported by brokersim import from " + base + " (" + imported.format +
+                    "): broker.queues are the file's; broker.delivery_latency_ms, broker.ack_latency_ms, stop, "
+                    "producers and consumers are not in it");
+    notes.push_back("PLACEHOLDER: " + workload + " and consumers.0 (2 consumers, prefetch " + consumer["prefetch"].dump() +
+                    ", 1 slot each) are placeholders, not read from the file: replace them with your workload and fleet");
+  }
   for (const auto& n : imported.notes) notes.push_back(n);
   doc["notes"] = notes;
   return doc;

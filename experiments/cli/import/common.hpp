@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,10 +25,20 @@ struct Imported {
   ojson broker = ojson::object();  // kind, version, queues
   std::vector<std::string> notes;
   std::vector<std::string> dead_letter_targets;  // queues some queue dead-letters to
-  // The queue the placeholder producer and consumers use: the first (in name order) that has a
-  // dead_letter_to and is no queue's dead-letter target; else the first that is no target; else
-  // the first.
+  // A consumer group the file itself describes (an ARM template's function app,
+  // function_app.cpp), written instead of the placeholder fleet: its entry, a line saying where it
+  // came from, and per setting of its framework the entry of the file it was read from (a value
+  // the loader refuses is reported there).
+  std::optional<ojson> consumer;
+  std::string consumer_origin;
+  std::map<std::string, std::string> consumer_sources;
+  // The queue the placeholder producer and consumers use: the file's consumer's, or the first (in
+  // name order) that has a dead_letter_to and is no queue's dead-letter target; else the first
+  // that is no target; else the first.
   std::string work_queue() const;
+  // The first (in name order) that has a dead_letter_to and is no target, ... (as work_queue
+  // without a consumer of the file's).
+  std::string first_work_queue() const;
 };
 
 // Input errors name the entry as the file spells it: queues[2].arguments.x-message-ttl.

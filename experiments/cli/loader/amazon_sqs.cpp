@@ -88,8 +88,10 @@ constexpr double kMaxBatchWindowMs = 300'000;
 void load_batch_handler(const json& v, const std::string& path, ConsumerSpec& consumer) {
   const std::string at = join(path, "batch_handler");
   const json& b = object_at(v["batch_handler"], at,
-                            "an object {\"max_messages\": n, \"window_ms\": d, \"item_failures\": bool}, or null");
-  check_keys(b, at, {"max_messages", "window_ms", "item_failures"});
+                            "an object {\"max_messages\": n, \"window_ms\": d, \"item_failures\": bool, \"execution\": \"concurrent\" or "
+                            "\"sequential\"}, or null");
+  check_keys(b, at, {"max_messages", "window_ms", "item_failures", "execution"});
+  consumer.batch.execution = batch_execution(b, at);
   consumer.batch.max_messages = static_cast<int>(integer(member(b, "max_messages"), join(at, "max_messages"), 1, kMaxBatchMessages,
                                                          "an integer from 1 to 10000"));
   if (given(b, "window_ms")) consumer.batch.window = ms_between(b["window_ms"], join(at, "window_ms"), 0, kMaxBatchWindowMs, " (300 s)");

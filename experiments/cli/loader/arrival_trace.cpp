@@ -11,6 +11,7 @@
 
 #include "experiments/cli/loader/sections.hpp"
 #include "experiments/cli/loader/arrival_trace.hpp"
+#include "sim/rng.hpp"
 
 namespace brokersim {
 
@@ -149,8 +150,10 @@ std::vector<ArrivalSpec::TraceRow> parse_trace_text(const std::string& text, con
   return TraceReader(text, file, path).rows();
 }
 
-std::vector<ArrivalSpec::TraceRow> loader::read_trace(const std::string& file, const std::string& path) {
-  return parse_trace_text(read_text(file, path + ": " + file), file, path);
+void loader::read_trace(ArrivalSpec& arrivals, const std::string& path) {
+  const std::string text = read_text(arrivals.trace_path, path + ": " + arrivals.trace_path);
+  arrivals.trace = parse_trace_text(text, arrivals.trace_path, path);
+  arrivals.trace_fnv1a64 = sim::fnv1a(text);
 }
 
 }  // namespace brokersim

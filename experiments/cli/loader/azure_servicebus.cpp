@@ -110,9 +110,10 @@ constexpr double kMaxBatchWindowMs = 300'000;
 void load_batch_handler(const json& v, const std::string& path, ConsumerSpec& consumer) {
   const std::string at = join(path, "batch_handler");
   const json& b = object_at(v["batch_handler"], at,
-                            "an object {\"max_messages\": n, \"min_messages\": n, \"window_ms\": d, \"item_failures\": bool}, "
-                            "or null");
-  check_keys(b, at, {"max_messages", "min_messages", "window_ms", "item_failures"});
+                            "an object {\"max_messages\": n, \"min_messages\": n, \"window_ms\": d, \"item_failures\": bool, "
+                            "\"execution\": \"concurrent\" or \"sequential\"}, or null");
+  check_keys(b, at, {"max_messages", "min_messages", "window_ms", "item_failures", "execution"});
+  consumer.batch.execution = batch_execution(b, at);
   consumer.batch.max_messages = static_cast<int>(
       integer(member(b, "max_messages"), join(at, "max_messages"), 1, kMaxBatchMessages, "an integer from 1 to 65535"));
   if (given(b, "min_messages")) {

@@ -274,6 +274,13 @@ std::size_t choice(const json& v, const std::string& path, std::initializer_list
   fail(path, "one of " + list(all, "\""), v);
 }
 
+ConsumerSpec::Batch::Execution batch_execution(const json& batch_handler, const std::string& path) {
+  if (!has(batch_handler, "execution") || batch_handler["execution"].is_null()) return ConsumerSpec::Batch::Execution::Concurrent;
+  return choice(batch_handler["execution"], join(path, "execution"), {"concurrent", "sequential"}) == 0
+             ? ConsumerSpec::Batch::Execution::Concurrent
+             : ConsumerSpec::Batch::Execution::Sequential;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Distributions
 

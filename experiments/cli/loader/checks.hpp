@@ -78,6 +78,8 @@ inline constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
 // Index of `v` among `names`.
 std::size_t choice(const json& v, const std::string& path, std::initializer_list<std::string_view> names);
+// batch_handler.execution (either broker kind's): "concurrent" (the default) or "sequential".
+ConsumerSpec::Batch::Execution batch_execution(const json& batch_handler, const std::string& path);
 
 // ---- distributions
 

@@ -69,6 +69,19 @@ const json* Translation::given(std::string_view setting) const {
   return v->is_null() ? nullptr : v;
 }
 
+bool Translation::reads_quorum_queue() const {
+  const json* queue = consumer_key("queue");
+  if (queue == nullptr) return false;
+  const auto quorum = [&](const json& name) {
+    if (!name.is_string()) return false;
+    for (const QueueSpec& q : broker_.queues)
+      if (q.name == name.get<std::string>()) return q.rabbitmq.type == QueueType::Quorum;
+    return false;
+  };
+  if (!queue->is_array()) return quorum(*queue);
+  return std::any_of(queue->begin(), queue->end(), quorum);
+}
+
 const json* Translation::consumer_key(std::string_view key) const {
   const std::string k(key);
   return consumer_.contains(k) && !consumer_[k].is_null() ? &consumer_[k] : nullptr;
@@ -117,6 +130,17 @@ bool Translation::boolean(std::string_view setting, bool fallback) {
   }
   remember(setting, std::string(fallback ? "true" : "false") + " (default)");
   return fallback;
+}
+
+std::string Translation::choice(std::string_view setting, std::initializer_list<std::string_view> names,
+                                std::string_view fallback, std::string_view why) {
+  if (const json* v = given(setting)) {
+    const std::string name(*(names.begin() + static_cast<std::ptrdiff_t>(loader::choice(*v, at(setting), names))));
+    remember(setting, name);
+    return name;
+  }
+  remember(setting, defaulted(std::string(fallback), why));
+  return std::string(fallback);
 }
 
 double Translation::seconds(std::string_view setting, double fallback, double min, double max, std::string_view why) {
@@ -223,6 +247,13 @@ void Translation::refuse(std::string_view setting, const std::string& message) c
   fail_message(at(setting), message + " (" + std::string(mapping_.framework) + ": not modelled by brokersim)");
 }
 
+void Translation::refuse_group_key(std::string_view key, const std::string& why) const {
+  const json* v = consumer_key(key);
+  if (v == nullptr) return;
+  fail(join(path_.substr(0, path_.rfind('.')), key),
+       "none with framework " + loader::quoted(mapping_.framework) + " (" + why + "; leave it out, or leave out framework)", *v);
+}
+
 void Translation::kinds(std::initializer_list<std::string_view> allowed, std::string_view framework) const {
   if (std::find(allowed.begin(), allowed.end(), kind_) != allowed.end()) return;
   std::string names;
@@ -247,7 +278,7 @@ const Framework& framework_named(const json& settings, const std::string& at, bo
 
 }  // namespace
 
-json translate_framework(const json& consumer, const std::string& path, std::string_view kind, int group,
+json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings) {
   if (!consumer.is_object() || !consumer.contains("framework") || consumer["framework"].is_null()) return consumer;
   const std::string at = join(path, "framework");
@@ -260,7 +291,7 @@ json translate_framework(const json& consumer, const std::string& path, std::str
   FrameworkMapping mapping;
   mapping.group = group;
   mapping.framework = std::string(framework->name);
-  Translation t(settings, at, kind, out, mapping);
+  Translation t(settings, at, broker, out, mapping);
   framework->translate(t);
   for (const auto& [setting, why] : framework->not_modelled)
     if (const json* v = t.given(setting)) {
@@ -271,7 +302,7 @@ json translate_framework(const json& consumer, const std::string& path, std::str
   return out;
 }
 
-json translate_producer_framework(const json& producer, const std::string& path, std::string_view kind, int index,
+json translate_producer_framework(const json& producer, const std::string& path, const BrokerSpec& broker, int index,
                                  std::vector<FrameworkMapping>& mappings) {
   if (!producer.is_object() || !producer.contains("framework") || producer["framework"].is_null()) return producer;
   const std::string at = join(path, "framework");
@@ -283,10 +314,27 @@ json translate_producer_framework(const json& producer, const std::string& path,
   FrameworkMapping mapping;
   mapping.group = index;
   mapping.framework = std::string(framework.name);
-  Translation t(settings, at, kind, out, mapping);
+  Translation t(settings, at, broker, out, mapping);
   framework.producer.translate(t);
   mappings.push_back(std::move(mapping));
   return out;
+}
+
+// Consumption bills each execution at least 100 ms; Flex each instance's activity period at least
+// 1,000 ms, then in steps of 100 ms (docs/framework-azure-functions.md, "Billing").
+ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing) {
+  using Plan = FrameworkMapping::Billing::Plan;
+  ConsumerSpec::Metering m;
+  if (billing.plan == Plan::FunctionsConsumption) {
+    m.executions = true;
+    m.execution_minimum = sim::from_ms(100);
+  } else if (billing.plan == Plan::FunctionsFlex) {
+    m.executions = true;
+    m.activity = true;
+    m.activity_minimum = sim::from_ms(1000);
+    m.activity_step = sim::from_ms(100);
+  }
+  return m;
 }
 
 void check_framework(const Scenario& s, std::size_t group, const std::string& path) {

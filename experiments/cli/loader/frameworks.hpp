@@ -21,10 +21,14 @@ namespace brokersim::loader {
 // into the entry (`consumer`: the consumer group's, or the producer's).
 class Translation {
  public:
-  Translation(const json& settings, std::string path, std::string_view kind, json& consumer, FrameworkMapping& mapping)
-      : settings_(settings), path_(std::move(path)), kind_(kind), consumer_(consumer), mapping_(mapping) {}
+  Translation(const json& settings, std::string path, const BrokerSpec& broker, json& consumer, FrameworkMapping& mapping)
+      : settings_(settings), path_(std::move(path)), kind_(broker.kind), broker_(broker), consumer_(consumer), mapping_(mapping) {}
 
   std::string_view kind() const { return kind_; }
+  // A queue the group's `queue` names (a name or a list) is a quorum queue of the broker: the
+  // broker kind's default type, or the queue's own `type`. Names not in broker.queues count as
+  // none (the consumer loader refuses them).
+  bool reads_quorum_queue() const;
   const std::string& path() const { return path_; }
   std::string at(std::string_view setting) const { return join(path_, setting); }
   // The setting as given, or nullptr when absent or null (its default then applies).
@@ -41,6 +45,9 @@ class Translation {
   double seconds(std::string_view setting, double fallback, double min, double max, std::string_view why = {});
   // A .NET TimeSpan ("00:05:00", "1.02:03:04.5") or ISO-8601 ("PT5M") in host.json, in ms.
   double timespan_ms(std::string_view setting, std::string_view fallback);
+  // One of `names` (brokersim's own names for a framework's choice), or `fallback` when absent.
+  std::string choice(std::string_view setting, std::initializer_list<std::string_view> names, std::string_view fallback,
+                     std::string_view why = {});
   // A setting read by the framework's own rules (a choice of names): its shown value.
   void text(std::string_view setting, std::string shown) { remember(setting, std::move(shown)); }
   // The group's `count` as the user gave it (default 1), taken out of the entry so that the
@@ -56,8 +63,11 @@ class Translation {
   void no_key(std::string_view setting, std::string note);
   // A setting brokersim cannot honour at this value: an error naming it.
   [[noreturn]] void refuse(std::string_view setting, const std::string& message) const;
-  // The group is billed per request and per GB-second with this much memory (FrameworkMapping).
-  void bill_memory_mb(double mb) { mapping_.billed_memory_mb = mb; }
+  // The group's own key `key`, when given, refused: the framework's platform decides it (`why`),
+  // and no setting of the framework's changes it.
+  void refuse_group_key(std::string_view key, const std::string& why) const;
+  // The platform bills the group so (FrameworkMapping::billing, experiments/cli/metrics/billing.hpp).
+  void bill(FrameworkMapping::Billing billing) { mapping_.billing = std::move(billing); }
   // Only on these broker kinds.
   void kinds(std::initializer_list<std::string_view> allowed, std::string_view framework) const;
 
@@ -66,6 +76,7 @@ class Translation {
   const json& settings_;
   std::string path_;
   std::string_view kind_;
+  const BrokerSpec& broker_;
   json& consumer_;
   FrameworkMapping& mapping_;
   std::vector<std::pair<std::string, std::string>> shown_;
@@ -104,11 +115,13 @@ const Framework& aws_lambda();
 // is when it names no framework); the mapping is appended to `mappings`.
 // The framework's cross-section rule for group `group`, the last one loaded (Framework::loaded).
 void check_framework(const Scenario& s, std::size_t group, const std::string& path);
+// What the group's platform meters for its bill (ConsumerSpec::metering), from its mapping.
+ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing);
 
-json translate_framework(const json& consumer, const std::string& path, std::string_view kind, int group,
+json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings);
 // The same for producer `index`'s entry (producers[].framework), its mapping appended to `mappings`.
-json translate_producer_framework(const json& producer, const std::string& path, std::string_view kind, int index,
+json translate_producer_framework(const json& producer, const std::string& path, const BrokerSpec& broker, int index,
                                  std::vector<FrameworkMapping>& mappings);
 
 }  // namespace brokersim::loader

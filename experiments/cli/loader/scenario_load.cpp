@@ -82,7 +82,7 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
     // A producer in its framework's publish options is read as the brokersim keys they map to.
     const std::size_t mapped = scenario.producer_frameworks.size();
     const json producer =
-        translate_producer_framework(producers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.producer_frameworks);
+        translate_producer_framework(producers[i], path, scenario.broker, static_cast<int>(i), scenario.producer_frameworks);
     attributing(scenario.producer_frameworks, mapped, path, [&] { scenario.producers.push_back(load_producer(producer, path, context)); });
   }
 
@@ -96,12 +96,13 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
       const std::string path = join("consumers", i);
       // A group in its framework's own settings is read as the brokersim keys they map to.
       const std::size_t mapped = scenario.frameworks.size();
-      const json group = translate_framework(consumers[i], path, scenario.broker.kind, static_cast<int>(i), scenario.frameworks);
+      const json group = translate_framework(consumers[i], path, scenario.broker, static_cast<int>(i), scenario.frameworks);
       attributing(scenario.frameworks, mapped, path, [&] {
         scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
         check_consumer_queues(scenario, i, path);
         check_consumer_eta(scenario, i, path);
         check_framework(scenario, i, path);
+        if (scenario.frameworks.size() > mapped) scenario.consumers.back().metering = metering_of(scenario.frameworks.back().billing);
       });
     }
   }

@@ -37,12 +37,14 @@ int queue_index(const json& v, const std::string& path, const Context& context);
 // workload.cpp
 ProducerSpec load_producer(const json& v, const std::string& path, const Context& context);
 
-// trace_csv.cpp: the trace file named at `path` (producers.N.arrivals.trace_csv).
-std::vector<ArrivalSpec::TraceRow> read_trace(const std::string& file, const std::string& path);
+// arrival_trace.cpp: the rows and the contents' hash of the trace file arrivals.trace_path, named
+// at `path` (producers.N.arrivals.trace_csv) in errors.
+void read_trace(ArrivalSpec& arrivals, const std::string& path);
 
 // consumers.cpp: one group; `total` counts the consumers of all groups so far.
 ConsumerSpec load_consumer(const json& v, const std::string& path, const Context& context, std::int64_t& total);
-// A group reading several queues, checked against the broker's queues (their types) once loaded.
+// A group's queues checked against the broker's once loaded: global QoS (prefetch_scope channel)
+// on a quorum queue, and a group reading several queues (their types, autoscale).
 void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path);
 // consumers[].eta's rules that need the group's queue type and the broker kind.
 void check_consumer_eta(const Scenario& s, std::size_t group, const std::string& path);

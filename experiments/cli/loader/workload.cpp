@@ -45,7 +45,7 @@ ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context&
     std::filesystem::path file(p.get<std::string>());
     if (file.is_relative() && !context.base_dir.empty()) file = std::filesystem::path(context.base_dir) / file;
     arrivals.trace_path = file.string();
-    arrivals.trace = read_trace(arrivals.trace_path, at);
+    read_trace(arrivals, at);
     if (kind == "days_csv") {
       // Whole days from time 0: day d is [d, d + 1) x 24 h; the last row's day is the last day.
       constexpr Time kDay = Time{86'400'000} * sim::kNsPerMs;

@@ -229,21 +229,17 @@ void add_queue(Entries<RunView>& out, const Scenario& scenario, std::size_t q) {
   count("deletions", "deletions", "times x-expires deleted the queue", &QueueResult::deletions);
 }
 
-// With a group reading several queues: the counted jobs by the queue their producer publishes to,
-// with the whole run's outcome, fraction and wait figures (RunResult::by_queue), for each queue
-// some producer publishes to.
+// With producers publishing to several queues (read by one group or by a group each): the counted
+// jobs by the queue their producer publishes to, with the whole run's outcome, fraction and wait
+// figures (RunResult::by_queue), for each queue some producer publishes to.
 void add_jobs_by_queue(Entries<RunView>& out, const Scenario& scenario) {
   using V = const RunView&;
-  bool several = false;
-  for (const ConsumerSpec& c : scenario.consumers) several = several || c.reads_several();
-  if (!several) return;
+  if (!scenario.reports_jobs_by_queue()) return;
   Entries<WindowResult> tally;
   add_tally<WindowResult>(tally, [](const WindowResult& w) -> const WindowResult& { return w; }, false);
   add_field<RunView>(out, {"jobs_by_queue"}, [](V) { return nlohmann::ordered_json::object(); });
   for (std::size_t q = 0; q < scenario.broker.queues.size(); ++q) {
-    bool published = false;
-    for (const ProducerSpec& p : scenario.producers) published = published || p.queue == static_cast<int>(q);
-    if (!published) continue;
+    if (!scenario.published_to(static_cast<int>(q))) continue;
     const std::string name = scenario.broker.queues[q].name;
     for (const MetricEntry<WindowResult>& e : tally) {
       std::vector<std::string> path{"jobs_by_queue", name};
@@ -271,7 +267,9 @@ void add_load(Entries<RunView>& out, const std::string& queue, std::size_t l, bo
     real("mean_slots_utilization", "fraction", "erlangs over mean_slots",
          [](const QueueLoad& x) { return x.mean_slots_utilization(); });
   }
-  real("peak_rate_per_s", "jobs/s", "the highest rate_schedule step in the span",
+  real("peak_rate_per_s", "jobs/s",
+       "the busiest rate in the span: a rate_schedule's highest step, given times' busiest minute (days_csv: of any day), "
+       "else the mean",
        [](const QueueLoad& x) { return x.peak_rate_per_s; });
   real("peak_utilization", "fraction", "the peak rate's utilisation", [](const QueueLoad& x) { return x.peak_utilization(); });
 }
@@ -306,30 +304,55 @@ void add_fleet(Entries<RunView>& out, std::size_t groups) {
   }
 }
 
-// A platform's own cost units (billing.hpp): requests and GB-seconds, in all and per billed group;
-// only scenarios with a billed group have the keys.
+// A platform's own cost units (billing.hpp): each figure some billed group has, summed over the
+// groups that have it, then per billed group; only scenarios with a billed group have the keys.
 void add_billing(Entries<RunView>& out, const Scenario& scenario) {
   using V = const RunView&;
   const std::vector<GroupBilling> billed = billed_groups(scenario);
   if (billed.empty()) return;
-  add<RunView>(out, {"billing", "requests"}, MetricKind::Count, "requests", "invocations of every billed group (a batch is one)",
-               [billed](V v) {
-                 std::uint64_t n = 0;
-                 for (const GroupBilling& b : billed) n += b.requests(v.result);
-                 return static_cast<double>(n);
-               });
-  add<RunView>(out, {"billing", "gb_seconds"}, MetricKind::Real, "GB-seconds",
-               "every billed group's invocations, each rounded up to 1 ms, x its memory", [billed](V v) {
-                 double s = 0;
-                 for (const GroupBilling& b : billed) s += b.gb_seconds(v.result);
-                 return s;
-               });
+  struct Figure {
+    BillingFigure figure;
+    const char* unit;
+    const char* all;    // what the sum counts
+    const char* group;  // what the group's counts
+  };
+  static const Figure kFigures[] = {
+      {BillingFigure::Requests, "requests", "invocations of every billed group (a batch is one)", "the group's invocations"},
+      {BillingFigure::Executions, "executions", "executions of every group billed per execution (a batch is one)",
+       "the group's executions"},
+      {BillingFigure::GbSeconds, "GB-seconds", "every billed group's executions (Flex: on-demand instances' active time) x memory",
+       "the group's executions, each rounded up to its platform's unit, x its memory"},
+      {BillingFigure::AlwaysReadyGbSeconds, "GB-seconds", "always-ready instances' active time x memory",
+       "the group's always-ready instances' active time x memory"},
+      {BillingFigure::BaselineGbSeconds, "GB-seconds", "always-ready instances' memory over the span",
+       "the group's always-ready instances' memory over the span"},
+      {BillingFigure::InstanceHours, "instance-hours", "instances allocated (Premium: at least one)", "the group's instances allocated"},
+      {BillingFigure::VcpuSeconds, "vCPU-seconds", "Premium instances allocated x their cores", "the group's instances x cores"},
+      {BillingFigure::MemoryGbSeconds, "GB-seconds", "Premium instances allocated x their memory", "the group's instances x memory"},
+  };
+  const auto kind = [](BillingFigure f) {
+    return f == BillingFigure::Requests || f == BillingFigure::Executions ? MetricKind::Count : MetricKind::Real;
+  };
+  for (const Figure& fig : kFigures) {
+    std::vector<GroupBilling> having;
+    for (const GroupBilling& b : billed)
+      if (b.has(fig.figure)) having.push_back(b);
+    if (having.empty()) continue;
+    const BillingFigure f = fig.figure;
+    add<RunView>(out, {"billing", std::string(billing_figure_name(f))}, kind(f), fig.unit, fig.all, [having, f](V v) {
+      double x = 0;
+      for (const GroupBilling& b : having) x += b.value(f, v.result);
+      return x;
+    });
+  }
   for (const GroupBilling& b : billed) {
     const std::string G = std::to_string(b.group);
-    add<RunView>(out, {"billing", "groups", G, "requests"}, MetricKind::Count, "requests", "the group's invocations",
-                 [b](V v) { return static_cast<double>(b.requests(v.result)); });
-    add<RunView>(out, {"billing", "groups", G, "gb_seconds"}, MetricKind::Real, "GB-seconds",
-                 "the group's invocations, each rounded up to 1 ms, x its memory", [b](V v) { return b.gb_seconds(v.result); });
+    for (const Figure& fig : kFigures) {
+      if (!b.has(fig.figure)) continue;
+      const BillingFigure f = fig.figure;
+      add<RunView>(out, {"billing", "groups", G, std::string(billing_figure_name(f))}, kind(f), fig.unit, fig.group,
+                   [b, f](V v) { return b.value(f, v.result); });
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "experiments/cli/metrics/billing.hpp"
 #include "experiments/cli/options.hpp"
 #include "experiments/cli/plan/window_names.hpp"
 #include "experiments/cli/replication/metrics.hpp"
@@ -57,6 +58,8 @@ void check_target_names(PlanGrid& grid, const std::vector<Target>& targets) {
           throw ScenarioError("--target", "a metric of a run (plan does not judge the steady-state quantiles yet; " +
                                               u.substr(0, u.size() - 7) + " is the expected per-run quantile)",
                               quote(u));
+        // A platform's figure this scenario's plans do not have: say what they are billed by.
+        if (const auto why = billing_refusal(grid.scenarios[0], u)) throw ScenarioError("--target: " + *why);
         throw ScenarioError("--target: expected metric names (as in sweep's CSV, without _mean: "
                             "fraction.expired_in_queue, wait_ms.local.p95, throughput_per_s, ...), got " + quote(u) +
                             did_you_mean(u, target_names(grid)) + "; `brokersim metrics SCENARIO.json` lists them all");
@@ -210,6 +213,8 @@ void bad_cost_name(const PlanGrid& grid, const json& doc, const std::string& nam
     for (const char* k : {"count", "slots", "prefetch"}) candidates.push_back("consumers." + std::to_string(g) + "." + k);
   if (!got.empty())
     throw ScenarioError("--cost: expected a number at scenario path " + name + ", got " + got);
+  // A platform's figure this scenario's plans do not have: say what they are billed by.
+  if (const auto why = billing_refusal(grid.scenarios[0], name)) throw ScenarioError("--cost: " + *why);
   // The fleet costs are reported only where the fleet can change (docs/outcomes.md): the message
   // offers them as an example, so a scenario without them says why, not just "expected".
   if (name.starts_with("fleet.") && std::find(candidates.begin(), candidates.end(), "fleet.slot_seconds") == candidates.end())

@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 #include <regex>
@@ -121,14 +120,6 @@ struct FileReader {
   }
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(path + ": cannot open for reading");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The document with its checksum, written whole and renamed into place.
 void write_doc(const std::string& path, ojson doc) {
   doc.erase("fnv1a64");
@@ -159,6 +150,7 @@ ojson identity_doc(const StageIdentity& id) {
   doc["brokersim_version"] = id.version;
   doc["scenario_hash"] = id.scenario_hash;
   doc["args"] = id.args;
+  if (!id.inputs.empty()) doc["inputs"] = inputs_json(id.inputs);
   return doc;
 }
 
@@ -210,7 +202,7 @@ struct Stage {
 Stage read_stage(const std::string& dir, std::uint64_t s, const StageIdentity& id) {
   const std::string path = stage_file(dir, s);
   const FileReader rd{path, " (the stage files are written by `brokersim plan ... --stage-dir`; remove the folder to start the plan afresh)"};
-  const ojson doc = rd.parse(read_text(path));
+  const ojson doc = rd.parse(read_regular_file(path, rd.hint));
   rd.equal(doc, "format", kStageFormat, "a plan stage of this brokersim");
   rd.equal(doc, "plan_id", id.plan_id, "the plan of " + plan_file(dir));
   rd.equal(doc, "stage", s, "the stage its name says");
@@ -245,7 +237,7 @@ std::vector<RunResult1> read_result(const std::string& path, const StageIdentity
                                     const std::string& dir) {
   const FileReader rd{path, " (remove it and run the task again: brokersim plan --run-task " + dir + " --task " +
                                 std::to_string(k) + "/" + std::to_string(n) + ")"};
-  const ojson doc = rd.parse(read_text(path));
+  const ojson doc = rd.parse(read_regular_file(path, rd.hint));
   rd.equal(doc, "format", kResultFormat, "a plan task's result of this brokersim");
   rd.equal(doc, "plan_id", id.plan_id, "the plan of " + plan_file(dir));
   rd.equal(doc, "scenario_hash", id.scenario_hash, "the plan's scenario");
@@ -295,10 +287,20 @@ std::string setting_label(const PlanGrid& grid, std::uint64_t point, std::uint64
 
 }  // namespace
 
-StageIdentity make_stage_identity(const std::string& scenario_hash, const std::vector<std::string>& args) {
-  StageIdentity id{BROKERSIM_VERSION, scenario_hash, args, ""};
+StageIdentity make_stage_identity(const std::string& scenario_hash, const std::vector<std::string>& args,
+                                  std::vector<PinnedInput> inputs) {
+  StageIdentity id{BROKERSIM_VERSION, scenario_hash, args, std::move(inputs), ""};
   id.plan_id = hash_hex(identity_doc(id).dump());
   return id;
+}
+
+void check_stage_inputs(const StageIdentity& id, const std::vector<PinnedInput>& now, const std::string& option,
+                        const std::string& dir) {
+  const std::string change = input_change(id.inputs, now);
+  if (change.empty()) return;
+  throw ScenarioError(option + ": " + dir + ": " + change + " since the plan's folder was made: every stage of a plan runs on one "
+                      "workload; put the file back as it was, or start the plan afresh (remove the folder, or give another "
+                      "--stage-dir)");
 }
 
 StageIdentity read_stage_identity(const std::string& dir, const std::string& option) {
@@ -308,7 +310,7 @@ StageIdentity read_stage_identity(const std::string& dir, const std::string& opt
     throw ScenarioError(option, "a plan's stage folder with its plan.json (run `brokersim plan SCENARIO.json ... --stage-dir " + dir +
                                     " --tasks N` first)", quote(dir) + ", which has no plan.json");
   const FileReader rd{path, " (plan.json is written by `brokersim plan ... --stage-dir`; remove the folder to start the plan afresh)"};
-  const ojson doc = rd.parse(read_text(path));
+  const ojson doc = rd.parse(read_regular_file(path, rd.hint));
   rd.equal(doc, "format", kPlanFormat, "a plan's stage folder of this brokersim");
   StageIdentity id;
   id.version = rd.text(doc, "brokersim_version");
@@ -317,6 +319,7 @@ StageIdentity read_stage_identity(const std::string& dir, const std::string& opt
   if (!args.is_array() || args.empty() || !std::all_of(args.begin(), args.end(), [](const ojson& a) { return a.is_string(); }))
     rd.bad("args", "the plan's arguments, a list of strings", args);
   for (const ojson& a : args) id.args.push_back(a.get<std::string>());
+  if (doc.contains("inputs")) id.inputs = read_inputs_json(doc["inputs"], path);
   if (id.version != BROKERSIM_VERSION)
     rd.bad("brokersim_version", "\"" + std::string(BROKERSIM_VERSION) + "\" (this brokersim's: a plan's runs are read by the version that wrote them)",
            FileReader::field(doc, "brokersim_version"));
@@ -336,8 +339,13 @@ void open_stage_dir(const std::string& dir, const StageIdentity& id, const std::
   if (fs::exists(plan_file(dir))) {
     const StageIdentity there = read_stage_identity(dir, option);
     if (there.plan_id == id.plan_id) return;
+    // Only the files' contents differ: say which file, not "another plan".
+    if (there.version == id.version && there.scenario_hash == id.scenario_hash && there.args == id.args)
+      check_stage_inputs(there, id.inputs, option, dir);
     std::string what;
     if (there.scenario_hash != id.scenario_hash) what = "its scenario (after --set) is another";
+    if (const std::string change = input_change(there.inputs, id.inputs); !change.empty())
+      what += std::string(what.empty() ? "" : "; ") + change;
     if (there.args != id.args) {
       std::size_t i = 0;
       while (i < there.args.size() && i < id.args.size() && there.args[i] == id.args[i]) ++i;

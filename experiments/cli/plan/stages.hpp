@@ -14,8 +14,10 @@
 // local plan would, and prints the same bytes, for any N.
 //
 // The folder is the plan's: DIR/plan.json holds its identity (the brokersim version, the scenario
-// hash after --set, the options that decide the answer, the scenario's path made absolute) and
-// plan_id, a hash of them. A folder of another plan, or one with other files in it and no
+// hash after --set, the options that decide the answer, the scenario's path made absolute, and the
+// files the scenarios read with their contents' hashes, input_file.hpp) and plan_id, a hash of
+// them. A file replaced since (a days_csv of another month) is refused by the coordinator and by
+// every task, naming it, so that no answer is made of two workloads. A folder of another plan, or one with other files in it and no
 // plan.json, is refused, never written over. Every file is checked as merge checks a shard: its
 // checksum (FNV-1a 64 of its contents), plan_id, scenario hash, stage, task and the very runs the
 // stage gives the task; a result file that fails is refused (exit 2) naming the file, the key and
@@ -29,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/cli/input_file.hpp"
 #include "experiments/cli/plan/costed_grid.hpp"
 #include "experiments/cli/plan/executor.hpp"
 #include "experiments/cli/replication/shards.hpp"
@@ -45,14 +48,23 @@ struct StageIdentity {
   std::string version;                // BROKERSIM_VERSION
   std::string scenario_hash;          // FNV-1a 64 of the scenario after --set (as sweep's metadata)
   std::vector<std::string> args;      // the plan's options that decide its answer (plan.cpp)
-  std::string plan_id;                // FNV-1a 64 of the three above
+  std::vector<PinnedInput> inputs;    // the files the grid's scenarios read (none: absent from plan.json)
+  std::string plan_id;                // FNV-1a 64 of the four above
 };
 
-StageIdentity make_stage_identity(const std::string& scenario_hash, const std::vector<std::string>& args);
+StageIdentity make_stage_identity(const std::string& scenario_hash, const std::vector<std::string>& args,
+                                  std::vector<PinnedInput> inputs);
+
+// A ScenarioError naming the first input file of `id` that `now` reads otherwise (replaced since the
+// folder was made); `option` and `dir` say where, as open_stage_dir's errors do.
+void check_stage_inputs(const StageIdentity& id, const std::vector<PinnedInput>& now, const std::string& option,
+                        const std::string& dir);
 
 // Make DIR this plan's folder: create it and DIR/plan.json, or check that the plan.json there is
 // this plan's. ScenarioError (exit 2) naming `option` for a path that is no folder, a folder of
-// another plan (saying what differs), or a folder with other files and no plan.json.
+// another plan (saying what differs; an input file replaced since, by name), or a folder with
+// other files and no plan.json. Every file of the folder is read only if it is a regular file
+// (read_regular_file): a FIFO at a result's name is refused at once, never waited on.
 void open_stage_dir(const std::string& dir, const StageIdentity& id, const std::string& option);
 
 // DIR/plan.json, read and checked (a worker's view of the plan).

@@ -33,9 +33,31 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+std::size_t Journal::check_inputs(const std::string& text, std::size_t start) const {
+  std::vector<PinnedInput> then;
+  while (text.compare(start, 2, "I ") == 0) {
+    const auto end = text.find('\n', start);
+    if (end == std::string::npos) break;
+    nlohmann::ordered_json entry;
+    try {
+      entry = nlohmann::ordered_json::parse(text.substr(start + 2, end - start - 2));
+    } catch (const nlohmann::ordered_json::exception&) {
+      throw ScenarioError(path_ + ": a damaged input line (\"I ...\"); delete the journal or run without --resume");
+    }
+    const auto one = read_inputs_json(nlohmann::ordered_json::array({entry}), path_);
+    then.push_back(one[0]);
+    start = end + 1;
+  }
+  if (const std::string change = input_change(then, inputs_); !change.empty())
+    throw ScenarioError(path_ + ": " + change + " since the journal was begun: the points done and the points to do would "
+                        "run on two workloads; put the file back as it was, or delete the journal or run without --resume");
+  return start;
+}
+
 std::map<std::size_t, std::string> Journal::open(bool resume, std::size_t cells_expected) {
   std::map<std::size_t, std::string> done;
   std::string kept = header_;
+  for (const PinnedInput& p : inputs_) kept += "I " + inputs_json({p})[0].dump() + "\n";
   if (resume) {
     std::ifstream in(path_, std::ios::binary);
     if (in) {
@@ -47,7 +69,7 @@ std::map<std::size_t, std::string> Journal::open(bool resume, std::size_t cells_
         if (text.substr(0, nl + 1) != header_)
           throw ScenarioError(path_ + ": the journal belongs to another sweep (scenario, grid, seed, replications or "
                               "shard differ); delete it or run without --resume");
-        std::size_t start = nl + 1;
+        std::size_t start = check_inputs(text, nl + 1);
         while (start < text.size()) {
           const auto end = text.find('\n', start);
           if (end == std::string::npos) break;  // torn last line

@@ -6,18 +6,24 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "experiments/cli/input_file.hpp"
 
 namespace brokersim {
 
 // 64-bit FNV-1a, printed as 16 hex digits: a journal line's checksum and the sweep's identity.
 std::string hash_hex(const std::string& text);
 
-// Append-only journal of finished points: a header line naming the sweep, then one line per point
-// "P INDEX CELLS CHECKSUM" written with a single write(2), so a SIGKILL leaves at most a torn last
-// line, which the checksum rejects.
+// Append-only journal of finished points: a header line naming the sweep, a line "I {JSON}" per
+// file the sweep's scenarios read (input_file.hpp), then one line per point "P INDEX CELLS
+// CHECKSUM" written with a single write(2), so a SIGKILL leaves at most a torn last line, which the
+// checksum rejects. A resume whose files' contents differ from the journal's is refused, naming
+// the file: the points done and the points to do would be runs of two workloads.
 class Journal {
  public:
-  Journal(std::string path, std::string header) : path_(std::move(path)), header_(std::move(header)) {}
+  Journal(std::string path, std::string header, std::vector<PinnedInput> inputs = {})
+      : path_(std::move(path)), header_(std::move(header)), inputs_(std::move(inputs)) {}
   ~Journal();
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
@@ -31,7 +37,10 @@ class Journal {
   void remove();
 
  private:
+  // The journal's "I" lines from `start` on, checked against inputs_; returns where they end.
+  std::size_t check_inputs(const std::string& text, std::size_t start) const;
   std::string path_, header_;
+  std::vector<PinnedInput> inputs_;
   int fd_ = -1;
 };
 

@@ -179,12 +179,33 @@ double correlation_times(const PooledWaits& waits, std::size_t w) {
   return means.variance() > 0 ? within / means.variance() : std::numeric_limits<double>::infinity();
 }
 
-std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails) {
+std::string runs_are_days(const Scenario& s) {
+  std::string days;
+  for (std::size_t p = 0; p < s.producers.size(); ++p) {
+    const ProducerSpec& spec = s.producers[p];
+    const char* key = spec.arrivals.days() > 0                                      ? "days_csv"
+                      : spec.volume_per_run && !spec.volume_per_run->is_constant() ? "volume.per_run"
+                                                                                   : nullptr;
+    if (key) days += (days.empty() ? "" : ", ") + std::string("producers.") + std::to_string(p) + " " + key;
+  }
+  return days;
+}
+
+std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails, const std::string& days) {
   std::string names;
   for (const auto& [name, k] : tails) names += (names.empty() ? "" : ", ") + name + " " + fmt(k, 2);
-  return "steady-state p99 from runs that hold few correlation times of the wait (" + names + "; fewer than " +
-         fmt(kTailCorrelationTimes) + "): " + (tails.size() > 1 ? "their intervals" : "its interval") +
-         " may be too narrow; make the runs longer (docs/outcomes.md)\n";
+  const std::string few = "steady-state p99 from runs that hold few correlation times of the wait (" + names + "; fewer than " +
+                          fmt(kTailCorrelationTimes) + "): ";
+  if (days.empty())
+    return few + (tails.size() > 1 ? "their intervals" : "its interval") + " may be too narrow; make the runs longer (docs/outcomes.md)\n";
+  // Days differ by more than chance (their volume, their shape), which is what the figure measures
+  // against the wait's spread within a run; a run is its day and cannot be longer.
+  const bool several = tails.size() > 1;
+  return few + "the runs are days (" + days + "), which differ by more than chance and cannot be made longer, so " +
+         (several ? "these are no steady state's p99s but the p99s" : "this is no steady state's p99 but the p99") +
+         " of the days' jobs together, " + (several ? "their intervals" : "its interval") +
+         " from the spread of the days drawn (more runs narrow it); for what a day must meet, plan a target 'in P% of "
+         "runs' (docs/fit.md)\n";
 }
 
 PooledSpread pooled_spread(const PooledQuantileColumn& c, const PooledWaits& waits, double confidence) {

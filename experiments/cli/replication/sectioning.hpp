@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/scenario.hpp"
 #include "sim/stats.hpp"
 
 namespace brokersim {
@@ -158,9 +159,14 @@ inline constexpr double kTailQuantile = 0.99;
 inline bool warns_of_short_runs(double q, double correlation_times) {
   return q >= kTailQuantile && correlation_times < kTailCorrelationTimes;
 }
+// What makes a scenario's runs days rather than stretches of one steady state: producers that
+// replay whole days (days_csv) or draw their day's volume per run (volume.per_run), named ("producers.0
+// days_csv"); empty when none does.
+std::string runs_are_days(const Scenario& s);
 // The warning run and sweep print for one setting's steady-state p99s (name, correlation times)
-// below it, after "brokersim: warning: " and the setting: one line.
-std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails);
+// below it, after "brokersim: warning: " and the setting: one line. `days` (runs_are_days): the
+// runs are days, which cannot be made longer, so the line says what their p99 is instead.
+std::string short_tails_warning(const std::vector<std::pair<std::string, double>>& tails, const std::string& days = "");
 
 // The same column's spread in ms, for Stein's rule (precision.cpp): the half-width
 // pooled_quantiles prints over these runs, less its bucket, as the standard deviation a Student-t

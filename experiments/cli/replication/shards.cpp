@@ -217,8 +217,9 @@ ShardMeta read_shard_meta(const std::string& name, const std::string& text) {
   m.csv_fnv1a64 = r.text(get(doc, "csv_fnv1a64"), "csv_fnv1a64");
   if (m.csv_fnv1a64.size() != 16 || m.csv_fnv1a64.find_first_not_of("0123456789abcdef") != std::string::npos)
     r.bad("csv_fnv1a64", "16 lower-case hex digits", get(doc, "csv_fnv1a64"));
+  if (doc.contains("inputs")) m.inputs = read_inputs_json(doc["inputs"], name);
   m.identity = doc;
-  for (const char* key : {"shard", "rows", "csv_rows", "csv_fnv1a64"}) m.identity.erase(key);
+  for (const char* key : {"shard", "rows", "csv_rows", "csv_fnv1a64", "inputs"}) m.identity.erase(key);
   return m;
 }
 

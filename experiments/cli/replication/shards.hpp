@@ -10,6 +10,8 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "experiments/cli/input_file.hpp"
+
 namespace brokersim {
 
 // Shard `index` of `count` runs the grid points p with p % count == index.
@@ -32,7 +34,9 @@ std::string write_meta_text(nlohmann::ordered_json meta, const Shard& shard, con
 // A shard's metadata, read and checked by `merge`: every key of the right type, every number an
 // integer in range and consistent with the grid (points = the product of the axes' label counts,
 // at most kMaxGridPoints; rows = exactly the shard's points in order). `identity` is the document
-// without the per-shard keys (shard, rows, csv_rows, csv_fnv1a64): equal for shards of one sweep.
+// without the per-shard keys (shard, rows, csv_rows, csv_fnv1a64, inputs): equal for shards of one
+// sweep. `inputs` are the files the shard's points read (absent: none), which differ between
+// shards when a grid path names the file.
 // sweep --window-columns: the most windows a grid point may give columns (windows.K.NAME).
 inline constexpr std::size_t kMaxWindowColumns = 100;
 
@@ -45,6 +49,7 @@ struct ShardMeta {
   std::vector<std::size_t> rows;
   std::size_t csv_rows = 0;
   std::string csv_fnv1a64;
+  std::vector<PinnedInput> inputs;
   bool spread = false;  // sweep --spread: NAME_p05 and NAME_p95 follow each NAME_mean, NAME_ci95
 };
 

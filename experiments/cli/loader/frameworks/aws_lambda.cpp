@@ -9,8 +9,21 @@ namespace brokersim::loader {
 
 namespace {
 
+// What Lambda's pollers do whatever the group says: receive with the queue's visibility timeout
+// (the one the function's Timeout is checked against, `loaded` below) and leave a failed batch
+// to come back. A group key saying otherwise would describe a mapping Lambda cannot run.
+void refuse_client_keys(const Translation& t) {
+  t.refuse_group_key("visibility_timeout_ms",
+                     "the event source mapping receives with the queue's own visibility timeout, which Lambda checks the "
+                     "function's Timeout against (services-sqs-configure): give the queue's visibility_timeout_ms");
+  t.refuse_group_key("on_failure",
+                     "Lambda returns a failed batch to the queue, its messages visible again when their visibility timeout "
+                     "lapses (services-sqs-errorhandling): nothing deletes them");
+}
+
 void translate(Translation& t) {
   t.kinds({"amazon-sqs"}, "aws-lambda");
+  refuse_client_keys(t);
   // BatchSize 1..10,000 on a standard queue; above 10 it needs MaximumBatchingWindowInSeconds >= 1
   // ("When you set BatchSize to a value greater than 10, you must set
   // MaximumBatchingWindowInSeconds to at least 1 second", services-sqs-parameters).
@@ -51,14 +64,25 @@ void translate(Translation& t) {
         "a timed-out invocation is an error: its message is not deleted and comes back when its visibility lapses");
   if (plain) {
     t.no_key("FunctionResponseTypes", "with batches of one, a failed invocation and a failed item are the same message");
+    if (t.given("batch_execution") != nullptr) {
+      t.choice("batch_execution", {"sequential", "concurrent"}, "sequential");
+      t.no_key("batch_execution", "with batches of one there is one message to run");
+    }
   } else {
+    // The handler's code decides how it runs event.Records; the default is AWS's own example
+    // ("Invoke a Lambda function from an Amazon SQS trigger", AWS SDK code examples:
+    // `foreach (var message in evnt.Records) { await ProcessMessageAsync(message, context); }`),
+    // one record after another.
+    const std::string execution = t.choice("batch_execution", {"sequential", "concurrent"}, "sequential",
+                                           "the handler loops over event.Records");
     // One invocation per batch (models/consumer_batch.cpp): its messages' service times summed,
     // Timeout and a failure for the whole batch, unless the function reports batch item failures.
     t.set("batch_handler",
-          {{"max_messages", batch}, {"window_ms", window * 1000}, {"item_failures", item_failures}},
-          "BatchSize, MaximumBatchingWindowInSeconds, FunctionResponseTypes",
-          item_failures ? "one invocation per batch; failure_probability per message, only failed items come back"
-                        : "one invocation per batch; a failed invocation returns the whole batch");
+          {{"max_messages", batch}, {"window_ms", window * 1000}, {"item_failures", item_failures}, {"execution", execution}},
+          "BatchSize, MaximumBatchingWindowInSeconds, FunctionResponseTypes, batch_execution",
+          std::string(item_failures ? "one invocation per batch; failure_probability per message, only failed items come back"
+                                    : "one invocation per batch; a failed invocation returns the whole batch") +
+              (execution == "sequential" ? "; its records run in turn" : "; its records run at once"));
   }
   // Scaling: five concurrent batches to start, up to 300 more per minute while messages are
   // available, back to five when traffic is low (services-sqs-scaling).
@@ -77,7 +101,7 @@ void translate(Translation& t) {
     // memory (128 to 10,240 MB): the group's `billing` figures (docs/framework-aws-lambda.md).
     const std::int64_t memory = t.integer("MemorySize", 128, 128, 10'240);
     t.no_key("MemorySize", "billing only: GB-seconds = each invocation's duration rounded up to 1 ms x MemorySize / 1024");
-    t.bill_memory_mb(static_cast<double>(memory));
+    t.bill({FrameworkMapping::Billing::Plan::Lambda, static_cast<double>(memory), 0, 0, ""});
   }
 }
 
@@ -101,7 +125,7 @@ void loaded(const Scenario& s, std::size_t group, const std::string& path) {
 const Framework& aws_lambda() {
   static const Framework f{"aws-lambda",
                            {"BatchSize", "MaximumBatchingWindowInSeconds", "ScalingConfig.MaximumConcurrency", "Timeout",
-                            "FunctionResponseTypes", "MemorySize"},
+                            "FunctionResponseTypes", "MemorySize", "batch_execution"},
                            translate,
                            {{"ProvisionedPollerConfig", "provisioned-mode pollers"}},
                            loaded};

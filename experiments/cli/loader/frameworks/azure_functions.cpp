@@ -93,16 +93,24 @@ void translate_batched(Translation& t, const BatchSettings& b) {
   t.integer("prefetchCount", 0, 0, 1'000'000);
   t.no_key("prefetchCount", "not modelled with isBatched: the instance holds only the batch it receives (maxMessageBatchSize)");
   t.set("prefetch", b.max, "maxMessageBatchSize", "ReceiveMessagesAsync(maxMessageBatchSize): the instance holds its batch");
-  json handler = {{"max_messages", b.max}, {"window_ms", 0}, {"item_failures", false}};
+  // How the code runs the array it receives is the function's own, not host.json's: brokersim's
+  // setting, whose default is the docs' batched example (functions-bindings-service-bus-trigger,
+  // ServiceBusReceivedMessageBatchFunction: `foreach (ServiceBusReceivedMessage message in
+  // messages)`), one message after another.
+  const std::string execution = t.choice("batch_execution", {"sequential", "concurrent"}, "sequential",
+                                         "the function loops over the array it receives");
+  json handler = {{"max_messages", b.max}, {"window_ms", 0}, {"item_failures", false}, {"execution", execution}};
   if (b.min > 1) {
     handler["min_messages"] = b.min;
     handler["window_ms"] = b.wait_ms;
   } else {
     t.no_key("maxBatchWaitTime", "ignored with minMessageBatchSize 1: a batch is what one receive brought");
   }
-  t.set("batch_handler", handler, "maxMessageBatchSize, minMessageBatchSize, maxBatchWaitTime",
-        b.min > 1 ? "one invocation per batch; it waits for minMessageBatchSize messages up to maxBatchWaitTime"
-                  : "one invocation per batch: what one receive brought, up to maxMessageBatchSize");
+  const std::string in_turn = execution == "sequential" ? "; its messages run in turn" : "; its messages run at once";
+  t.set("batch_handler", handler, "maxMessageBatchSize, minMessageBatchSize, maxBatchWaitTime, batch_execution",
+        (b.min > 1 ? "one invocation per batch; it waits for minMessageBatchSize messages up to maxBatchWaitTime"
+                   : "one invocation per batch: what one receive brought, up to maxMessageBatchSize") +
+            in_turn);
   t.timespan_ms("maxAutoLockRenewalDuration", "00:05:00");
   t.no_key("maxAutoLockRenewalDuration", "does not apply to batched functions (ServiceBusOptions)");
   t.set("max_auto_lock_renewal_ms", 0, "isBatched", "no lock renewal: each message's lock runs from its receipt");
@@ -115,6 +123,64 @@ void translate_batched(Translation& t, const BatchSettings& b) {
   t.set("receive_mode", "peek-lock", "", "the trigger always receives in PeekLock");
 }
 
+// The hosting plan's bill in Microsoft's units (docs/framework-azure-functions.md, "Billing"):
+// Consumption, executions and GB-seconds of each execution's memory (rounded up to 128 MB, at most
+// 1,536) and duration (at least 100 ms); Flex Consumption, executions and GB-seconds of each
+// instance's memory while it executes, and of its always-ready instances' baseline; Premium, the
+// vCPU-seconds and GB-seconds of the instances allocated (EP1 1 core 3.5 GB, EP2 2 and 7, EP3 4 and
+// 14); Dedicated, the App Service plan's instance-hours. Each setting belongs to one plan.
+void bill_plan(Translation& t, const std::string& plan) {
+  using Plan = FrameworkMapping::Billing::Plan;
+  const auto only = [&](std::string_view setting, std::string_view plans) {
+    if (t.given(setting) != nullptr && plans.find(plan) == std::string_view::npos)
+      fail_message(t.at(setting), "a setting of hosting_plan " + std::string(plans) + " only (this group's hosting_plan is " + plan +
+                                      "): give it there, or leave it out");
+  };
+  only("execution_memory_mb", "consumption");
+  only("instanceMemoryMB", "flex-consumption");
+  only("always_ready_instances", "flex-consumption");
+  only("plan_sku", "premium, dedicated");
+  FrameworkMapping::Billing b;
+  if (plan == "consumption") {
+    b.plan = Plan::FunctionsConsumption;
+    if (t.given("execution_memory_mb") != nullptr) {
+      const std::int64_t mb = t.integer("execution_memory_mb", 128, 1, 1536);
+      b.memory_mb = static_cast<double>((mb + 127) / 128 * 128);
+      t.no_key("execution_memory_mb", "billing only: GB-seconds = each execution's duration rounded up to 1 ms, at least "
+                                      "100 ms, x " + format_number(b.memory_mb) + " MB (rounded up to 128 MB) / 1024");
+    }
+  } else if (plan == "flex-consumption") {
+    b.plan = Plan::FunctionsFlex;
+    // The instance sizes Flex offers (flex-consumption-plan, "Instance memory").
+    const std::int64_t mb = t.integer("instanceMemoryMB", 2048, 512, 4096);
+    if (mb != 512 && mb != 2048 && mb != 4096) fail(t.at("instanceMemoryMB"), "one of 512, 2048, 4096 (MB)", *t.given("instanceMemoryMB"));
+    b.memory_mb = static_cast<double>(mb);
+    t.no_key("instanceMemoryMB", "billing only: GB-seconds = each instance's active periods (at least 1 s, rounded up to "
+                                 "100 ms) x the instance memory / 1024");
+    b.always_ready = static_cast<int>(t.integer("always_ready_instances", 0, 0, 1000));
+    t.no_key("always_ready_instances", "billing only: the group's first instances are always ready: their baseline GB-seconds "
+                                       "over the whole span, and their executions apart");
+  } else if (plan == "premium") {
+    b.plan = Plan::FunctionsPremium;
+    const json* sku = t.given("plan_sku");
+    const std::size_t i = sku == nullptr ? 0 : choice(*sku, t.at("plan_sku"), {"EP1", "EP2", "EP3"});
+    b.sku = std::array<const char*, 3>{"EP1", "EP2", "EP3"}[i];
+    b.vcpus = std::array<double, 3>{1, 2, 4}[i];
+    b.memory_mb = std::array<double, 3>{3.5 * 1024, 7 * 1024, 14 * 1024}[i];
+    t.text("plan_sku", sku == nullptr ? "EP1 (default)" : b.sku);
+    t.no_key("plan_sku", "billing only: vCPU-seconds and GB-seconds of the instances allocated, at least one at all times");
+  } else {
+    b.plan = Plan::FunctionsDedicated;
+    if (const json* sku = t.given("plan_sku")) {
+      if (!sku->is_string() || sku->get<std::string>().empty()) fail(t.at("plan_sku"), "an App Service plan SKU name (\"P1v3\")", *sku);
+      b.sku = sku->get<std::string>();
+      t.text("plan_sku", b.sku);
+      t.no_key("plan_sku", "billing only: the App Service plan bills instance-hours of its SKU");
+    }
+  }
+  t.bill(b);
+}
+
 void translate(Translation& t) {
   t.kinds({"azure-servicebus"}, "azure-functions");
   const bool batched = t.given("isBatched") != nullptr && t.boolean("isBatched", false);
@@ -122,7 +188,8 @@ void translate(Translation& t) {
   if (batched) {
     translate_batched(t, batch);
   } else {
-    for (const char* s : {"maxMessageBatchSize", "minMessageBatchSize", "maxBatchWaitTime"})
+    if (t.given("batch_execution") != nullptr) t.choice("batch_execution", {"sequential", "concurrent"}, "sequential");
+    for (const char* s : {"maxMessageBatchSize", "minMessageBatchSize", "maxBatchWaitTime", "batch_execution"})
       if (t.given(s) != nullptr) t.no_key(s, "applies only to batched functions (isBatched true)");
     if (t.given("isBatched") != nullptr) t.no_key("isBatched", "false: the function receives one message at a time");
     translate_single(t);
@@ -135,6 +202,7 @@ void translate(Translation& t) {
     plan_name = std::string(std::array<const char*, 4>{"consumption", "flex-consumption", "premium", "dedicated"}[i]);
   }
   t.text("hosting_plan", plan == nullptr ? "consumption (default)" : plan_name);
+  bill_plan(t, plan_name);
   const std::string_view fallback = plan_name == "consumption" ? "00:05:00" : "00:30:00";
   // -1 is no limit, allowed on every plan but Consumption (functions-scale#timeout).
   const json* given = t.given("functionTimeout");
@@ -165,7 +233,8 @@ const Framework& azure_functions() {
                            {"host_cpus", "isSessionsEnabled", "maxConcurrentCalls", "maxConcurrentSessions",
                             "sessionIdleTimeout", "prefetchCount", "maxAutoLockRenewalDuration", "autoCompleteMessages",
                             "hosting_plan", "functionTimeout", "isBatched", "maxMessageBatchSize", "minMessageBatchSize",
-                            "maxBatchWaitTime"},
+                            "maxBatchWaitTime", "batch_execution", "execution_memory_mb", "instanceMemoryMB",
+                            "always_ready_instances", "plan_sku"},
                            translate,
                            {{"maxConcurrentCallsPerSession", "taken as 1 (one call per session)"},
                             {"clientRetryOptions", "retries of SDK calls only"}}};

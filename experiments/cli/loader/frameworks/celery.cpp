@@ -66,10 +66,39 @@ void expiry_checks(Translation& t) {
 // it cannot (global QoS off), and the held task blocks a place in the window ("ETA/Countdown will
 // block the worker", docs/getting-started/backends-and-brokers/rabbitmq.rst, Limitations).
 void eta_tasks(Translation& t) {
-  const bool quorum = t.kind() == "rabbitmq-quorum";
+  const bool quorum = t.kind() == "rabbitmq-quorum" || t.reads_quorum_queue();
   t.set("eta", quorum ? "hold" : "hold-outside-prefetch", "",
         quorum ? "an ETA task is held until due, in the prefetch window: quorum queues have no global QoS to raise"
                : "an ETA task is held until due, the prefetch raised by one meanwhile");
+}
+
+// A worker consumes all its queues (-Q a,b) on one channel (kombu's Consumer), and its basic.qos
+// is global on RabbitMQ >= 3.3 (celery/worker/consumer/tasks.py qos_global: py-amqp's
+// qos_semantics_matches_spec is false there), so several queues share one window. Celery 5.5's
+// worker_detect_quorum_queues (on by default) turns global QoS off when a queue is a quorum queue;
+// without it (false, or any Celery before 5.5) the worker asks for global QoS on a quorum queue,
+// which RabbitMQ refuses: the mapping says so, and the consumer loader refuses the group.
+void map_global_qos(Translation& t) {
+  const bool detect = t.boolean("worker_detect_quorum_queues", true);
+  if (t.kind() == "amazon-sqs") {
+    if (t.given("worker_detect_quorum_queues") != nullptr) t.no_key("worker_detect_quorum_queues", "the RabbitMQ transport's only");
+    return;
+  }
+  const json* queue = t.consumer_key("queue");
+  const bool several = queue != nullptr && queue->is_array();
+  if (!t.reads_quorum_queue()) {
+    if (several)
+      t.set("prefetch_scope", "channel", "worker_prefetch_multiplier", "global QoS: one prefetch window for all its queues");
+    if (t.given("worker_detect_quorum_queues") != nullptr)
+      t.no_key("worker_detect_quorum_queues", "no quorum queue here: global QoS stays on");
+  } else if (!detect) {
+    t.set("prefetch_scope", "channel", "worker_detect_quorum_queues", "global QoS, which a quorum queue refuses");
+  } else if (several) {
+    t.set("prefetch_scope", "consumer", "worker_prefetch_multiplier, worker_detect_quorum_queues",
+          "quorum queues: global QoS off, the prefetch per queue");
+  } else {
+    t.no_key("worker_detect_quorum_queues", "a quorum queue: global QoS off (the prefetch is the queue's subscription's)");
+  }
 }
 
 void translate(Translation& t) {
@@ -121,16 +150,7 @@ void translate(Translation& t) {
   time_limits(t);
   expiry_checks(t);
   eta_tasks(t);
-  // A worker on several queues (-Q a,b) consumes them all on one channel (kombu's Consumer). Its
-  // basic.qos is global on RabbitMQ >= 3.3 (celery/worker/consumer/tasks.py qos_global: py-amqp's
-  // qos_semantics_matches_spec is false there), so the queues share one window; with quorum
-  // queues Celery (worker_detect_quorum_queues, on by default) turns global QoS off.
-  const json* queue = t.consumer_key("queue");
-  if (queue != nullptr && queue->is_array() && !sqs) {
-    const bool quorum = t.kind() == "rabbitmq-quorum";
-    t.set("prefetch_scope", quorum ? "consumer" : "channel", "worker_prefetch_multiplier",
-          quorum ? "quorum queues: global QoS off, the prefetch per queue" : "global QoS: one prefetch window for all its queues");
-  }
+  map_global_qos(t);
   if (sqs) {
     // kombu's SQS channel asks each ReceiveMessage for the free prefetch room, at most 10: a
     // batch of 10 limited by the room, as brokersim's client receives.
@@ -183,7 +203,7 @@ const Framework& celery() {
                            {"host_cpus", "worker_concurrency", "worker_prefetch_multiplier", "task_acks_late",
                             "task_acks_on_failure_or_timeout", "task_reject_on_worker_lost", "task_time_limit",
                             "task_soft_time_limit", "task_catches_soft_time_limit",
-                            "broker_transport_options.visibility_timeout"},
+                            "broker_transport_options.visibility_timeout", "worker_detect_quorum_queues"},
                            translate,
                            {{"worker_eta_task_limit", "a cap on the ETA tasks a worker holds (Celery 5.6): no cap is modelled"},
                             {"task_acks_on_failure", "Celery 5.7 (unreleased at the research snapshot); task_acks_on_failure_or_timeout is read"},
