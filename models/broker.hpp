@@ -65,6 +65,10 @@ class Broker {
   virtual void settle(std::uint32_t job, std::uint32_t gen) = 0;
   // The consumer starts executing the job (see the contract above).
   virtual void execution_started(std::uint32_t /*job*/) {}
+  // The client changes its prefetch by `delta` on its live connection (consumers[].eta
+  // hold-outside-prefetch: Celery's basic.qos raised for each ETA task it holds). Only the kinds
+  // whose loader accepts that mode implement it.
+  virtual void prefetch_changed(Consumer& /*c*/, int /*delta*/) {}
   // --- kernel: the broker's own timers (Ev kinds the broker scheduled)
   virtual void on_event(const sim::Event& ev) = 0;
 

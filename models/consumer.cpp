@@ -53,6 +53,13 @@ void Consumer::receive(World& w, std::uint32_t j, std::uint32_t transit) {
     reject_locally(w, j);
     return;
   }
+  if (spec_->eta != ConsumerSpec::Eta::Ignore && job.eta != sim::kNever) [[unlikely]]
+    if (hold_for_eta(w, j)) return;
+  take(w, j);
+}
+
+inline void Consumer::take(World& w, std::uint32_t j) {
+  Job& job = w.jobs[j];
   if (batches()) [[unlikely]] {
     receive_for_batch(w, j);
     return;
@@ -73,6 +80,25 @@ void Consumer::receive(World& w, std::uint32_t j, std::uint32_t transit) {
   buffer_changed(w.now, before);
   start_buffered(w);
   if ((before == 0) != local.empty()) w.ledger.local_changed(book(), index_, w.now, before, local.size());
+}
+
+// Celery's worker keeps an ETA task in its timer, outside the pool's queue, until the ETA by its
+// own clock (celery/worker/strategy.py); with global QoS it raises its prefetch by one meanwhile,
+// so that the task holds no place in the window, and lowers it as the task is due
+// (consumer.py apply_eta_task). Both changes take effect at the broker at once.
+bool Consumer::hold_for_eta(World& w, std::uint32_t j) {
+  const Job& job = w.jobs[j];
+  const Time local_now = clock.now(w.now);
+  if (job.eta <= local_now) return false;
+  w.at(w.now + (job.eta - local_now), Ev::EtaDue, j, job.gen, connection());
+  if (spec_->eta == ConsumerSpec::Eta::HoldOutsidePrefetch) w.broker->prefetch_changed(*this, +1);
+  return true;
+}
+
+void Consumer::eta_due(World& w, std::uint32_t j, std::uint32_t held_on) {
+  if (held_on != connection()) return;  // the connection it was held on is gone, and the job with it
+  if (spec_->eta == ConsumerSpec::Eta::HoldOutsidePrefetch) w.broker->prefetch_changed(*this, -1);
+  take(w, j);
 }
 
 void Consumer::try_start(World& w, bool woken) {
@@ -160,7 +186,7 @@ void Consumer::start(World& w, std::uint32_t j) {
   } else if (spec_->failure_probability > 0 && failure_rng.bernoulli(spec_->failure_probability)) {
     result = ExecResult::Failed;
   }
-  w.at(w.now + run, Ev::ExecDone, j, job.gen, static_cast<std::uint32_t>(result));
+  w.at(w.now + run, Ev::ExecDone, j, job.gen, exec_done_aux(result, false, job.executions));
   if (metering_ != 0) [[unlikely]] metered_start(w, run);
   // before-start: the admission check has passed; the ack goes as the slot takes the job.
   if (spec_->ack == AckMode::BeforeStart && job.early == Job::Early::None && !job.ghost) [[unlikely]]
@@ -207,6 +233,13 @@ inline void Consumer::send_settlement(World& w, std::uint32_t j, ExecResult resu
   job.unsettled = retried ? DuplicateCause::FailedRetry : DuplicateCause::Lapse;
 }
 
+// An execution's slot is no longer busy; a metered group's activity period may close with it.
+inline void Consumer::free_busy_slot(World& w) {
+  busy_changed(w, -1);
+  if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy + 1, -1);
+}
+
+// Inline: every execution's end frees its slot here.
 inline void Consumer::slot_freed(World& w) {
   try_start(w);
   // The last execution of a leaving consumer is done: close once its settlements have arrived
@@ -221,31 +254,78 @@ void Consumer::decide_execution_in_batch(World& w, Job& job, ExecResult result) 
 void Consumer::send_settlement_in_batch(World& w, std::uint32_t j, ExecResult result) { send_settlement(w, j, result); }
 void Consumer::slot_freed_in_batch(World& w) { slot_freed(w); }
 
-void Consumer::exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot) {
+void Consumer::exec_done(World& w, std::uint32_t j, std::uint32_t aux) {
   Job& job = w.jobs[j];
+  // The execution a killed process cut short (kill_process), its job started again since.
+  if (job.executions != start_of(aux)) [[unlikely]] return;
+  const ExecResult result = exec_result_of(aux);
+  const bool keeps_slot = keeps_slot_of(aux);
   // Early-acked on a connection cut since (its ack still on the wire): the client is gone, the
   // ack's arrival decides what became of it (World::kept_by_client).
   if (job.early != Job::Early::None && job.ran_connection != connection()) [[unlikely]] return;
+  if (job.finished >= 0) [[unlikely]] return;  // its process was killed first (kill_process)
   end_execution(w, job);
-  if (!keeps_slot) {
-    busy_changed(w, -1);
-    if (metering_ & kMeterActivity) [[unlikely]] meter_activity(w, busy + 1, -1);
-  }
+  if (!keeps_slot) free_busy_slot(w);
   decide_execution(w, job, result);
   if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) [[unlikely]] {
     // Acked already: no settlement follows the execution (a failed or timed-out job keeps its
     // outcome and is not retried, requeued or dead-lettered).
-    if (job.early == Job::Early::Released) {
-      release_kept(w, j);
-    } else {
-      job.where = Where::Settling;  // its early ack's arrival lets it leave
-    }
+    settle_acked(w, j);
     slot_freed(w);
     return;
   }
   send_settlement(w, j, result);
   if (keeps_slot) return;  // the batch's last message frees the slot
   slot_freed(w);
+}
+
+// An early-acked job's execution is over: it leaves now if its ack has arrived, else when it does.
+void Consumer::settle_acked(World& w, std::uint32_t j) {
+  if (w.jobs[j].early == Job::Early::Released) {
+    release_kept(w, j);
+  } else {
+    w.jobs[j].where = Where::Settling;  // its early ack's arrival lets it leave
+  }
+}
+
+// The pool replaces the process at once; what became of the task is on_process_lost's: acked, it
+// is `lost` (and so is one whose early ack went out as it started: the broker is done with it);
+// requeued, it is delivered again, a duplicate execution with cause worker_lost. The pending
+// ExecDone finds `finished` set, and after a new start names an earlier one (exec_done_aux).
+void Consumer::kill_process(World& w) {
+  const std::uint32_t j = longest_running(w);
+  if (j == kNoIndex) return;
+  Job& job = w.jobs[j];
+  job.finished = w.now;
+  ++ended_;
+  free_busy_slot(w);
+  const bool requeue = spec_->on_process_lost == ConsumerSpec::OnProcessLost::Requeue;
+  if (job.early == Job::Early::OnTheWire || job.early == Job::Early::Released) {
+    w.decide(job, Outcome::Lost);
+    settle_acked(w, j);
+  } else if (requeue) {
+    job.ran_settles = send_ack(w, j, Job::Ack::Requeue);
+    job.unsettled = DuplicateCause::WorkerLost;
+  } else {
+    w.decide(job, Outcome::Lost);
+    job.ran_settles = send_ack(w, j, Job::Ack::Ack);
+    job.unsettled = DuplicateCause::Lapse;
+  }
+  slot_freed(w);
+}
+
+// Of the executions running on the current connection, the one started first (then the job
+// created first): a scan of the jobs, as a fault is rare.
+std::uint32_t Consumer::longest_running(World& w) const {
+  if (busy == 0) return kNoIndex;
+  std::uint32_t best = kNoIndex;
+  w.jobs.for_each_live([&](std::uint32_t i, const Job& job) {
+    if (job.where != Where::Executing || job.ran_at != index_ || job.ran_connection != connection() || job.finished >= 0)
+      return;
+    const Job* b = best == kNoIndex ? nullptr : &w.jobs[best];
+    if (b == nullptr || job.started < b->started || (job.started == b->started && job.id < b->id)) best = i;
+  });
+  return best;
 }
 
 void Consumer::reject_locally(World& w, std::uint32_t j) {

@@ -125,8 +125,12 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   void connect(World& w);                  // Ev::Attach: start, restart, or reconnect
   // Ev::Receive (the job's gen already checked), with its transit wait (World::receive_at).
   void receive(World& w, std::uint32_t j, std::uint32_t transit);
-  // keeps_slot: a message of a batch whose last message has not ended yet (kExecKeepsSlot).
-  void exec_done(World& w, std::uint32_t j, ExecResult result, bool keeps_slot = false);  // Ev::ExecDone (gen checked)
+  // Ev::EtaDue (gen checked): the ETA of a job held since its receipt on connection `connection`
+  // has come (consumers[].eta).
+  void eta_due(World& w, std::uint32_t j, std::uint32_t connection);
+  // Ev::ExecDone (gen checked), its aux as exec_done_aux wrote it: the result, whether a batch's
+  // message keeps the slot (its batch's last message has not ended yet), and which start it ends.
+  void exec_done(World& w, std::uint32_t j, std::uint32_t aux);
   // Ev::BatchTurn of batch `run`, scheduled on connection `connection` (a batch run in turn: the
   // running message's execution ends, the next one's starts).
   void batch_turn(World& w, std::uint32_t connection, std::uint32_t run);
@@ -139,6 +143,10 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   // --- faults
   void stall(World& w, Time duration);
   void crash(World& w);                    // the process dies: connection_lost + the broker's part
+  // faults[].kill_process: the process running the longest-running execution dies (a Celery pool
+  // process killed by a signal or the OOM killer); the consumer and its connection live on.
+  // Nothing happens when nothing is executing.
+  void kill_process(World& w);
   // The client's part of losing its connection: its buffer and running work are gone (the
   // broker takes back what was unsettled). Called by crash() and by a broker closing a channel;
   // `why` is what an execution cut by it will be blamed for if it runs again.
@@ -196,6 +204,10 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
 
  private:
   void try_start(World& w, bool woken);
+  // A received job that passed the receipt check goes to a free slot or the buffer.
+  void take(World& w, std::uint32_t j);
+  // consumers[].eta: true when the job's ETA has not come by this client's clock and it holds the job.
+  bool hold_for_eta(World& w, std::uint32_t j);
   // Fill free slots from the buffer, oldest first (woken: see stall_end).
   void start_buffered(World& w, bool woken = false);
   // Not stalled: the stall's end is read only while one may be on.
@@ -231,7 +243,8 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   void end_execution(World& w, Job& job);
   void decide_execution(World& w, Job& job, ExecResult result);
   void send_settlement(World& w, std::uint32_t j, ExecResult result);
-  void slot_freed(World& w);
+  void slot_freed(World& w);  // the buffer may start the next; a leaving consumer may close
+  void free_busy_slot(World& w);  // busy down by one, metered
   void end_execution_in_batch(World& w, Job& job);
   void decide_execution_in_batch(World& w, Job& job, ExecResult result);
   void send_settlement_in_batch(World& w, std::uint32_t j, ExecResult result);
@@ -249,6 +262,8 @@ class alignas(64) Consumer : private ConsumerHot, private ConsumerEnd, private C
   void meter_activity(World& w, int before, int delta);
   std::uint64_t metered_period_ms(Time from, Time to) const;
   void ack_early(World& w, std::uint32_t j);
+  void settle_acked(World& w, std::uint32_t j);
+  std::uint32_t longest_running(World& w) const;  // kNoIndex: nothing executing
   void release_kept(World& w, std::uint32_t j);  // out of kept_, and out of the run
 
   void retire(World& w);

@@ -130,8 +130,7 @@ void Consumer::start_batch(World& w) {
     ExecResult result = whole;
     if (whole == ExecResult::Completed && spec_->batch.item_failures && p > 0 && batch_rng->bernoulli(p))
       result = ExecResult::Failed;
-    const std::uint32_t keeps = k + 1 < batch_.size() ? kExecKeepsSlot : 0;
-    w.at(ends, Ev::ExecDone, j, w.jobs[j].gen, static_cast<std::uint32_t>(result) | keeps);
+    w.at(ends, Ev::ExecDone, j, w.jobs[j].gen, exec_done_aux(result, k + 1 < batch_.size(), w.jobs[j].executions));
   }
   // A heartbeat, if the client has one, runs per message; last: it may move the pool.
   if (w.broker_hears_starts)

@@ -36,9 +36,10 @@ enum class Ev : std::uint32_t {
   Scale,        // fleet: an autoscaler's sync
   Observe,      // kernel: a sample of the state (--timeseries)
   // consumer: a batch run in turn (batch_handler.execution "sequential") ends one message's
-  // execution and starts the next. Last in the list, so that no kind before it changes its number
+  // execution and starts the next. After the older kinds, so that none of them changes its number
   // (the event streams' fingerprints hash the kind).
   BatchTurn,
+  EtaDue,  // consumer: a job it holds for its ETA may start (last, for the same reason)
 };
 
 // The priority classes, earliest first: among events due at the same instant, a lower class runs
@@ -124,6 +125,8 @@ constexpr Priority priority_of(Ev kind) {
     case Ev::Close: return Priority::Close;
     case Ev::Scale: return Priority::Scale;
     case Ev::Observe: return Priority::Observe;
+    // A job whose ETA comes at t joins the buffer as a receipt at t would.
+    case Ev::EtaDue: return Priority::Receive;
   }
   return Priority::Observe;  // unreachable: every kind is listed above
 }
@@ -136,5 +139,16 @@ enum class ExecResult : std::uint32_t { Completed, TimedOut, Failed };
 // Or-ed into an ExecDone's result: a message of a batch whose execution goes on holding its slot
 // (every message of a batch but the last ends at the same instant; the last frees the slot).
 inline constexpr std::uint32_t kExecKeepsSlot = 0x100;
+
+// An ExecDone's aux: the result, kExecKeepsSlot, and in bits 16-23 which start of the job it ends
+// (Job::executions at the start, mod 256). An execution cut short by a killed process leaves its
+// ExecDone pending, with the job's gen unchanged when it is requeued; once the job starts again
+// that ExecDone names an earlier start and is ignored.
+inline constexpr std::uint32_t exec_done_aux(ExecResult result, bool keeps_slot, std::uint8_t start) {
+  return static_cast<std::uint32_t>(result) | (keeps_slot ? kExecKeepsSlot : 0) | std::uint32_t{start} << 16;
+}
+inline constexpr ExecResult exec_result_of(std::uint32_t aux) { return static_cast<ExecResult>(aux & 0xff); }
+inline constexpr bool keeps_slot_of(std::uint32_t aux) { return (aux & kExecKeepsSlot) != 0; }
+inline constexpr std::uint8_t start_of(std::uint32_t aux) { return static_cast<std::uint8_t>(aux >> 16); }
 
 }  // namespace brokersim

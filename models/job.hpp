@@ -49,8 +49,9 @@ enum class DuplicateCause : std::uint8_t {
   ConsumerTimeout,  // RabbitMQ's consumer timeout (a closed channel, or 4.3's per-delivery return)
   BrokerRestart,    // the broker went down and closed every connection (RabbitMQ)
   FailedRetry,      // the execution failed and the broker offered it again (Service Bus abandon, SQS no delete)
+  WorkerLost,       // the process running it was killed and the client requeued it (faults[].kill_process)
 };
-inline constexpr std::size_t kDuplicateCauseCount = 7;
+inline constexpr std::size_t kDuplicateCauseCount = 8;
 
 // The reasons a job may run again, most recent last: each cut or lapse adds one, each duplicate
 // execution takes the most recent. Packed 4 bits each; beyond 8 the oldest is forgotten (it
@@ -186,6 +187,9 @@ struct alignas(64) Job {
   // broker.
   Time stage_held = 0;
   Time back = -1;
+  // Its ETA (producers[].countdown_ms), absolute, in the producer's clock: a consumer whose `eta`
+  // holds keeps it until its own clock reaches this. Read only by such a consumer's receipt.
+  Time eta = sim::kNever;
 };
 static_assert(sizeof(Job) == 256, "a job is four cache lines; see the layout comment");
 static_assert(offsetof(Job, started) + sizeof(Time) == 64 && offsetof(Job, queue) == 64 &&

@@ -73,6 +73,7 @@ inline constexpr DuplicateCauseMetric kDuplicateCauses[] = {
     {DuplicateCause::ConsumerTimeout, "consumer_timeout", "after a consumer timeout"},
     {DuplicateCause::BrokerRestart, "broker_restart", "after a broker restart"},
     {DuplicateCause::FailedRetry, "failed_retry", "retries of failed executions"},
+    {DuplicateCause::WorkerLost, "worker_lost", "after a pool process was killed"},
 };
 static_assert(std::size(kDuplicateCauses) == kDuplicateCauseCount - 1, "one row per DuplicateCause but None");
 constexpr std::size_t index(DuplicateCause c) { return static_cast<std::size_t>(c); }

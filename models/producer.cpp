@@ -29,6 +29,7 @@ void create_job(World& w, std::uint32_t p) {
     // The job carries its deadline in the producer's clock: that is all a consumer can see.
     job.expires_at = job.deadline + prod.clock_offset();
   }
+  if (prod.spec().countdown) [[unlikely]] job.eta = w.now + prod.draw_countdown() + prod.clock_offset();
   w.ledger.job_created(job);
   w.ledger.r.peak_in_system = std::max<std::uint64_t>(w.ledger.r.peak_in_system, w.jobs.live());
 

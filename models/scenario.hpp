@@ -95,6 +95,9 @@ struct ProducerSpec {
   Distribution expiration_value;          // ns, when Fixed
   Distribution service;                   // ns
   Distribution publish_delay;             // creation -> publish, ns (extension; default 0)
+  // creation -> the job's ETA, ns (extension; Celery's countdown): a consumer whose `eta` holds
+  // does not start it before then, by its own clock. nullopt: no ETA.
+  std::optional<Distribution> countdown;
   Distribution clock_offset;              // producer clock - true clock, ns (extension; default 0)
   Distribution message_bytes;             // body size in bytes (default 0)
   bool persistent = false;                // delivery_mode 2: survives a broker restart
@@ -184,6 +187,18 @@ struct ConsumerSpec {
   ExecTimeout exec_timeout = ExecTimeout::None;
   Distribution exec_timeout_value;        // ns, when Fixed
   double failure_probability = 0;
+  // What the client does with a delivery whose execution's process was killed under it
+  // (faults[].kill_process; Celery's prefork pool): Ack it (the task is gone: `lost`), or Requeue
+  // it (it runs again). None: the group's executions have no process of their own to lose, and a
+  // kill_process fault on it is refused.
+  enum class OnProcessLost : std::uint8_t { None, Ack, Requeue };
+  OnProcessLost on_process_lost = OnProcessLost::None;
+  // What the client does with a job that carries an ETA (producers[].countdown_ms) not yet come by
+  // its clock: Ignore it (starts it as any other), Hold it in memory until then, unacked and
+  // counted in the prefetch, or hold it and raise its basic.qos prefetch by one while it holds it
+  // (Celery's worker with global QoS): HoldOutsidePrefetch.
+  enum class Eta : std::uint8_t { Ignore, Hold, HoldOutsidePrefetch };
+  Eta eta = Eta::Ignore;
   // What the platform running the group meters for its bill in its own units (set from the
   // framework's mapping, FrameworkMapping::billing; experiments/cli/metrics/billing.hpp): each
   // execution, billed at least `execution_minimum` (Functions Consumption: 100 ms); and each
@@ -234,7 +249,8 @@ struct ConsumerSpec {
 };
 
 struct FaultSpec {
-  enum class Kind : std::uint8_t { Stall, Crash, BrokerDown, ClockStep };
+  // KillProcess: the process running one of the consumer's executions dies; the consumer lives on.
+  enum class Kind : std::uint8_t { Stall, Crash, BrokerDown, ClockStep, KillProcess };
   Kind kind = Kind::Stall;
   Time at = 0;
   int consumer = -1;                      // global consumer index (numbered across groups)
@@ -262,8 +278,9 @@ struct AutoWarmup {
   bool trending = false;
 };
 
-// A consumer group written in its worker framework's own settings (consumers[].framework): what
-// each setting became in brokersim's keys, kept for `run` to print. The model never reads it.
+// A consumer group written in its worker framework's own settings (consumers[].framework), or a
+// producer in its client's publish options (producers[].framework): what each setting became in
+// brokersim's keys, kept for `run` to print. The model never reads it.
 struct FrameworkMapping {
   int group = 0;
   std::string framework;
@@ -307,6 +324,8 @@ struct Scenario {
   std::optional<Time> observe_window;     // per-window outcomes and waits (run --json `windows`)
   Limits limits;
   std::vector<FrameworkMapping> frameworks;  // consumers[].framework, in group order
+  // producers[].framework, in producer order; FrameworkMapping::group is the producer's index.
+  std::vector<FrameworkMapping> producer_frameworks;
 
   int consumer_count() const {
     int n = 0;

@@ -132,12 +132,14 @@ inline void Simulation::handle(const sim::Event& ev) {
         w_.consumers[static_cast<std::size_t>(job.consumer)].receive(w_, ev.target, ev.aux);
       break;
     case Ev::ExecDone:
-      if (w_.jobs[ev.target].gen == ev.tag)
-        w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, static_cast<ExecResult>(ev.aux & ~kExecKeepsSlot),
-                                                             (ev.aux & kExecKeepsSlot) != 0);
+      if (w_.jobs[ev.target].gen == ev.tag) w_.consumers[w_.jobs[ev.target].consumer].exec_done(w_, ev.target, ev.aux);
       break;
     case Ev::StallEnd: w_.consumers[ev.target].stall_end(w_); break;
     case Ev::BatchTurn: w_.consumers[ev.target].batch_turn(w_, ev.tag, ev.aux); break;
+    case Ev::EtaDue:
+      if (const Job& job = w_.jobs[ev.target]; job.gen == ev.tag)
+        w_.consumers[static_cast<std::size_t>(job.consumer)].eta_due(w_, ev.target, ev.aux);
+      break;
     case Ev::Observe:
       w_.tick_fired(Ev::Observe);
       on_observe();
@@ -227,6 +229,7 @@ void Simulation::on_fault(const FaultSpec& f) {
       break;
     }
     case FaultSpec::Kind::BrokerDown: broker_->down(f.duration); break;
+    case FaultSpec::Kind::KillProcess: w_.consumers[f.consumer].kill_process(w_); break;
   }
 }
 

@@ -22,6 +22,7 @@ Producer::Producer(const ProducerSpec& spec, int index, std::uint64_t seed,
   ttl_rng_ = sim::Rng(seed, replication, base + "expiration");
   delay_rng_ = sim::Rng(seed, replication, base + "publish_delay");
   size_rng_ = sim::Rng(seed, replication, base + "message_bytes");
+  countdown_rng_ = sim::Rng(seed, replication, base + "countdown");
   sim::Rng clock_rng(seed, replication, base + "clock");
   clock_offset_ = to_time(spec.clock_offset.sample(clock_rng));
   // Drawn once, first thing, from a stream of its own: whatever else the run draws, run r of

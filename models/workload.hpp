@@ -28,6 +28,9 @@ class Producer {
   };
   // Attributes of the job whose arrival next_arrival() just returned.
   JobDraw draw();
+  // Its creation -> its ETA (spec().countdown, which the caller checked is given): apart from
+  // draw(), so that producers without one pay nothing for it.
+  Time draw_countdown() { return sim::round_ns(spec_->countdown->sample(countdown_rng_)); }
 
   Time clock_offset() const { return clock_offset_; }
   // This run's volume multiplier (ProducerSpec::volume_*): what every arrival rate is scaled by.
@@ -45,7 +48,7 @@ class Producer {
   // Points at spec_->service, or at this run's redraw (on the heap: a Producer may be moved).
   const Distribution* service_;
   std::unique_ptr<const Distribution> redrawn_service_;
-  sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_, size_rng_;
+  sim::Rng arrival_rng_, service_rng_, deadline_rng_, ttl_rng_, delay_rng_, size_rng_, countdown_rng_;
   Time clock_offset_ = 0;
   double volume_ = 1;
   Time last_ = 0;           // last creation time

@@ -365,6 +365,8 @@ TEST_CASE("duplicate_executions_by_cause reaches sweep columns through the flatt
   REQUIRE(lines.size() == 3);
   const auto header = brokersim::test::split_csv_line(lines[0]);
   for (const auto& m : brokersim::kDuplicateCauses) {
+    // A killed pool process is a column only where a fault kills one (test_celery_tasks.cpp).
+    if (m.cause == brokersim::DuplicateCause::WorkerLost) continue;
     const std::string column = "duplicate_executions_by_cause." + std::string(m.name) + "_mean";
     CHECK_MESSAGE(std::find(header.begin(), header.end(), column) != header.end(), column);
   }

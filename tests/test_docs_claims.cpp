@@ -253,6 +253,13 @@ std::vector<Situation> situations() {
              status({"run", small(d), "--set", R"(consumers.0={"queue": "work", "framework": {"name": "spring-amqp", "acknowledgeMode": "MANUAL"}})"}),
              status({"run", small(d), "--set", R"(consumers.0={"queue": "work", "framework": {"name": "celery", "worker_concurrency": 2, "task_acks_late": true, "task_acks_on_failure_or_timeout": false}})"})};
        }},
+      {"producer framework: an option given beside the key it sets, or out of range", std::regex("producers\\.0\\.deadline_ms: set by"),
+       [&](const ScratchDir& d) {
+         return std::vector<int>{
+             status({"run", small(d), "--set", R"(producers.0.framework={"name": "celery", "expires": 5})"}),
+             status({"run", small(d), "--set", "producers.0.deadline_ms=null", "--set",
+                     R"(producers.0.framework={"name": "celery", "expires": 0})"})};
+       }},
       {"framework aws-lambda: a group's own visibility_timeout_ms or on_failure", std::regex("expected none with framework"),
        [&](const ScratchDir& d) {
          const std::string lambda = d.write("lambda-keys.json", R"({"stop": {"time_ms": 1000},

@@ -190,6 +190,8 @@ TEST_CASE("docs: every key docs/outcomes.md names for run --json is one the prog
     run(kSource + "/experiments/scenarios/functions-servicebus.json", {std::string("consumers.0.framework.hosting_plan=") + plan});
   // A group reading several queues (jobs_by_queue).
   run(kSource + "/experiments/scenarios/celery-two-queues.json", {});
+  // A pool process killed (duplicate_executions_by_cause.worker_lost) and Celery's producer side.
+  run(kSource + "/experiments/scenarios/celery-early-acks.json", {R"(faults=[{"at_ms": 5000, "consumer": 0, "kill_process": true}])"});
   // Each broker kind's dead-letter reasons.
   ScratchDir dir("docs-claims");
   for (const char* kind : {"rabbitmq-quorum", "azure-servicebus", "amazon-sqs"}) {

@@ -38,6 +38,8 @@ bool accepted(const brokersim::loader::Framework& f, const std::string& token) {
   };
   for (std::string_view s : f.settings)
     if (matches(s)) return true;
+  for (std::string_view s : f.producer.settings)
+    if (matches(s)) return true;
   for (const auto& [s, why] : f.not_modelled)
     if (matches(s)) return true;
   return false;
@@ -55,7 +57,8 @@ TEST_CASE("framework pages: every setting a page names as not modelled is accept
       "autoretry_for",                                                  // a task decorator's argument, not configuration
       "ConditionalRejectingErrorHandler", "RejectAndDontRequeueRecoverer", "DirectMessageListenerContainer",
       "MessageDeserializedException", "PrefetchCountCalculation",        // a function: cannot be written in JSON
-      "sessionHandlerOptions.maxConcurrentSessions"};                    // extension 2.x-4.x: refused, as the page says
+      "sessionHandlerOptions.maxConcurrentSessions",                     // extension 2.x-4.x: refused, as the page says
+      "kill_process", "eta", "hold", "publish_delay_ms", "rejected_at_publish", "SoftTimeLimitExceeded"};
   const std::vector<std::pair<const Framework*, std::string>> pages{
       {&celery(), "framework-celery.md"},           {&masstransit(), "framework-masstransit.md"},
       {&nservicebus(), "framework-nservicebus.md"}, {&spring_amqp(), "framework-spring-amqp.md"},
@@ -76,15 +79,16 @@ TEST_CASE("framework pages: every setting a page names as not modelled is accept
   CHECK(checked >= 25);
 }
 
-TEST_CASE("framework pages: a celeryconfig with task_soft_time_limit runs and shows it as not modelled") {
+TEST_CASE("framework pages: a celeryconfig with worker_eta_task_limit runs and shows it as not modelled") {
   const std::string file = std::string(BROKERSIM_SOURCE_DIR) + "/experiments/scenarios/celery-early-acks.json";
   const auto r = run_cli({"run", file, "--set", "stop.time_ms=1000", "--set", "warmup_ms=0", "--set",
                           "consumers.0.framework.task_soft_time_limit=25", "--set",
                           "consumers.0.framework.worker_eta_task_limit=100"});
   REQUIRE_MESSAGE(r.status == 0, r.err);
-  CHECK(r.out.find("task_soft_time_limit = 25") != std::string::npos);
-  CHECK(r.out.find("(no key): not modelled: SoftTimeLimitExceeded is raised inside the task") != std::string::npos);
+  CHECK(r.out.find("task_soft_time_limit, task_catches_soft_time_limit = 25, false (default)") != std::string::npos);
+  CHECK(r.out.find("-> exec_timeout = 25000: SoftTimeLimitExceeded, uncaught, fails the task at the soft limit") != std::string::npos);
   CHECK(r.out.find("worker_eta_task_limit = 100") != std::string::npos);
+  CHECK(r.out.find("(no key): not modelled: a cap on the ETA tasks a worker holds") != std::string::npos);
   // A misspelling is still an unknown key with a suggestion.
   const auto typo = run_cli({"run", file, "--set", "consumers.0.framework.task_soft_time_limt=25"});
   CHECK(typo.status == 2);

@@ -41,7 +41,7 @@ TEST_CASE("bad scenarios give exact errors") {
       {set("consumers.0.foo", 1),
        "consumers.0.foo: unknown key (allowed: queue, count, prefetch, slots, start_ms, clock_offset_ms, uncertainty_ms, "
        "admission, min_window_ms, on_expired, exec_timeout, failure_probability, priority, stop_ms, shutdown_grace_ms, "
-       "autoscale, ack, framework, prefetch_scope)"},
+       "autoscale, ack, framework, on_process_lost, eta, prefetch_scope)"},
       {set("consumers.0.count", 4.5), "consumers.0.count: expected an integer >= 1, got 4.5"},
       {set("consumers.0.count", "4"), "consumers.0.count: expected an integer >= 1, got \"4\""},
       {set("consumers.0.admission", "check"),
@@ -127,7 +127,8 @@ TEST_CASE("bad scenarios give exact errors") {
       {set("faults", json::parse(R"([{"at_ms": 0, "consumer": 4, "stall_ms": 10}])")),
        "faults.0.consumer: expected an integer >= 0 and < 4 (consumers are numbered across all groups from 0), got 4"},
       {set("faults", json::parse(R"([{"at_ms": 0, "consumer": 0}])")),
-       "faults.0: expected exactly one of stall_ms, crash, broker_down_ms, clock_step_ms, got {\"at_ms\":0,\"consumer\":0}"},
+       "faults.0: expected exactly one of stall_ms, crash, broker_down_ms, clock_step_ms, kill_process, got "
+       "{\"at_ms\":0,\"consumer\":0}"},
       {set("faults", json::parse(R"([{"at_ms": 0, "consumer": 0, "broker_down_ms": 5}])")),
        "faults.0.consumer: not allowed with broker_down_ms (the whole broker is down)"},
       {set("faults", json::parse(R"([{"at_ms": 0, "consumer": 0, "crash": false}])")), "faults.0.crash: expected true, got false"},

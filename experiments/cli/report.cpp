@@ -100,19 +100,23 @@ void rest_sentence(std::ostream& out, const RunResult& r) {
       << "% of jobs: " << parts << ".\n";
 }
 
-// consumers[].framework, as run --json's `frameworks` says it (experiments/cli/metrics/registry.cpp).
-void print_frameworks(std::ostream& out, const Scenario& s) {
-  for (const FrameworkMapping& m : s.frameworks) {
-    out << "Consumer group " << m.group << " is framework \"" << m.framework << "\", read as:\n";
-    for (const auto& row : m.rows) {
-      // A row with no setting is the framework's fixed behaviour (no setting of its changes it).
-      std::string left = row.setting.empty() ? "  (always, in this framework)" : "  " + row.setting + " = " + row.value;
-      std::string right = row.key.empty() ? "(no key)" : row.key + " = " + row.key_value;
-      if (left.size() < 58) left.resize(58, ' ');
-      out << left << " -> " << right << (row.note.empty() ? "" : ": " + row.note) << '\n';
-    }
+// producers[].framework and consumers[].framework, as run --json's `producer_frameworks` and
+// `frameworks` say them (experiments/cli/metrics/registry.cpp).
+void print_mapping(std::ostream& out, const FrameworkMapping& m, const char* entry) {
+  out << entry << ' ' << m.group << " is framework \"" << m.framework << "\", read as:\n";
+  for (const auto& row : m.rows) {
+    // A row with no setting is the framework's fixed behaviour (no setting of its changes it).
+    std::string left = row.setting.empty() ? "  (always, in this framework)" : "  " + row.setting + " = " + row.value;
+    std::string right = row.key.empty() ? "(no key)" : row.key + " = " + row.key_value;
+    if (left.size() < 58) left.resize(58, ' ');
+    out << left << " -> " << right << (row.note.empty() ? "" : ": " + row.note) << '\n';
   }
-  if (!s.frameworks.empty()) out << '\n';
+}
+
+void print_frameworks(std::ostream& out, const Scenario& s) {
+  for (const FrameworkMapping& m : s.producer_frameworks) print_mapping(out, m, "Producer");
+  for (const FrameworkMapping& m : s.frameworks) print_mapping(out, m, "Consumer group");
+  if (!s.frameworks.empty() || !s.producer_frameworks.empty()) out << '\n';
 }
 
 // A group scales or leaves (autoscale, stop_ms) or joins late (start_ms): the summary then says

@@ -12,6 +12,7 @@ AmazonSqs::AmazonSqs(World& w) : w_(w) {
   queues_.resize(w.s.broker.queues.size());
   dispatchers_.resize(w.s.broker.queues.size());
   clients_.resize(w.consumers.size());
+  raised_.resize(w.consumers.size());
 }
 
 AmazonSqs::Message& AmazonSqs::msg(std::uint32_t j) {

@@ -83,6 +83,7 @@ class AmazonSqs : public Broker {
   void cancel(Consumer& c) override;
   void close_connection(Consumer& c) override;
   void settle(std::uint32_t j, std::uint32_t gen) override;
+  void prefetch_changed(Consumer& c, int delta) override;
   void on_event(const sim::Event& ev) override;
   void down(Time duration) override;
   void execution_started(std::uint32_t j) override;
@@ -187,6 +188,8 @@ class AmazonSqs : public Broker {
   std::vector<Queue> queues_;
   std::vector<Dispatcher> dispatchers_;
   std::vector<ClientRecord> clients_;  // by consumer index: the messages each holds (in flight)
+  // By consumer index: what the client added to its prefetch (prefetch_changed) since it started.
+  std::vector<std::uint32_t> raised_;
   std::vector<Message> messages_;  // by job pool index, grown on demand
   bool down_ = false;
   Time up_at_ = 0;

@@ -9,7 +9,22 @@
 namespace brokersim {
 
 std::uint32_t AmazonSqs::capacity(const Consumer& c) const {
-  return static_cast<std::uint32_t>(c.spec().prefetch == 0 ? c.spec().slots : c.spec().prefetch);
+  return static_cast<std::uint32_t>(c.spec().prefetch == 0 ? c.spec().slots : c.spec().prefetch) + raised_[c.index()];
+}
+
+// kombu's virtual QoS takes the new prefetch count at once: the next ReceiveMessage asks for the
+// room it leaves (consumers[].eta hold-outside-prefetch). A client without a buffer (prefetch 0)
+// has no count to raise.
+void AmazonSqs::prefetch_changed(Consumer& c, int delta) {
+  const int ci = c.index();
+  if (c.spec().prefetch == 0 || !clients_[ci].listening()) return;
+  raised_[ci] = static_cast<std::uint32_t>(static_cast<std::int64_t>(raised_[ci]) + delta);
+  if (delta > 0) {
+    give_room(c);
+    dispatch(c.queue());
+  } else if (!has_room(c)) {
+    clients_[ci].leave(dispatchers_[c.queue()], ci);
+  }
 }
 
 bool AmazonSqs::has_room(const Consumer& c) const {
@@ -44,6 +59,7 @@ void AmazonSqs::consume(Consumer& c) {
 void AmazonSqs::close_connection(Consumer& c) {
   ClientRecord& cl = clients_[c.index()];
   cl.close(dispatchers_[c.queue()], c.index());
+  raised_[c.index()] = 0;  // the process that raised its prefetch is gone
   const auto held = std::exchange(cl.held, {});
   for (std::uint32_t j : held) {
     Job& job = w_.jobs[j];

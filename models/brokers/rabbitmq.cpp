@@ -25,11 +25,9 @@ RabbitMq::RabbitMq(World& w) : w_(w), quorum_(*this, w, w.s.broker, w.consumers.
   dispatchers_.resize(nq);
   channels_.resize(w.consumers.size());
   for (const auto& c : w.consumers) {
-    // No-ack consumers (consumers[].ack on-receipt) have no prefetch limit: nothing is unacked.
-    const int prefetch = c.spec().ack == AckMode::OnReceipt ? 0 : c.spec().prefetch;
     Channel& ch = channels_[c.index()];
     ch.type = queues_[c.queue()].type();
-    ch.window = policy(ch, [&](const auto& p) { return p.window(prefetch); });
+    ch.window = granted_window(c);
     ch.no_ack = c.spec().ack == AckMode::OnReceipt;
     ch.priority = c.spec().priority;
   }
@@ -335,6 +333,28 @@ void RabbitMq::settle(std::uint32_t j, std::uint32_t gen) {
   // rather than the consumer's.
   rejoin_one_queue(channels_[job.consumer], job.consumer, q);
   dispatch(q);
+}
+
+std::uint32_t RabbitMq::granted_window(const Consumer& c) {
+  // No-ack consumers (consumers[].ack on-receipt) have no prefetch limit: nothing is unacked.
+  const int prefetch = c.spec().ack == AckMode::OnReceipt ? 0 : c.spec().prefetch;
+  return policy(channels_[c.index()], [&](const auto& p) { return p.window(prefetch); });
+}
+
+// basic.qos with a new prefetch count on a live channel (consumers[].eta hold-outside-prefetch:
+// Celery's global QoS, one window for the channel). A limit of 0 stays without limit. A lowered
+// window takes the channel out of its rings if it has no credit left.
+void RabbitMq::prefetch_changed(Consumer& c, int delta) {
+  const int ci = c.index();
+  Channel& ch = channels_[ci];
+  if (ch.window == 0 || !ch.listening()) return;
+  ch.window = static_cast<std::uint32_t>(static_cast<std::int64_t>(ch.window) + delta);
+  if (delta > 0) {
+    give_credit(c);
+    dispatch_for(c);
+  } else if (reads_several(ci) ? !entry_credit(ch, ci, ci) : !has_credit(ch, ci)) {
+    withhold_credit(ci);
+  }
 }
 
 // Credit: the prefetch window and the channel's unacked deliveries.

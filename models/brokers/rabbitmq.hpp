@@ -63,6 +63,7 @@ class RabbitMq final : public Broker {
   void cancel(Consumer& c) override;
   void close_connection(Consumer& c) override;
   void settle(std::uint32_t j, std::uint32_t gen) override;
+  void prefetch_changed(Consumer& c, int delta) override;
   void on_event(const sim::Event& ev) override;
   void down(Time duration) override;
 
@@ -134,6 +135,8 @@ class RabbitMq final : public Broker {
   void rejoin_one_queue(Channel& ch, int ci, int q) {
     ch.rejoin(dispatchers_[q], ci, ch.priority, [&] { return has_credit(ch, ci); });
   }
+  // The window the channel's type grants consumer c's own prefetch (a new channel's).
+  std::uint32_t granted_window(const Consumer& c);
   bool has_credit(const Channel& ch, int ci) {
     return ch.listening() && (ch.window == 0 || ch.held.size() < ch.window) &&
            !policy(ch, [&](const auto& p) { return p.in_timeout(ci); });

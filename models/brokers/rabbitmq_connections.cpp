@@ -64,6 +64,7 @@ void RabbitMq::close_connection(Consumer& c, ReturnCause why) {
   ++ch.epoch;
   ch.ticking = false;
   ch.order = {};
+  ch.window = granted_window(c);  // a prefetch the client raised was its channel's
   // The client's stale copies of deliveries the queue took back die with it.
   policy(ch, [&](auto& p) { p.on_channel_closed(c.index()); });
   const auto unacked = ch.held;  // a copy: unhold changes ch.held

@@ -133,6 +133,8 @@ void check_common(const Scenario& s, std::vector<std::string>& fails) {
   if (quorum) need(c.prefetch != 0, "consumers.0.prefetch is 0, which a quorum queue caps at 2000");
   if (s.producers.empty()) return;
   const ProducerSpec& p = s.producers[0];
+  // A job held for its ETA waits in the consumer, in no model here.
+  need(!p.countdown || c.eta == ConsumerSpec::Eta::Ignore, "producers.0.countdown_ms is set and consumers.0.eta holds the job");
   const QueueSpec& q = s.broker.queues[static_cast<std::size_t>(p.queue)];
   const std::string qpath = "broker.queues." + q.name + ".";
   need(!q.max_length, qpath + "max_length is set");

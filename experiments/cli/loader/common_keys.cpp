@@ -6,13 +6,32 @@ namespace brokersim::loader {
 
 namespace {
 
-FaultSpec load_fault(const json& v, const std::string& path, int consumer_count) {
+// The group consumer c (numbered across groups) belongs to.
+std::size_t group_of(const Scenario& s, int c) {
+  std::size_t g = 0;
+  int end = s.consumers[0].members();
+  while (c >= end) end += s.consumers[++g].members();
+  return g;
+}
+
+// kill_process: the group must say what its client does with a delivery whose process died.
+void check_process_kill(const json& v, const std::string& path, const Scenario& s, int consumer) {
+  if (v["kill_process"] != json(true)) fail(join(path, "kill_process"), "true", v["kill_process"]);
+  const std::size_t g = group_of(s, consumer);
+  if (s.consumers[g].on_process_lost != ConsumerSpec::OnProcessLost::None) return;
+  fail_message(join(path, "consumer"),
+               "expected a consumer whose group runs each execution in a process of its own and says what a killed one "
+               "means (consumers." + std::to_string(g) + ".on_process_lost, or framework \"celery\"), got consumer " +
+                   std::to_string(consumer) + " of group " + std::to_string(g) + ", which has none");
+}
+
+FaultSpec load_fault(const json& v, const std::string& path, const Scenario& s, int consumer_count) {
   object_at(v, path);
-  check_keys(v, path, {"at_ms", "consumer", "stall_ms", "crash", "restart_after_ms", "broker_down_ms", "clock_step_ms"});
+  check_keys(v, path, {"at_ms", "consumer", "stall_ms", "crash", "restart_after_ms", "broker_down_ms", "clock_step_ms", "kill_process"});
   FaultSpec fault;
   fault.at = ms_non_negative(member(v, "at_ms"), join(path, "at_ms"));
-  const int kinds = has(v, "stall_ms") + has(v, "crash") + has(v, "broker_down_ms") + has(v, "clock_step_ms");
-  if (kinds != 1) fail(path, "exactly one of stall_ms, crash, broker_down_ms, clock_step_ms", v);
+  const int kinds = has(v, "stall_ms") + has(v, "crash") + has(v, "broker_down_ms") + has(v, "clock_step_ms") + has(v, "kill_process");
+  if (kinds != 1) fail(path, "exactly one of stall_ms, crash, broker_down_ms, clock_step_ms, kill_process", v);
 
   if (has(v, "restart_after_ms") && !has(v, "crash")) {
     fail_message(join(path, "restart_after_ms"), "only allowed with \"crash\": true");
@@ -41,6 +60,9 @@ FaultSpec load_fault(const json& v, const std::string& path, int consumer_count)
       fault.restart = true;
       fault.duration = ms_positive(v["restart_after_ms"], join(path, "restart_after_ms"));
     }
+  } else if (has(v, "kill_process")) {
+    fault.kind = FaultSpec::Kind::KillProcess;
+    check_process_kill(v, path, s, fault.consumer);
   } else {
     fault.kind = FaultSpec::Kind::ClockStep;
     fault.step = sim::from_ms(any_number(v["clock_step_ms"], join(path, "clock_step_ms")));
@@ -105,7 +127,7 @@ void load_closing_keys(const json& doc, Scenario& scenario, std::int64_t consume
     const json& faults = doc["faults"];
     if (!faults.is_array()) fail("faults", "an array of faults", faults);
     for (std::size_t i = 0; i < faults.size(); ++i) {
-      scenario.faults.push_back(load_fault(faults[i], join("faults", i), static_cast<int>(consumer_count)));
+      scenario.faults.push_back(load_fault(faults[i], join("faults", i), scenario, static_cast<int>(consumer_count)));
     }
   }
 

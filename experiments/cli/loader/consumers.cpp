@@ -10,7 +10,7 @@ constexpr std::string_view kConsumerKeys[] = {"queue",         "count",      "pr
                                               "start_ms",      "clock_offset_ms", "uncertainty_ms", "admission",
                                               "min_window_ms", "on_expired", "exec_timeout", "failure_probability",
                                               "priority",      "stop_ms",    "shutdown_grace_ms", "autoscale",
-                                              "ack",           "framework"};
+                                              "ack",           "framework",  "on_process_lost", "eta"};
 
 constexpr std::int64_t kMaxReplicas = 10'000;
 
@@ -83,6 +83,33 @@ void load_queues(const json& v, const std::string& path, const Context& context,
     if (i == 0) consumer.queue = q;
     else consumer.other_queues.push_back(q);
   }
+}
+
+// on_process_lost: what the client does with a delivery whose process was killed (faults[].kill_process).
+// Read after the kind's own keys, which say whether the group runs batches.
+void load_process_loss(const json& v, const std::string& path, ConsumerSpec& consumer) {
+  if (!has(v, "on_process_lost") || v["on_process_lost"].is_null()) return;
+  const std::string at = join(path, "on_process_lost");
+  constexpr ConsumerSpec::OnProcessLost kActions[] = {ConsumerSpec::OnProcessLost::Ack, ConsumerSpec::OnProcessLost::Requeue};
+  consumer.on_process_lost = kActions[choice(v["on_process_lost"], at, {"ack", "requeue"})];
+  if (consumer.batch.max_messages > 0)
+    fail(at, "null with batch_handler (a batch runs in one execution; its process is not modelled)", v["on_process_lost"]);
+  // An early ack (before-start, on-receipt) has settled the message before the process could die.
+  if (consumer.on_process_lost == ConsumerSpec::OnProcessLost::Requeue && consumer.ack != AckMode::AfterFinish)
+    fail(at, "\"ack\" with ack \"" + std::string(consumer.ack == AckMode::BeforeStart ? "before-start" : "on-receipt") +
+                 "\" (the message was settled before its execution started: nothing is left to requeue)",
+         v["on_process_lost"]);
+}
+
+// eta: what the client does with a job whose ETA (producers[].countdown_ms) has not come. The rules
+// that need the queue's type are check_consumer_eta's.
+void load_eta(const json& v, const std::string& path, ConsumerSpec& consumer) {
+  if (!has(v, "eta") || v["eta"].is_null()) return;
+  const std::string at = join(path, "eta");
+  constexpr ConsumerSpec::Eta kModes[] = {ConsumerSpec::Eta::Ignore, ConsumerSpec::Eta::Hold, ConsumerSpec::Eta::HoldOutsidePrefetch};
+  consumer.eta = kModes[choice(v["eta"], at, {"ignore", "hold", "hold-outside-prefetch"})];
+  if (consumer.eta != ConsumerSpec::Eta::Ignore && consumer.batch.max_messages > 0)
+    fail(at, "\"ignore\" with batch_handler (a batch takes its messages as they come)", v["eta"]);
 }
 
 constexpr std::int64_t kMaxSlots = 1'000'000;
@@ -180,7 +207,31 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
   }
   if (has(v, "shutdown_grace_ms")) consumer.shutdown_grace = ms_non_negative(v["shutdown_grace_ms"], join(path, "shutdown_grace_ms"));
   if (kind.load_consumer != nullptr) kind.load_consumer(v, path, consumer);
+  load_process_loss(v, path, consumer);
+  load_eta(v, path, consumer);
   return consumer;
+}
+
+// eta hold-outside-prefetch is a basic.qos sent on a live subscription: RabbitMQ applies a new
+// per-consumer prefetch only to consumers subscribed after it, so the raise needs global QoS (one
+// window for the channel: a classic queue; quorum queues refuse global QoS), or SQS's client-side
+// count. Service Bus has no prefetch count to raise.
+void check_consumer_eta(const Scenario& s, std::size_t group, const std::string& path) {
+  const ConsumerSpec& c = s.consumers[group];
+  if (c.eta != ConsumerSpec::Eta::HoldOutsidePrefetch) return;
+  const std::string at = join(path, "eta");
+  const bool quorum = s.broker.queues[static_cast<std::size_t>(c.queue)].rabbitmq.type == QueueType::Quorum &&
+                      s.broker.kind.rfind("rabbitmq", 0) == 0;
+  if (quorum)
+    fail_message(at, "expected \"ignore\" or \"hold\" on a quorum queue (a basic.qos after the subscription changes no "
+                     "existing consumer's prefetch, and quorum queues refuse global QoS), got \"hold-outside-prefetch\"");
+  if (s.broker.kind == "azure-servicebus")
+    fail_message(at, "expected \"ignore\" or \"hold\" on azure-servicebus (a receiver has no prefetch count to raise), got "
+                     "\"hold-outside-prefetch\"");
+  if (c.reads_several() && c.prefetch_scope != ConsumerSpec::PrefetchScope::Channel)
+    fail_message(at, "expected \"ignore\" or \"hold\" with prefetch_scope \"consumer\" (a basic.qos after the "
+                     "subscriptions changes no existing consumer's prefetch; global QoS does: prefetch_scope \"channel\"), "
+                     "got \"hold-outside-prefetch\"");
 }
 
 void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path) {

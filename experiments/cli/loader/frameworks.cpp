@@ -29,9 +29,10 @@ std::string shown_json(const json& v) {
 
 // Dotted setting names reach into nested objects (Celery's broker_transport_options.sqs.visibility_timeout,
 // Lambda's ScalingConfig.MaximumConcurrency); each object's keys are checked for typos.
-void check_settings(const json& settings, const std::string& path, const Framework& f) {
-  std::vector<std::string_view> names(f.settings.begin(), f.settings.end());
-  for (const auto& [name, why] : f.not_modelled) names.push_back(name);
+void check_settings(const json& settings, const std::string& path, const Framework& f, bool producer = false) {
+  std::vector<std::string_view> names(producer ? f.producer.settings : f.settings);
+  if (!producer)
+    for (const auto& [name, why] : f.not_modelled) names.push_back(name);
   std::vector<std::string_view> top{"name"};
   for (std::string_view s : names) {
     const std::string_view head = s.substr(0, s.find('.'));
@@ -261,19 +262,28 @@ void Translation::kinds(std::initializer_list<std::string_view> allowed, std::st
                                         ", not " + loader::quoted(std::string(kind_)));
 }
 
+namespace {
+
+// The framework `settings` (at `at`) names, among those with a consumer side or with a producer side.
+const Framework& framework_named(const json& settings, const std::string& at, bool producer) {
+  std::vector<std::string_view> names;
+  for (auto f : kFrameworks)
+    if (!producer || f().producer.translate != nullptr) names.push_back(f().name);
+  const json& name = member(settings, "name");
+  if (!name.is_string()) fail(join(at, "name"), "one of " + list(names, "\""), name);
+  for (auto f : kFrameworks)
+    if (f().name == name.get<std::string>() && (!producer || f().producer.translate != nullptr)) return f();
+  fail(join(at, "name"), "one of " + list(names, "\""), name);
+}
+
+}  // namespace
+
 json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings) {
   if (!consumer.is_object() || !consumer.contains("framework") || consumer["framework"].is_null()) return consumer;
   const std::string at = join(path, "framework");
   const json& settings = object_at(consumer["framework"], at, "an object {\"name\": FRAMEWORK, its settings ...}");
-  std::vector<std::string_view> names;
-  for (auto f : kFrameworks) names.push_back(f().name);
-  const json& name = member(settings, "name");
-  if (!name.is_string()) fail(join(at, "name"), "one of " + list(names, "\""), name);
-  const Framework* framework = nullptr;
-  for (auto f : kFrameworks)
-    if (f().name == name.get<std::string>()) framework = &f();
-  if (framework == nullptr) fail(join(at, "name"), "one of " + list(names, "\""), name);
+  const Framework* framework = &framework_named(settings, at, false);
   check_settings(settings, at, *framework);
 
   json out = consumer;
@@ -288,6 +298,24 @@ json translate_framework(const json& consumer, const std::string& path, const Br
       t.text(setting, shown_json(*v));
       t.no_key(setting, "not modelled: " + std::string(why));
     }
+  mappings.push_back(std::move(mapping));
+  return out;
+}
+
+json translate_producer_framework(const json& producer, const std::string& path, const BrokerSpec& broker, int index,
+                                 std::vector<FrameworkMapping>& mappings) {
+  if (!producer.is_object() || !producer.contains("framework") || producer["framework"].is_null()) return producer;
+  const std::string at = join(path, "framework");
+  const json& settings = object_at(producer["framework"], at, "an object {\"name\": FRAMEWORK, its options ...}");
+  const Framework& framework = framework_named(settings, at, true);
+  check_settings(settings, at, framework, true);
+  json out = producer;
+  out.erase("framework");
+  FrameworkMapping mapping;
+  mapping.group = index;
+  mapping.framework = std::string(framework.name);
+  Translation t(settings, at, broker, out, mapping);
+  framework.producer.translate(t);
   mappings.push_back(std::move(mapping));
   return out;
 }

@@ -17,7 +17,8 @@
 
 namespace brokersim::loader {
 
-// One group's translation: the framework object's settings in, brokersim keys out.
+// One group's (or producer's) translation: the framework object's settings in, brokersim keys out
+// into the entry (`consumer`: the consumer group's, or the producer's).
 class Translation {
  public:
   Translation(const json& settings, std::string path, const BrokerSpec& broker, json& consumer, FrameworkMapping& mapping)
@@ -81,6 +82,14 @@ class Translation {
   std::vector<std::pair<std::string, std::string>> shown_;
 };
 
+// A framework's producer side (producers[].framework): the options its client publishes with
+// (Celery's apply_async expires), written into the producer's entry as brokersim keys, as a
+// consumer group's settings are.
+struct ProducerSide {
+  std::vector<std::string_view> settings;  // besides "name"
+  void (*translate)(Translation& t) = nullptr;  // nullptr: the framework has no producer side
+};
+
 // One framework: its name in `framework.name`, its settings (checked for typos), and the mapping.
 struct Framework {
   std::string_view name;
@@ -92,6 +101,7 @@ struct Framework {
   // A rule across sections, checked once the group is loaded (Lambda's Timeout against the
   // queue's visibility timeout); nullptr when the framework has none.
   void (*loaded)(const Scenario& s, std::size_t group, const std::string& path) = nullptr;
+  ProducerSide producer = {};
 };
 
 const Framework& celery();
@@ -110,5 +120,8 @@ ConsumerSpec::Metering metering_of(const FrameworkMapping::Billing& billing);
 
 json translate_framework(const json& consumer, const std::string& path, const BrokerSpec& broker, int group,
                          std::vector<FrameworkMapping>& mappings);
+// The same for producer `index`'s entry (producers[].framework), its mapping appended to `mappings`.
+json translate_producer_framework(const json& producer, const std::string& path, const BrokerSpec& broker, int index,
+                                 std::vector<FrameworkMapping>& mappings);
 
 }  // namespace brokersim::loader

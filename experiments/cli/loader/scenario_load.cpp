@@ -39,6 +39,30 @@ void load_parameter_uncertainty(const nlohmann::json& doc, Scenario& scenario) {
          u);
 }
 
+// Runs `load` on an entry whose framework (if it has one: `mappings` grew past `mapped`) wrote
+// some of its keys: an error at a key the framework wrote is not the user's, so it says which
+// setting the key came from.
+template <class Load>
+void attributing(const std::vector<FrameworkMapping>& mappings, std::size_t mapped, const std::string& path, Load&& load) {
+  try {
+    load();
+  } catch (const ScenarioError& e) {
+    if (mappings.size() == mapped) throw;
+    const std::string what = e.what();
+    for (const auto& row : mappings.back().rows) {
+      const std::string key = path + "." + row.key;
+      if (row.key.empty() || what.compare(0, key.size(), key) != 0 ||
+          (what.size() > key.size() && what[key.size()] != ':' && what[key.size()] != '.'))
+        continue;
+      ScenarioError attributed(what + " (set by " + path + ".framework from " +
+                               (row.setting.empty() ? std::string("its fixed behaviour") : row.setting + " = " + row.value) + ")");
+      attributed.path = e.path;
+      throw attributed;
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
@@ -54,7 +78,12 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
 
   const json& producers = non_empty_array(member(doc, "producers"), "producers", "a non-empty array of producers");
   for (std::size_t i = 0; i < producers.size(); ++i) {
-    scenario.producers.push_back(load_producer(producers[i], join("producers", i), context));
+    const std::string path = join("producers", i);
+    // A producer in its framework's publish options is read as the brokersim keys they map to.
+    const std::size_t mapped = scenario.producer_frameworks.size();
+    const json producer =
+        translate_producer_framework(producers[i], path, scenario.broker, static_cast<int>(i), scenario.producer_frameworks);
+    attributing(scenario.producer_frameworks, mapped, path, [&] { scenario.producers.push_back(load_producer(producer, path, context)); });
   }
 
   load_parameter_uncertainty(doc, scenario);
@@ -68,27 +97,13 @@ Scenario load_scenario(const nlohmann::json& doc, const std::string& base_dir) {
       // A group in its framework's own settings is read as the brokersim keys they map to.
       const std::size_t mapped = scenario.frameworks.size();
       const json group = translate_framework(consumers[i], path, scenario.broker, static_cast<int>(i), scenario.frameworks);
-      try {
+      attributing(scenario.frameworks, mapped, path, [&] {
         scenario.consumers.push_back(load_consumer(group, path, context, total_consumers));
         check_consumer_queues(scenario, i, path);
+        check_consumer_eta(scenario, i, path);
         check_framework(scenario, i, path);
         if (scenario.frameworks.size() > mapped) scenario.consumers.back().metering = metering_of(scenario.frameworks.back().billing);
-      } catch (const ScenarioError& e) {
-        // A key the framework wrote is not the user's: the error says which setting it came from.
-        if (scenario.frameworks.size() == mapped) throw;
-        const std::string what = e.what();
-        for (const auto& row : scenario.frameworks.back().rows) {
-          const std::string key = path + "." + row.key;
-          if (row.key.empty() || what.compare(0, key.size(), key) != 0 ||
-              (what.size() > key.size() && what[key.size()] != ':' && what[key.size()] != '.'))
-            continue;
-          ScenarioError attributed(what + " (set by " + path + ".framework from " +
-                                   (row.setting.empty() ? std::string("its fixed behaviour") : row.setting + " = " + row.value) + ")");
-          attributed.path = e.path;
-          throw attributed;
-        }
-        throw;
-      }
+      });
     }
   }
 

@@ -46,5 +46,7 @@ ConsumerSpec load_consumer(const json& v, const std::string& path, const Context
 // A group's queues checked against the broker's once loaded: global QoS (prefetch_scope channel)
 // on a quorum queue, and a group reading several queues (their types, autoscale).
 void check_consumer_queues(const Scenario& s, std::size_t group, const std::string& path);
+// consumers[].eta's rules that need the group's queue type and the broker kind.
+void check_consumer_eta(const Scenario& s, std::size_t group, const std::string& path);
 
 }  // namespace brokersim::loader

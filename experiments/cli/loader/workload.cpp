@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kProducerKeys[] = {"queue",           "arrivals",        "deadline_ms",   "expiration_ms", "service_ms",
                                               "publish_delay_ms", "clock_offset_ms", "message_bytes", "persistent",
-                                              "volume",          "fitted"};
+                                              "volume",          "fitted",          "framework",     "countdown_ms"};
 
 ArrivalSpec load_arrivals(const json& v, const std::string& path, const Context& context) {
   static constexpr std::string_view kKinds[] = {"poisson", "periodic", "at_ms", "trace_csv", "days_csv", "rate_schedule"};
@@ -195,6 +195,8 @@ ProducerSpec load_producer(const json& v, const std::string& path, const Context
   }
   producer.service = distribution(member(v, "service_ms"), join(path, "service_ms"), Range::Duration);
   producer.publish_delay = optional_distribution(v, "publish_delay_ms", path, Range::Duration);
+  if (has(v, "countdown_ms") && !v["countdown_ms"].is_null())
+    producer.countdown = distribution(v["countdown_ms"], join(path, "countdown_ms"), Range::Duration);
   producer.clock_offset = optional_distribution(v, "clock_offset_ms", path, Range::Signed);
   if (has(v, "message_bytes")) {
     // Sizes are counts, not durations: no ms -> ns scaling. RabbitMQ's largest message is 512 MiB.

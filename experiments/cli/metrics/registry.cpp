@@ -161,16 +161,17 @@ void add_window_extremes(Entries<RunView>& out) {
   }
 }
 
-// consumers[].framework: each setting, its value and the brokersim key it set, so that a planner
-// sees what was simulated.
-nlohmann::ordered_json frameworks_json(const Scenario& s) {
+// consumers[].framework and producers[].framework: each setting, its value and the brokersim key
+// it set, so that a planner sees what was simulated.
+// `entry`: "group" for consumers[].framework, "producer" for producers[].framework.
+nlohmann::ordered_json frameworks_json(const std::vector<FrameworkMapping>& mappings, const char* entry) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  for (const FrameworkMapping& m : s.frameworks) {
+  for (const FrameworkMapping& m : mappings) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& row : m.rows)
       rows.push_back({{"setting", row.setting}, {"value", row.value}, {"key", row.key}, {"key_value", row.key_value},
                       {"note", row.note}});
-    all.push_back({{"group", m.group}, {"framework", m.framework}, {"mapping", rows}});
+    all.push_back({{entry, m.group}, {"framework", m.framework}, {"mapping", rows}});
   }
   return all;
 }
@@ -442,8 +443,13 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
     add<RunView>(out, {std::string(c.name)}, MetricKind::Count, std::string(c.unit), std::string(c.counts),
                  [field](V v) { return static_cast<double>(v.result.*field); });
   }
+  // A killed pool process is a cause only where a fault kills one: the other scenarios' outputs
+  // keep their keys.
+  const bool kills = std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                                 [](const FaultSpec& f) { return f.kind == FaultSpec::Kind::KillProcess; });
   for (const DuplicateCauseMetric& m : kDuplicateCauses) {
     const DuplicateCause cause = m.cause;
+    if (cause == DuplicateCause::WorkerLost && !kills) continue;
     add<RunView>(out, {"duplicate_executions_by_cause", std::string(m.name)}, MetricKind::Count, "executions",
                  "duplicate executions " + std::string(m.said),
                  [cause](V v) { return static_cast<double>(v.result.duplicates_by_cause[index(cause)]); });
@@ -453,7 +459,10 @@ MetricRegistry::MetricRegistry(const Scenario& scenario) {
   if (scenario.broker.model != nullptr && scenario.broker.model->figures != nullptr)
     add_broker_figures(out, *scenario.broker.model);
   if (!scenario.frameworks.empty())
-    add_field<RunView>(out, {"frameworks"}, [](V v) { return frameworks_json(v.scenario); });
+    add_field<RunView>(out, {"frameworks"}, [](V v) { return frameworks_json(v.scenario.frameworks, "group"); });
+  if (!scenario.producer_frameworks.empty())
+    add_field<RunView>(out, {"producer_frameworks"},
+                       [](V v) { return frameworks_json(v.scenario.producer_frameworks, "producer"); });
   // The day each run drew (producers[].volume), where the file gives a volume.
   for (std::size_t p = 0; p < scenario.producers.size(); ++p)
     if (scenario.producers[p].volume_given || (scenario.producers[p].draw_parameters && scenario.producers[p].fitted_arrivals > 0))

@@ -8,6 +8,70 @@ namespace brokersim::loader {
 
 namespace {
 
+// A pool process killed mid-task (faults[].kill_process) fails the request with WorkerLostError:
+// with late acks it is rejected with requeue when task_reject_on_worker_lost is true, else acked
+// (celery/worker/request.py on_failure); with early acks it was acked as it started.
+void worker_lost(Translation& t, bool late) {
+  const bool reject = t.boolean("task_reject_on_worker_lost", false);
+  const bool requeue = late && reject;
+  t.set("on_process_lost", requeue ? "requeue" : "ack", "task_acks_late, task_reject_on_worker_lost",
+        requeue ? "rejected with requeue: the task runs again"
+                : late ? "acked: the task is lost" : "acked as it started: the task is lost");
+}
+
+// task_time_limit kills the pool process at the hard limit; task_soft_time_limit raises
+// SoftTimeLimitExceeded in the task, which fails it there and frees the process, unless the task
+// catches it and runs on to the hard limit. Either way the task is cut by a time limit
+// (timed_out) and acked, never requeued (the ack on failure or timeout is the default).
+void time_limits(Translation& t) {
+  const bool hard = t.given("task_time_limit") != nullptr;
+  const bool soft = t.given("task_soft_time_limit") != nullptr;
+  const double hard_s = hard ? t.seconds("task_time_limit", 0, 0.001, 1e9) : 0;
+  const double soft_s = soft ? t.seconds("task_soft_time_limit", 0, 0.001, 1e9) : 0;
+  const bool caught = t.boolean("task_catches_soft_time_limit", false);
+  if (!soft) {
+    if (hard) t.set("exec_timeout", hard_s * 1000, "task_time_limit", "the hard time limit kills the task: timed_out, acked");
+    if (caught) t.no_key("task_catches_soft_time_limit", "no task_soft_time_limit to catch");
+    return;
+  }
+  if (caught) {
+    if (hard)
+      t.set("exec_timeout", hard_s * 1000, "task_time_limit, task_catches_soft_time_limit",
+            "the task catches SoftTimeLimitExceeded and runs on; the hard limit kills it: timed_out, acked");
+    else
+      t.no_key("task_catches_soft_time_limit", "the task catches SoftTimeLimitExceeded and runs on: no task_time_limit stops it");
+    return;
+  }
+  if (hard && hard_s <= soft_s) {
+    t.set("exec_timeout", hard_s * 1000, "task_time_limit, task_soft_time_limit",
+          "the hard limit comes first and kills the task: timed_out, acked");
+    return;
+  }
+  t.set("exec_timeout", soft_s * 1000, hard ? "task_soft_time_limit, task_time_limit, task_catches_soft_time_limit"
+                                            : "task_soft_time_limit, task_catches_soft_time_limit",
+        "SoftTimeLimitExceeded, uncaught, fails the task at the soft limit: timed_out, acked");
+}
+
+// A task's expires (producers[].framework) is checked as the worker receives the message
+// (celery/worker/strategy.py) and again as a pool process is free to take it (request.py
+// execute_using_pool); an expired task is revoked and acked.
+void expiry_checks(Translation& t) {
+  t.set("admission", "check-at-receive-and-start", "", "a task's expires is checked at receipt and as a pool process takes it");
+  t.set("on_expired", "ack", "", "an expired task is revoked and acked");
+}
+
+// A task with an ETA (countdown) is received at once and kept in the worker's timer until then
+// (strategy.py, consumer.py apply_eta_task). With global QoS (RabbitMQ classic queues, and kombu's
+// SQS QoS) the worker raises its prefetch by one for each such task it holds; with quorum queues
+// it cannot (global QoS off), and the held task blocks a place in the window ("ETA/Countdown will
+// block the worker", docs/getting-started/backends-and-brokers/rabbitmq.rst, Limitations).
+void eta_tasks(Translation& t) {
+  const bool quorum = t.kind() == "rabbitmq-quorum" || t.reads_quorum_queue();
+  t.set("eta", quorum ? "hold" : "hold-outside-prefetch", "",
+        quorum ? "an ETA task is held until due, in the prefetch window: quorum queues have no global QoS to raise"
+               : "an ETA task is held until due, the prefetch raised by one meanwhile");
+}
+
 // A worker consumes all its queues (-Q a,b) on one channel (kombu's Consumer), and its basic.qos
 // is global on RabbitMQ >= 3.3 (celery/worker/consumer/tasks.py qos_global: py-amqp's
 // qos_semantics_matches_spec is false there), so several queues share one window. Celery 5.5's
@@ -50,7 +114,6 @@ void translate(Translation& t) {
   const std::int64_t multiplier = t.integer("worker_prefetch_multiplier", 4, 0, 65535);
   const bool late = t.boolean("task_acks_late", false);
   const bool on_failure = t.boolean("task_acks_on_failure_or_timeout", true);
-  t.boolean("task_reject_on_worker_lost", false);
 
   t.set("slots", concurrency, "worker_concurrency", "one task per pool process");
   // The worker's basic.qos: concurrency x multiplier, 0 (no limit) when the multiplier is 0.
@@ -83,13 +146,10 @@ void translate(Translation& t) {
   } else {
     t.no_key("task_acks_on_failure_or_timeout", "applies only with task_acks_late");
   }
-  t.no_key("task_reject_on_worker_lost",
-           "concerns a pool process dying under a live worker, which brokersim does not model; a crash fault is the "
-           "whole worker, whose connection's unacked messages the broker takes back");
-  if (t.given("task_time_limit") != nullptr) {
-    const double s = t.seconds("task_time_limit", 0, 0.001, 1e9);
-    t.set("exec_timeout", s * 1000, "task_time_limit", "the hard time limit kills the task: timed_out, acked");
-  }
+  worker_lost(t, late);
+  time_limits(t);
+  expiry_checks(t);
+  eta_tasks(t);
   map_global_qos(t);
   if (sqs) {
     // kombu's SQS channel asks each ReceiveMessage for the free prefetch room, at most 10: a
@@ -102,21 +162,57 @@ void translate(Translation& t) {
   }
 }
 
+// producers[].framework "celery": the options a task is sent with (apply_async, send_task).
+// `expires` in seconds counts from the send (docs/userguide/calling.rst, "Expiration"); it travels
+// as the task's expires header, which the worker checks (the job's deadline, in the producer's
+// clock as Celery's is), and on RabbitMQ send_task also sets the message's AMQP expiration to it
+// (celery/app/base.py), so the queue drops an expired task at its head, and the worker never
+// hears of it. kombu's SQS transport sends no expiration: there only the worker drops it.
+void translate_producer(Translation& t) {
+  t.kinds({"rabbitmq-classic", "rabbitmq-quorum", "amazon-sqs"}, "celery");
+  const bool sqs = t.kind() == "amazon-sqs";
+  if (t.given("expires") != nullptr) {
+    // 0 is a TTL of 0 (dropped unless a worker is waiting) and an expires already past at receipt:
+    // no task would run; brokersim's deadline 0 would refuse it at the publish instead.
+    const double s = t.seconds("expires", 0, 0.001, 1e9);
+    t.set("deadline_ms", s * 1000, "expires",
+          sqs ? "the expires header the worker checks (kombu's SQS transport sends no message expiration)"
+              : "the expires header the worker checks at receipt and before start");
+    if (!sqs)
+      t.set("expiration_ms", "remaining-budget", "expires",
+            "send_task's AMQP expiration, the same seconds: RabbitMQ drops an expired task at the queue head");
+  }
+  // A countdown makes the task's ETA, counted from the send like expires; the worker holds it
+  // until then (consumers[].eta). 0 is no countdown: Celery sends no ETA.
+  if (t.given("countdown") != nullptr) {
+    const double s = t.seconds("countdown", 0, 0, 1e9);
+    if (s > 0)
+      t.set("countdown_ms", s * 1000, "countdown", "the task's ETA: the worker receives it at once and holds it until then");
+    else
+      t.no_key("countdown", "0: no ETA");
+  }
+  if (t.given("eta") != nullptr)
+    t.refuse("eta", "is a datetime, one moment for every task of the producer; give countdown, the same delay after "
+                    "each task's send");
+}
+
 }  // namespace
 
 const Framework& celery() {
   static const Framework f{"celery",
                            {"host_cpus", "worker_concurrency", "worker_prefetch_multiplier", "task_acks_late",
                             "task_acks_on_failure_or_timeout", "task_reject_on_worker_lost", "task_time_limit",
+                            "task_soft_time_limit", "task_catches_soft_time_limit",
                             "broker_transport_options.visibility_timeout", "worker_detect_quorum_queues"},
                            translate,
-                           {{"task_soft_time_limit", "SoftTimeLimitExceeded is raised inside the task, which brokersim cannot see; task_time_limit is the hard limit it models"},
-                            {"worker_eta_task_limit", "the prefetch raised for ETA/countdown tasks"},
+                           {{"worker_eta_task_limit", "a cap on the ETA tasks a worker holds (Celery 5.6): no cap is modelled"},
                             {"task_acks_on_failure", "Celery 5.7 (unreleased at the research snapshot); task_acks_on_failure_or_timeout is read"},
                             {"task_acks_on_timeout", "Celery 5.7 (unreleased at the research snapshot); task_acks_on_failure_or_timeout is read"},
                             {"worker_disable_prefetch", "the Redis transport only"},
                             {"broker_transport_options.wait_time_seconds", "SQS long-poll length: brokersim answers a long poll as soon as messages are visible"},
-                            {"broker_transport_options.polling_interval", "the sleep after an empty SQS poll"}}};
+                            {"broker_transport_options.polling_interval", "the sleep after an empty SQS poll"}},
+                           nullptr,
+                           {{"expires", "countdown", "eta"}, translate_producer}};
   return f;
 }
 
