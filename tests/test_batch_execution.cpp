@@ -197,7 +197,7 @@ nlohmann::json random_batches(sim::Rng& rng, bool sb) {
   nlohmann::json producer = {{"queue", "q"}, {"service_ms", {{"exp", {{"mean", 10 + pick(150)}}}}},
                              {"arrivals", {{"poisson", {{"rate_per_s", 5 + rng.uniform() * 40}}}}}};
   if (pick(2)) producer["deadline_ms"] = 100 + pick(2000);
-  s["producers"] = {producer};
+  s["producers"] = nlohmann::json::array({producer});
   const int max = 1 + pick(8);
   nlohmann::json c = {{"queue", "q"}, {"count", 1 + pick(3)}, {"prefetch", max + pick(4)}, {"slots", 1 + pick(2)},
                       {"batch_handler", {{"max_messages", max}, {"window_ms", pick(3) * 100},
@@ -210,7 +210,7 @@ nlohmann::json random_batches(sim::Rng& rng, bool sb) {
     c["stop_ms"] = 500 + pick(4000);
     c["shutdown_grace_ms"] = pick(300);
   }
-  s["consumers"] = {c};
+  s["consumers"] = nlohmann::json::array({c});
   s["faults"] = nlohmann::json::array();
   for (int f = 0, n = pick(3); f < n; ++f) {
     if (pick(2))
