@@ -87,11 +87,11 @@ enum class Where : std::uint8_t {
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
 
-// Laid out by when the fields are touched, so that a job costs few cache lines in a large fleet
-// (issue 45). Between its delivery and its start a job waits in a prefetch buffer, and between
+// Laid out by when the fields are touched, so that a job costs few cache lines in a large
+// fleet. Between its delivery and its start a job waits in a prefetch buffer, and between
 // its start and its execution's end it runs: with thousands of consumers the record has left
 // the cache by each of those two moments, and each line a moment reads is a miss. The first line
-// holds all a start reads and writes (docs/performance.md, stop 56): the event's gen check,
+// holds all a start reads and writes (docs/performance.md): the event's gen check,
 // where it is, the admission inputs, the service time and the start's own fields. An execution's
 // end reads it and the second line (its finish, its outcome, when its settlement arrives); a
 // receipt, the two. The lines after them are touched only while the job is at the broker and on

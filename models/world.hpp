@@ -49,7 +49,7 @@ struct World : sim::Simulator {
   // the job's first line is settled here, while the job's lines are in the cache: whether it
   // arrives at its creation's instant (Job::received_at_creation), and its transit wait, which
   // the event carries (kLongTransit: at least 2^32 - 1 ns, read from `delivered` then). A
-  // receipt then reads one line of the job (docs/performance.md, stop 56).
+  // receipt then reads one line of the job (docs/performance.md).
   static constexpr std::uint32_t kLongTransit = 0xffffffffu;
   void receive_at(Time t, std::uint32_t j) {
     Job& job = jobs[j];

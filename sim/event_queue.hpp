@@ -203,7 +203,7 @@ struct EventStore {
 // just read, still in the cache. With a growable array per bucket, each bucket wrote into its own
 // block, last used when that bucket was last filled (a fleet of 4,000 consumers keeps 8,000
 // executions pending: those blocks are larger than the last-level cache, and each line written
-// was a miss; docs/performance.md, stop 54).
+// was a miss; docs/performance.md).
 class EventChunks {
  public:
   static constexpr std::uint32_t kPerChunk = 15;
@@ -284,7 +284,7 @@ class EventChunks {
 // again (a fleet of 4,000 consumers keeps 8,000 executions pending and takes one every 3 us). A
 // window holds about ten of those events; sorting them costs fewer instructions than the last
 // spread did (4,000 consumers: 3,424 -> 3,257 instructions per job; first-level misses 40.5 ->
-// 33.4; docs/performance.md, stop 55, with the windows of 2^12 to 2^18 ns measured).
+// 33.4; docs/performance.md, with the windows of 2^12 to 2^18 ns measured).
 class RadixBuckets {
  public:
   RadixBuckets() { mins_.fill(kNone); }

@@ -1,11 +1,11 @@
 // A first-in, first-out ring of small values in 16 bytes, its first N values in the object itself:
 // a consumer's buffer, which rarely holds more than two jobs (prefetch 4 on two slots buffers at
-// most two while both are busy). sim::Fifo keeps 32 bytes and a heap block; stop 53's Fifo over a
+// most two while both are busy). sim::Fifo keeps 32 bytes and a heap block; a Fifo over a
 // SmallVec of two kept 24 (a size and a capacity in the SmallVec, a head and a size in the Fifo).
 // Here the ring's capacity is a power of two kept as its logarithm in the head's top bits, so that
 // the buffer, the busy count, the clock and the time integrals share one cache line
 // (models/consumer.hpp): in a fleet of thousands that line has left the cache by each receipt and
-// each execution's end (docs/performance.md, stop 56).
+// each execution's end (docs/performance.md).
 #pragma once
 
 #include <algorithm>

@@ -45,7 +45,7 @@ class Welford {
 // 32-bit, with what passes 2^32 carried into a map (a run has fewer than 2^32 jobs in a bucket):
 // half the footprint, for a job adds to five of these, and in a large fleet the first-level
 // cache keeps fewer of their lines than of the buckets its hot values fall in (docs/performance.md,
-// stop 56).
+// docs/performance.md).
 class Histogram {
  public:
   static constexpr int kSubBits = 6;

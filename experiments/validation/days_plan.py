@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Days that differ, measured (issue 42's evidence): does a fleet planned from a fitted month hold
+"""Days that differ, measured: does a fleet planned from a fitted month hold
 on fresh days?
 
 1. The 'real' system is experiments/validation/days_generator.json: one day of a queue with a

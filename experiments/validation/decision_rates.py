@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How often `plan` takes a wrong (or a right) decision, over many seeds (issue 44).
+"""How often `plan` takes a wrong (or a right) decision, over many seeds.
 
   experiments/validation/decision_rates.py rare BINARY [SEEDS]
   experiments/validation/decision_rates.py chance BINARY [SEEDS]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Parameters fitted from a finite log, measured (issue 42's evidence for parameter_uncertainty):
+"""Parameters fitted from a finite log, measured (the evidence for parameter_uncertainty):
 does a figure promised for "95% of days" hold over the logs a planner might have fitted, not only
 the one they did?
 

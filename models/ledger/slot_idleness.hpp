@@ -4,7 +4,7 @@
 // holds local jobs: with two or more holders every idle slot has work elsewhere; with one, all
 // but its own, which it asks of the holder (set_idle_of): a copy kept here per consumer was
 // written at every start and execution's end, a cache line of its own in a large fleet
-// (docs/performance.md, stop 56). The owner has changed its count before each call below that
+// (docs/performance.md). The owner has changed its count before each call below that
 // changes it (at one instant the two may differ between calls: a value that lasts no time adds
 // nothing).
 //

@@ -31,8 +31,8 @@ struct QuantileModel {
   int c;
   double mean_ms;  // exponential service
   double ttl_ms;   // the queue's message TTL; infinity for none
-  double warm_s;   // warm-up: several relaxation times, so that the start from empty (issue 44
-                   // item 3, a warm-up question) does not confound the quantile estimators
+  double warm_s;   // warm-up: several relaxation times, so that the start from empty (a warm-up
+                   // question) does not confound the quantile estimators
 };
 
 // The scenario of one model: Poisson arrivals, c consumers of prefetch 1 and exponential service,

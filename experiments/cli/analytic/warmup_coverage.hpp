@@ -1,7 +1,7 @@
 // `analytic --coverage SEEDS --warmup`: does warmup_ms "auto" leave figures whose intervals cover
 // the steady state? Two start-ups whose steady state is exact (Erlang C), each seed running the
 // same replications under three warm-up rules: a fixed warm-up long past the transient (the
-// reference), MSER-5 on each replication's own series (the rule before issue 44), and MSER-5 on
+// reference), MSER-5 on each replication's own series (the per-run rule), and MSER-5 on
 // the average of the pilot replications, one cut for all (experiments/cli/replication/warmup.hpp).
 #pragma once
 

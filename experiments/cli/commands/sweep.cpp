@@ -152,7 +152,7 @@ constexpr const char* kSweepHelp =
 
 // A line on stderr for every point whose runs may carry their start-up (run.warmup_doubtful, a
 // metric only where a warm-up is in doubt): a sweep's CSV is read as steady-state figures, and a
-// transient left in them biases every mean (issue 44: 2.5% low with consumers attaching at 30 s).
+// transient left in them biases every mean (2.5% low with consumers attaching at 30 s).
 // `cells`: each point's cells after `replications` (with --precision led by the count used).
 void warn_doubtful_warmups(std::ostream& err, const SweepSpace& space, const std::vector<std::size_t>& mine,
                            const std::vector<Scenario>& scenarios, const std::vector<std::string>& names,

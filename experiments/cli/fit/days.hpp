@@ -1,4 +1,4 @@
-// Days that differ (issue 42): a log covering several whole days, cut at midnight (UTC for
+// Days that differ: a log covering several whole days, cut at midnight (UTC for
 // ISO-8601 times and numbers since the epoch; 24-hour windows of the log's own origin otherwise),
 // gives each day's volume and peak and the day-to-day spread of the volume, which a plan needs to
 // mean "on 95% of days" rather than "on 95% of copies of the day fitted". The spread is what

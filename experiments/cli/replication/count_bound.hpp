@@ -3,7 +3,7 @@
 // Why: a fraction such as fraction.expired_in_queue can show no event in any replication of a
 // stage. Its replication spread is then 0, Stein's rule stops at the first stage and the
 // Student-t half-width is 0: "0 ± 0", as if the fraction were known exactly, and plan accepted
-// a target of 0.0004 on a setting whose true fraction is 0.000501 (issue 44). The jobs counted
+// a target of 0.0004 on a setting whose true fraction is 0.000501. The jobs counted
 // say otherwise: no event in n jobs leaves any fraction up to 1 - 0.025^(1/n) (about 3.7 / n)
 // plausible at 97.5% one-sided (the "rule of three", 3 / n, is the 95% one).
 //

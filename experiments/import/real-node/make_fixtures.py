@@ -16,7 +16,7 @@ It starts a private node (its own name, ports and data folder under a temporary 
                          `dead_letters_reach`: the queues a dead letter from it actually reached,
                          measured by publishing one message and rejecting it (requeue false)
 
-and stops the node. The topology exercises what issue 39 found on a real node: operator policies
+and stops the node. The topology exercises what a real node showed: operator policies
 (exported as runtime parameters), policies a queue type cannot take (skipped for the next by
 priority), dead letters through direct, fanout, topic, headers and exchange-to-exchange routes and
 an alternate exchange set by an exchange policy, two vhosts, one with default_queue_type quorum.

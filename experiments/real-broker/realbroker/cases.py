@@ -1,5 +1,5 @@
 """The built-in cases: seed 000's prefetch boundary, the capacity grid on classic and quorum queues,
-the delivery-limit cases and the dead-lettering cases of issue 21 items 10 and 11; --write-grid-scenarios writes the generated ones to scenarios/."""
+the delivery-limit cases and the dead-lettering cases; --write-grid-scenarios writes the generated ones to scenarios/."""
 
 import copy
 import json
