@@ -18,17 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-// A trace time (exact decimal milliseconds, docs/outcomes.md) in ns, so sums are checked exactly.
-std::int64_t ns(const std::string& cell) {
-  const auto dot = cell.find('.');
-  std::int64_t v = std::stoll(cell.substr(0, dot)) * 1'000'000;
-  if (dot != std::string::npos) {
-    std::string frac = cell.substr(dot + 1);
-    frac.resize(6, '0');
-    v += std::stoll(frac);
-  }
-  return v;
-}
+std::int64_t ns(const std::string& cell) { return brokersim::test::trace_cell_ns(cell); }
 
 // Built by appending: g++ 12 warns (-Wrestrict, a false positive) on "q" + std::to_string(i).
 std::string queue_name(int i) {

@@ -170,17 +170,6 @@ TEST_CASE("batch execution: the key and the frameworks' defaults") {
   CHECK(load_error(single) == "(no error)");
 }
 
-// A trace time in ns (exact decimal ms), so the stages' sum is checked exactly.
-std::int64_t trace_ns(const std::string& cell) {
-  const auto dot = cell.find('.');
-  std::int64_t v = std::stoll(cell.substr(0, dot)) * 1'000'000;
-  if (dot != std::string::npos) {
-    std::string frac = cell.substr(dot + 1);
-    frac.resize(6, '0');
-    v += std::stoll(frac);
-  }
-  return v;
-}
 
 // A random batch scenario on Service Bus or SQS: short locks and visibility timeouts, deadlines,
 // failures (per invocation or per item), exec_timeouts, crashes, outages, groups that leave or
@@ -233,16 +222,16 @@ TEST_CASE("batch execution: on random batch scenarios every job keeps one outcom
       REQUIRE_NOTHROW(run = run_scenario(doc.dump()));
       for (const auto& row : run.trace) {
         ++rows;
-        if (!row.empty("stage_local_ms") && trace_ns(row["stage_local_ms"]) > 0 && !row.empty("started_ms")) ++turns;
+        if (!row.empty("stage_local_ms") && brokersim::test::trace_cell_ns(row["stage_local_ms"]) > 0 && !row.empty("started_ms")) ++turns;
         if (row["outcome"] == "in_system") continue;
         std::int64_t sum = 0;
         for (const char* k : {"stage_publish_ms", "stage_queue_ms", "stage_held_ms", "stage_transit_ms", "stage_local_ms",
                               "stage_service_ms"}) {
-          CHECK(trace_ns(row[k]) >= 0);
-          sum += trace_ns(row[k]);
+          CHECK(brokersim::test::trace_cell_ns(row[k]) >= 0);
+          sum += brokersim::test::trace_cell_ns(row[k]);
         }
-        CHECK(sum == trace_ns(row["ended_ms"]) - trace_ns(row["created_ms"]));
-        if (!row.empty("started_ms") && !row.empty("finished_ms")) CHECK(trace_ns(row["finished_ms"]) >= trace_ns(row["started_ms"]));
+        CHECK(sum == brokersim::test::trace_cell_ns(row["ended_ms"]) - brokersim::test::trace_cell_ns(row["created_ms"]));
+        if (!row.empty("started_ms") && !row.empty("finished_ms")) CHECK(brokersim::test::trace_cell_ns(row["finished_ms"]) >= brokersim::test::trace_cell_ns(row["started_ms"]));
       }
     }
   }

@@ -58,6 +58,18 @@ struct ScratchDir {
   std::string path(const std::string& name) const { return (dir / name).string(); }
 };
 
+// A trace time (exact decimal milliseconds, docs/outcomes.md) in ns, so sums are checked exactly.
+inline std::int64_t trace_cell_ns(const std::string& cell) {
+  const auto dot = cell.find('.');
+  std::int64_t v = std::stoll(cell.substr(0, dot)) * 1'000'000;
+  if (dot != std::string::npos) {
+    std::string frac = cell.substr(dot + 1);
+    frac.resize(6, '0');
+    v += std::stoll(frac);
+  }
+  return v;
+}
+
 struct TraceRow {
   std::map<std::string, std::string> cells;
   const std::string& operator[](const std::string& k) const { return cells.at(k); }
